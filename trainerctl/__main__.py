@@ -1,0 +1,5 @@
+import sys
+
+from trainerctl.cli import main
+
+sys.exit(main())

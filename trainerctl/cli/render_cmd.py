@@ -1,0 +1,1 @@
+"""Commands registered on the trainerctl app (filled in by their issue)."""
