@@ -1,0 +1,41 @@
+"""Upgrade safety: what replacing the installed CRDs with a target render's CRDs would break.
+
+`check` is pure (plain dicts in, report out); `check_cluster` reads the live side from the API
+server. install calls one of them before applying and refuses a blocking report unless told to.
+"""
+
+from __future__ import annotations
+
+from trainerctl.upgrade.crd_diff import Finding, diff_crds, is_crd
+from trainerctl.upgrade.report import UpgradeReport
+from trainerctl.upgrade.usage import Usage, find_usages
+
+__all__ = ["Finding", "Usage", "UpgradeReport", "check", "check_cluster"]
+
+
+def check(live_crds: list[dict], target_crds: list[dict], live_resources: dict[str, list[dict]]) -> UpgradeReport:
+    """live_resources maps a CRD name to the objects of that CRD currently on the cluster."""
+    live_crds = [c for c in live_crds if is_crd(c)]
+    target_names = {c["metadata"]["name"] for c in target_crds if is_crd(c)}
+    findings = diff_crds(live_crds, target_crds)
+    return UpgradeReport(
+        findings=findings,
+        usages=find_usages(findings, live_resources),
+        compared=sorted(c["metadata"]["name"] for c in live_crds if c["metadata"]["name"] in target_names),
+    )
+
+
+def check_cluster(api_client, target_objects: list[dict], *, owner_label: str | None = None) -> UpgradeReport:
+    """Read the installed CRDs the target defines (plus, with owner_label, CRDs we installed
+    before that the target no longer has), list objects only where a field is removed."""
+    from trainerctl.upgrade.live import read_live_crds, list_custom_objects
+
+    live_crds = read_live_crds(api_client, target_objects, owner_label=owner_label)
+    findings = diff_crds(live_crds, target_objects)
+    live_resources = list_custom_objects(api_client, live_crds, findings)
+    target_names = {c["metadata"]["name"] for c in target_objects if is_crd(c)}
+    return UpgradeReport(
+        findings=findings,
+        usages=find_usages(findings, live_resources),
+        compared=sorted(c["metadata"]["name"] for c in live_crds if c["metadata"]["name"] in target_names),
+    )
