@@ -1,0 +1,74 @@
+"""Session fixtures shared by all tests: ../shared upstream data and the real test cluster."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import pytest
+
+SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+
+
+def _env_true(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cluster: needs the real kube-apiserver test cluster (tests/testenv)")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Tests that use the cluster are marked automatically so `-m "not cluster"` deselects them.
+    for item in items:
+        if "test_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.cluster)
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """../shared (upstream reference data); skip when absent, fail if TRAINERCTL_REQUIRE_SHARED=1."""
+    if not SHARED_DIR.is_dir():
+        reason = f"{SHARED_DIR} (upstream reference data) is absent"
+        if _env_true("TRAINERCTL_REQUIRE_SHARED"):
+            pytest.fail(f"{reason} but TRAINERCTL_REQUIRE_SHARED=1")
+        pytest.skip(reason)
+    return SHARED_DIR
+
+
+@pytest.fixture(scope="session")
+def test_cluster():
+    """A started etcd + kube-apiserver (tests.testenv.cluster.TestCluster), stopped at session end.
+
+    Skips when Go or the binaries are unavailable (fails under CI=true).
+    """
+    from tests.testenv.build import BuildError, ensure_binaries
+    from tests.testenv.cluster import TestCluster
+
+    try:
+        bin_dir = ensure_binaries()
+    except BuildError as exc:
+        if _env_true("CI"):
+            pytest.fail(f"test cluster unavailable under CI: {exc}")
+        pytest.skip(f"test cluster unavailable: {exc}")
+    cluster = TestCluster(bin_dir=bin_dir, keep_workdir=_env_true("TRAINERCTL_TESTENV_KEEP"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def namespace(test_cluster) -> str:
+    """A fresh namespace in the test cluster.
+
+    It is not deleted afterwards: without kube-controller-manager a deleted namespace stays
+    Terminating forever, and each name is unique anyway.
+    """
+    from kubernetes import client
+
+    name = f"t-{secrets.token_hex(4)}"
+    client.CoreV1Api(test_cluster.api_client()).create_namespace({"metadata": {"name": name}})
+    return name
