@@ -41,7 +41,7 @@ class UpgradeReport:
 
     def usages_of(self, finding: Finding) -> list[Usage]:
         return [u for u in self.usages
-                if u.crd == finding.crd and u.path == finding.path
+                if u.crd == finding.crd and u.path == finding.path and u.finding == finding.kind
                 and (finding.version is None or u.version in (None, finding.version))]
 
     def is_blocking(self, finding: Finding) -> bool:
@@ -65,7 +65,8 @@ class UpgradeReport:
             "blocking": self.blocking,
             "compared": list(self.compared),
             "findings": [dict(f.to_dict(), blocking=self.is_blocking(f),
-                              usedBy=[u.ref for u in self.usages_of(f)] if f.kind == FIELD_REMOVED else None)
+                              usedBy=[u.ref for u in self.usages_of(f)] if f.kind == FIELD_REMOVED else None,
+                              lackedBy=[u.ref for u in self.usages_of(f)] if f.kind == FIELD_REQUIRED else None)
                          for f in self.findings],
             "usages": [u.to_dict() for u in self.usages],
         }
@@ -124,4 +125,7 @@ def _finding_lines(f: Finding, blocking: bool, usages: list[Usage]) -> list[str]
             out.extend(f"        {u.kind} {u.ref}" for u in usages)
         else:
             out.append("      used by no existing object")
+    if f.kind == FIELD_REQUIRED and usages:
+        out.append(f"      missing in {len(usages)} object(s); their next update is rejected:")
+        out.extend(f"        {u.kind} {u.ref}" for u in usages)
     return out

@@ -10,7 +10,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from trainerctl.upgrade.crd_diff import FIELD_REMOVED, Finding
+from trainerctl.upgrade.crd_diff import FIELD_REMOVED, FIELD_REQUIRED, Finding
+
+# Findings whose impact depends on what live objects hold.
+OBJECT_FINDINGS = (FIELD_REMOVED, FIELD_REQUIRED)
 
 _SEGMENT = re.compile(r"\[\*\]|\.?([^.\[]+)")
 
@@ -23,6 +26,9 @@ class Usage:
     name: str
     path: str
     version: str | None = None
+    # FIELD_REMOVED: the object sets the field (its value will be pruned);
+    # FIELD_REQUIRED: the object lacks it (its next update will be rejected).
+    finding: str = FIELD_REMOVED
 
     @property
     def ref(self) -> str:
@@ -30,7 +36,7 @@ class Usage:
 
     def to_dict(self) -> dict[str, Any]:
         return {"crd": self.crd, "kind": self.kind, "namespace": self.namespace,
-                "name": self.name, "path": self.path, "version": self.version}
+                "name": self.name, "path": self.path, "version": self.version, "finding": self.finding}
 
 
 def split_path(path: str) -> list[str]:
@@ -55,30 +61,48 @@ def has_path(obj: Any, parts: list[str]) -> bool:
     return head in obj and has_path(obj[head], rest)
 
 
+def lacks_path(obj: Any, parts: list[str]) -> bool:
+    """True when some instance of the parent exists but does not set the last segment."""
+    if len(parts) == 1:
+        return isinstance(obj, dict) and parts[0] not in obj
+    head, rest = parts[0], parts[1:]
+    if head == "[*]":
+        return isinstance(obj, list) and any(lacks_path(item, rest) for item in obj)
+    if not isinstance(obj, dict):
+        return False
+    if head == "*":
+        return any(lacks_path(v, rest) for v in obj.values())
+    return head in obj and lacks_path(obj[head], rest)
+
+
 def _version_of(obj: dict) -> str | None:
     api_version = str(obj.get("apiVersion", ""))
     return api_version.rsplit("/", 1)[-1] if api_version else None
 
 
 def find_usages(findings: Iterable[Finding], live_resources: dict[str, list[dict]]) -> list[Usage]:
-    """live_resources maps a CRD name (e.g. "trainjobs.trainer.kubeflow.org") to its objects.
+    """Objects that set a removed field or lack a newly required one.
+
+    live_resources maps a CRD name (e.g. "trainjobs.trainer.kubeflow.org") to its objects.
 
     An object is matched against the removed paths of the version it was read at; schemas of
     other versions describe other shapes.
     """
-    removed: dict[str, list[Finding]] = {}
+    relevant: dict[str, list[Finding]] = {}
     for f in findings:
-        if f.kind == FIELD_REMOVED and f.path:
-            removed.setdefault(f.crd, []).append(f)
+        if f.kind in OBJECT_FINDINGS and f.path:
+            relevant.setdefault(f.crd, []).append(f)
     usages: list[Usage] = []
     for crd, objects in live_resources.items():
         for obj in objects:
             meta = obj.get("metadata") or {}
             version = _version_of(obj)
-            for f in removed.get(crd, []):
+            for f in relevant.get(crd, []):
                 if f.version and version and f.version != version:
                     continue
-                if has_path(obj, split_path(f.path)):
+                parts = split_path(f.path)
+                hit = has_path(obj, parts) if f.kind == FIELD_REMOVED else lacks_path(obj, parts)
+                if hit:
                     usages.append(Usage(crd, str(obj.get("kind", "")), meta.get("namespace"),
-                                        str(meta.get("name", "")), f.path, f.version))
+                                        str(meta.get("name", "")), f.path, f.version, f.kind))
     return sorted(usages, key=lambda u: (u.crd, u.namespace or "", u.name, u.path))
