@@ -1,0 +1,29 @@
+"""The pinned default source and the commits known tags must resolve to (data/pins.yaml)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+from trainerctl.source.validate import normalize_url
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict:
+    text = resources.files("trainerctl").joinpath("data/pins.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def default_url() -> str:
+    return _data()["default"]["url"]
+
+
+def default_ref() -> str:
+    return _data()["default"]["ref"]
+
+
+def pinned_commit(url: str, ref: str) -> str | None:
+    """The commit `ref` of `url` is pinned to, or None when trainerctl knows no pin for it."""
+    return _data()["pins"].get(normalize_url(url), {}).get(ref)
