@@ -226,6 +226,9 @@ class TestCluster:
             f"--cert-dir={pki}",
             f"--token-auth-file={pki / 'tokens.csv'}",
             "--authorization-mode=RBAC",
+            # Webhook calls go to the Service's EndpointSlice (not its unroutable ClusterIP), so a
+            # test-run webhook server behind make_endpointslice_ready() is really called.
+            "--enable-aggregator-routing=true",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={pki / 'sa.pub'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
