@@ -21,3 +21,73 @@ def warn(message: str) -> None:
 
 def info(message: str) -> None:
     print(message, file=sys.stderr)
+
+
+class Progress:
+    """Progress of a cluster run: one line per event when plain, a rich live display otherwise.
+
+    Thread-safe: objects finish on worker threads.
+    """
+
+    def __init__(self, total: int, *, enabled: bool = True):
+        import threading
+
+        self.total = total
+        self.done = 0
+        self.enabled = enabled
+        self._lock = threading.Lock()
+        self._rich = None
+        self._task = None
+        self._last_wait = ""
+        if enabled and not plain_output():
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
+
+            console = Console(stderr=True, no_color="NO_COLOR" in os.environ)
+            self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), console=console, transient=True)
+            self._rich.start()
+            self._task = self._rich.add_task("starting", total=total)
+
+    def _line(self, text: str) -> None:
+        if not self.enabled:
+            return
+        if self._rich is not None:
+            self._rich.console.print(text, highlight=False)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+    def stage(self, name: str, count: int) -> None:
+        with self._lock:
+            if self._rich is not None:
+                self._rich.update(self._task, description=f"{name}")
+            else:
+                self._line(f"stage {name}: {count} object(s)")
+
+    def object_done(self, display: str, action: str, message: str = "") -> None:
+        with self._lock:
+            self.done += 1
+            if self._rich is not None:
+                self._rich.update(self._task, completed=self.done)
+                if action not in ("unchanged", "skipped"):
+                    self._line(f"{display} {action}" + (f" ({message})" if message else ""))
+            else:
+                self._line(f"{display} {action}" + (f" ({message})" if message else ""))
+
+    def waiting(self, what: str, seconds: float) -> None:
+        with self._lock:
+            if self._rich is not None:
+                self._rich.update(self._task, description=f"waiting {seconds:.0f}s for {what}")
+            elif what != self._last_wait or int(seconds) % 10 == 0 and seconds >= 1 and int(seconds) != getattr(self, "_last_s", -1):
+                self._last_s = int(seconds)
+                self._line(f"waiting for {what} ({seconds:.0f}s)")
+            self._last_wait = what
+
+    def message(self, text: str) -> None:
+        with self._lock:
+            self._line(text)
+
+    def close(self) -> None:
+        if self._rich is not None:
+            self._rich.stop()
+            self._rich = None

@@ -1,0 +1,149 @@
+"""Honest waits: poll the real conditions, fail fast on terminal failures, time out with a list.
+
+Every waiter returns the resourceVersion it last saw, so the inventory can record the state
+after status writers (CRD establishment, the deployment controller) touched the objects.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from trainerctl.cluster.client import ApiError, Cluster, object_path
+from trainerctl.errors import TrainerctlError, WaitTimeout
+
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+
+
+@dataclass
+class Pending:
+    """One thing we wait for: `check` returns (done, resourceVersion, why-not-yet)."""
+
+    label: str
+    check: Callable[[], tuple[bool, str, str]]
+    rv: str = ""
+    why: str = ""
+
+
+def crd_established(cluster: Cluster, name: str) -> Callable[[], tuple[bool, str, str]]:
+    path = object_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", None, name)
+
+    def check() -> tuple[bool, str, str]:
+        crd = _get_or_none(cluster, path)
+        if crd is None:
+            return False, "", "not found"
+        ok, why = crd_is_established(crd)
+        return ok, crd["metadata"].get("resourceVersion", ""), why
+
+    return check
+
+
+def crd_is_established(crd: dict) -> tuple[bool, str]:
+    conds = {c.get("type"): c for c in (crd.get("status") or {}).get("conditions") or []}
+    names = conds.get("NamesAccepted")
+    if names and names.get("status") == "False":
+        raise TrainerctlError(f"CustomResourceDefinition {crd['metadata']['name']}: names not accepted: "
+                              f"{names.get('message', '')}")
+    est = conds.get("Established")
+    if est and est.get("status") == "True":
+        return True, ""
+    return False, f"Established={est.get('status') if est else 'unset'}"
+
+
+def deployment_available(cluster: Cluster, namespace: str, name: str) -> Callable[[], tuple[bool, str, str]]:
+    path = object_path("apps", "v1", "deployments", namespace, name)
+
+    def check() -> tuple[bool, str, str]:
+        dep = _get_or_none(cluster, path)
+        if dep is None:
+            return False, "", "not found"
+        ok, why = deployment_is_available(dep)
+        return ok, dep["metadata"].get("resourceVersion", ""), why
+
+    return check
+
+
+def deployment_is_available(dep: dict) -> tuple[bool, str]:
+    """Available for the current spec; a rollout past its progress deadline is a failure, not a wait."""
+    meta, status = dep.get("metadata") or {}, dep.get("status") or {}
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    progressing = conds.get("Progressing") or {}
+    if progressing.get("status") == "False" and progressing.get("reason") == "ProgressDeadlineExceeded":
+        raise TrainerctlError(
+            f"Deployment {meta.get('namespace')}/{meta.get('name')}: rollout failed "
+            f"(ProgressDeadlineExceeded): {progressing.get('message', '')}".rstrip(": "))
+    if status.get("observedGeneration", 0) < meta.get("generation", 0):
+        return False, "rollout of the new spec not observed yet"
+    avail = conds.get("Available") or {}
+    if avail.get("status") != "True":
+        reason = avail.get("reason") or "no Available condition"
+        return False, f"Available={avail.get('status', 'unset')} ({reason})"
+    return True, ""
+
+
+def service_endpoint_ready(cluster: Cluster, namespace: str, service: str, port: int) -> Callable[[], tuple[bool, str, str]]:
+    """The check the API server itself makes before calling a webhook: a ready endpoint on the
+    EndpointSlice port named like the Service port the webhook targets."""
+    svc_path = object_path("", "v1", "services", namespace, service)
+    slices_path = object_path("discovery.k8s.io", "v1", "endpointslices", namespace)
+
+    def check() -> tuple[bool, str, str]:
+        svc = _get_or_none(cluster, svc_path)
+        if svc is None:
+            return False, "", "Service not found"
+        port_name = None
+        for p in (svc.get("spec") or {}).get("ports") or []:
+            if p.get("port") == port:
+                port_name = p.get("name") or ""
+        if port_name is None:
+            return False, "", f"Service has no port {port}"
+        slices = cluster.request("GET", slices_path, query={"labelSelector": f"{SERVICE_NAME_LABEL}={service}"})
+        for sl in slices.get("items") or []:
+            if not any((p.get("name") or "") == port_name and p.get("port") for p in sl.get("ports") or []):
+                continue
+            for ep in sl.get("endpoints") or []:
+                if (ep.get("conditions") or {}).get("ready") is not False and ep.get("addresses"):
+                    return True, "", ""
+        return False, "", "no ready endpoint"
+
+    return check
+
+
+def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float], None] | None = None,
+             what: str = "") -> dict[str, str]:
+    """Poll until every item is done; returns label -> last resourceVersion seen."""
+    start = time.monotonic()
+    deadline = start + timeout
+    pending = list(items)
+    delay = 0.05
+    done: dict[str, str] = {}
+    while True:
+        still = []
+        for item in pending:
+            ok, rv, why = item.check()
+            if ok:
+                done[item.label] = rv
+            else:
+                item.why = why
+                still.append(item)
+        pending = still
+        if not pending:
+            return done
+        now = time.monotonic()
+        if on_wait:
+            on_wait(", ".join(p.label for p in pending), now - start)
+        if now >= deadline:
+            detail = "; ".join(f"{p.label} ({p.why})" if p.why else p.label for p in pending)
+            raise WaitTimeout(f"timed out after {timeout:g}s waiting for {what or 'readiness'}: {detail}")
+        time.sleep(min(delay, max(0.0, deadline - now)))
+        delay = min(delay * 2, 1.0)
+
+
+def _get_or_none(cluster: Cluster, path: str) -> dict | None:
+    try:
+        return cluster.request("GET", path)
+    except ApiError as exc:
+        if exc.status == 404:
+            return None
+        raise
