@@ -19,7 +19,8 @@ from trainerctl.cluster.apply import Applied, ApplyOptions, Planned, apply_one, 
 from trainerctl.cluster.client import Cluster, object_path
 from trainerctl.cluster.discovery import Discovery
 from trainerctl.cluster.inventory import Entry, Inventory
-from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL, body_hash, is_exempt, parse_label, prepare, ref_of
+from trainerctl.cluster.objects import (DEFAULT_OWNER_LABEL, body_hash, is_exempt, label_selector, parse_label,
+                                        prepare, ref_of)
 from trainerctl.cluster.pool import parallel_map
 from trainerctl.cluster.prune import prune
 from trainerctl.cluster.report import ObjectResult, Report, StageResult
@@ -110,7 +111,7 @@ class Installer:
                  source: dict, options: InstallOptions, progress):
         self.cluster = cluster
         self.namespace = namespace
-        self.owner_label = owner_label
+        self.owner_label = label_selector(owner_label)
         self.options = options
         self.progress = progress
         self.objects = ensure_namespace(objects, namespace, owner_label)

@@ -43,9 +43,16 @@ def ref_of(obj: dict) -> Ref:
     return Ref(group, obj.get("kind", ""), meta.get("namespace") or "", meta.get("name", ""))
 
 
-def parse_label(label: str) -> tuple[str, str]:
+def parse_label(label: str | tuple[str, str]) -> tuple[str, str]:
+    if isinstance(label, (tuple, list)):
+        return label[0], label[1]
     key, sep, value = label.partition("=")
     return key, value if sep else ""
+
+
+def label_selector(label: str | tuple[str, str]) -> str:
+    key, value = parse_label(label)
+    return f"{key}={value}"
 
 
 def is_exempt(meta: dict | None) -> bool:

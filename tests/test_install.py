@@ -1,0 +1,134 @@
+"""Acceptance 1 and 2: fresh installs with honest waits, time-outs, no-op re-installs."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+import yaml
+
+from tests.test_cluster_support import FakeController, env, kubeflow_objects, odh_objects, prepare_cluster_for_odh  # noqa: F401
+from trainerctl.cluster.install import InstallOptions, RunFailed, install
+from trainerctl.errors import EXIT_TIMEOUT
+
+ODH_NS = "opendatahub"
+KF_NS = "kubeflow-system"
+
+
+def live_objects(env, report) -> dict[str, dict]:
+    """Every object the report names, read back from the API server."""
+    from trainerctl.cluster.discovery import Discovery
+    from trainerctl.cluster.client import object_path
+
+    disc = Discovery(env.cluster)
+    out = {}
+    for o in report.objects:
+        res = disc.preferred(o.group, o.kind)
+        path = object_path(res.group, res.version, res.resource, o.namespace or None, o.name)
+        out[f"{o.group}/{o.kind}/{o.namespace}/{o.name}"] = env.get(path)
+    return out
+
+
+def managers(obj: dict) -> set[str]:
+    return {e["manager"] for e in obj["metadata"].get("managedFields") or [] if e.get("operation") == "Apply"}
+
+
+def test_fresh_odh_install_waits_for_controller_then_admits_runtimes(env):
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    fake = FakeController(env, objects, ready=False)
+    with fake:
+        # The controller comes up only 2 s after the install started: the runtimes must wait for it.
+        threading.Timer(2.0, lambda: setattr(fake, "ready", True)).start()
+        start = time.monotonic()
+        report = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        took = time.monotonic() - start
+    assert took >= 2.0
+    assert report.counts() == {"created": len(objects) + 1}  # + the namespace we ensure
+    webhooks = next(s for s in report.stages if s.name == "webhooks")
+    assert webhooks.waited_seconds > 0.5
+    live = live_objects(env, report)
+    assert all(v is not None for v in live.values()), [k for k, v in live.items() if v is None]
+    assert all("trainerctl" in managers(v) for v in live.values())
+    runtimes = [k for k in live if "/ClusterTrainingRuntime/" in k]
+    assert len(runtimes) == 15
+    # Admitted through the (fake) controller's webhook with failurePolicy Fail, not around it.
+    assert sum("clustertrainingruntime" in c and "CREATE" in c for c in fake.calls) >= 15
+    # Cluster-scoped runtimes lost the namespace kustomize put on them.
+    assert all(k.split("/")[2] == "" for k in runtimes)
+
+
+def test_fresh_kubeflow_install_with_bundled_jobset(env):
+    objects = kubeflow_objects()
+    with FakeController(env, objects):
+        report = install(objects, cluster=env.cluster, namespace=KF_NS, options=InstallOptions(timeout=60))
+    assert report.counts() == {"created": len(objects)}  # the overlay has its Namespace
+    live = live_objects(env, report)
+    assert all(v is not None and "trainerctl" in managers(v) for v in live.values())
+    assert env.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobsets.jobset.x-k8s.io")
+
+
+def test_unready_controller_times_out_with_exit_4_and_no_runtimes(env):
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    with FakeController(env, objects, ready=False):
+        start = time.monotonic()
+        with pytest.raises(RunFailed) as info:
+            install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=3))
+        took = time.monotonic() - start
+    assert info.value.exit_code == EXIT_TIMEOUT
+    assert "timed out after 3s" in str(info.value)
+    assert "Deployment opendatahub/kubeflow-trainer-controller-manager" in str(info.value)
+    assert took < 20
+    assert env.get("/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-distributed") is None
+
+
+def test_rollout_failure_fails_fast_instead_of_sleeping_to_the_timeout(env):
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    with FakeController(env, objects, ready=False, fail=True):
+        start = time.monotonic()
+        with pytest.raises(RunFailed) as info:
+            install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=120))
+    assert time.monotonic() - start < 30
+    assert info.value.exit_code == 1
+    assert "ProgressDeadlineExceeded" in str(info.value)
+
+
+def test_reinstall_without_changes_changes_nothing(env):
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    with FakeController(env, objects):
+        first = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        time.sleep(1.0)  # let the fake cert rotator and deployment controller settle
+        before = {k: v["metadata"]["resourceVersion"] for k, v in live_objects(env, first).items()}
+        second = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        third = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        after = {k: v["metadata"]["resourceVersion"] for k, v in live_objects(env, third).items()}
+    assert second.changed == 0 and third.changed == 0
+    assert set(second.counts()) == {"unchanged"}
+    assert before == after
+
+
+def test_cli_install_json_summary_and_timeout_exit_code(env, tmp_path, capsys):
+    from trainerctl.cli import main
+
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    rendered = tmp_path / "render.yaml"
+    rendered.write_text(yaml.safe_dump_all(objects))
+    with FakeController(env, objects, ready=False):
+        code = main(["install", "-f", str(rendered), "--kubeconfig", env.kubeconfig, "--timeout", "2", "-o", "json"])
+    captured = capsys.readouterr()
+    assert code == EXIT_TIMEOUT
+    assert "error: timed out after 2s" in captured.err
+    with FakeController(env, objects):
+        code = main(["install", "-f", str(rendered), "--kubeconfig", env.kubeconfig, "-o", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    summary = json.loads(captured.out)
+    assert summary["summary"]["changed"] == 15  # the runtimes, left out by the timed-out run
+    assert {s["name"] for s in summary["stages"]} >= {"crds", "webhooks", "admitted"}
+    assert all(o["action"] in ("created", "unchanged") for o in summary["objects"])
