@@ -83,21 +83,7 @@ NO_OPTIONS = ManagerOptions()
 
 def _split_key(key: str) -> list[str]:
     """`a.b\\.c.d` -> ["a", "b.c", "d"]: label keys such as kubernetes.io/os contain dots."""
-    parts, cur, i = [], "", 0
-    while i < len(key):
-        ch = key[i]
-        if ch == "\\" and i + 1 < len(key) and key[i + 1] == ".":
-            cur += "."
-            i += 2
-            continue
-        if ch == ".":
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-        i += 1
-    parts.append(cur)
-    return parts
+    return [part.replace("\\.", ".") for part in re.split(r"(?<!\\)\.", key)]
 
 
 def parse_set(values: Iterable[str]) -> dict[str, Any]:
