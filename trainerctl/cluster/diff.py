@@ -7,11 +7,12 @@ rotated caBundle) appear on both sides and never as drift.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
 from trainerctl.cluster import inventory as inv_mod
-from trainerctl.cluster.apply import ApplyOptions, Planned, apply_patch, is_webhook_unavailable
+from trainerctl.cluster.apply import ApplyOptions, Planned, apply_patch, conflict_message, is_webhook_unavailable
 from trainerctl.cluster.client import ApiError, Cluster
 from trainerctl.cluster.discovery import Discovery
 from trainerctl.cluster.install import ensure_namespace, plan
@@ -78,8 +79,16 @@ def _one(cluster: Cluster, p: Planned, opts: ApplyOptions) -> ObjectDiff:
         live = None
     if live is not None and is_exempt(live.get("metadata")):
         return ObjectDiff(p.ref, "unchanged", message='trainerctl.io/managed is "false"')
+    note = ""
     try:
-        _status, result = apply_patch(cluster, p, opts)
+        try:
+            _status, result = apply_patch(cluster, p, opts)
+        except ApiError as exc:
+            if exc.status != 409 or opts.force_conflicts:
+                raise
+            # Someone else took a field we render: show what taking it back would change.
+            note = conflict_message(exc, p.ref)
+            _status, result = apply_patch(cluster, p, dataclasses.replace(opts, force_conflicts=True))
     except ApiError as exc:
         if is_webhook_unavailable(exc):
             return ObjectDiff(p.ref, "error", message=f"admission webhook unreachable: {exc}")
@@ -87,7 +96,8 @@ def _one(cluster: Cluster, p: Planned, opts: ApplyOptions) -> ObjectDiff:
     before, after = clean(live), clean(result)
     if before == after:
         return ObjectDiff(p.ref, "unchanged")
-    return ObjectDiff(p.ref, "create" if live is None else "changed", unified(p.ref, before, after))
+    header = f"# {p.ref}: {note}\n" if note else ""
+    return ObjectDiff(p.ref, "create" if live is None else "changed", header + unified(p.ref, before, after), note)
 
 
 def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label: str = DEFAULT_OWNER_LABEL,

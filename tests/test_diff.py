@@ -1,0 +1,102 @@
+"""Acceptance 9: --dry-run and diff write nothing; diff exits 1 on drift, 0 after a re-install."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+
+from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
+from tests.test_install import ODH_NS, live_objects
+from trainerctl.cluster.client import ApiError
+from trainerctl.cluster.install import InstallOptions, RunFailed, install
+
+
+def all_resource_versions(env) -> dict[str, str]:
+    """resourceVersion of every object of every listable type: proves nothing was written."""
+    from trainerctl.cluster.client import object_path
+    from trainerctl.cluster.discovery import Discovery
+
+    out = {}
+    for res in Discovery(env.cluster).all_resources():
+        # Leases (API server identity, renewed every few seconds) and Events are not ours to judge.
+        if "list" not in res.verbs or res.kind in ("Event", "Lease"):
+            continue
+        for _ in range(50):
+            try:
+                items = env.cluster.request("GET", object_path(res.group, res.version, res.resource, None),
+                                            accept="application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+                break
+            except ApiError as exc:  # a just-created CRD's storage may still be initialising
+                if exc.status not in (429, 503):
+                    raise
+                time.sleep(0.1)
+        for it in items.get("items") or []:
+            md = it["metadata"]
+            out[f"{res.group}/{res.kind}/{md.get('namespace', '')}/{md['name']}"] = md.get("resourceVersion")
+    return out
+
+
+def test_dry_run_on_an_empty_cluster_writes_nothing_and_counts_creates(env):
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    before = all_resource_versions(env)
+    report = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(dry_run=True))
+    assert all_resource_versions(env) == before
+    # Runtimes whose CRD is not installed yet count as "create", not as errors.
+    assert report.counts() == {"created": len(objects) + 1}
+
+
+def test_dry_run_and_diff_after_install(env, tmp_path, capsys):
+    from trainerctl.cli import main
+
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    rendered = tmp_path / "render.yaml"
+    rendered.write_text(yaml.safe_dump_all(objects))
+    args = ["-f", str(rendered), "--kubeconfig", env.kubeconfig]
+    with FakeController(env, objects):
+        install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        import time
+
+        time.sleep(1.0)
+        before = all_resource_versions(env)
+        report = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(dry_run=True))
+        assert report.changed == 0
+        assert main(["diff", *args]) == 0
+        assert capsys.readouterr().out == ""
+        assert all_resource_versions(env) == before
+
+        # A managed field edited by hand is drift.
+        env.cluster.request("PATCH", f"/api/v1/namespaces/{ODH_NS}/configmaps/kubeflow-trainer-config",
+                            body={"data": {"controller_manager_config.yaml": "edited: by hand\n"}},
+                            content_type="application/merge-patch+json", query={"fieldManager": "kubectl-edit"})
+        before = all_resource_versions(env)
+        assert main(["diff", *args]) == 1
+        out = capsys.readouterr().out
+        assert "live/ConfigMap/opendatahub/kubeflow-trainer-config" in out
+        assert "-  controller_manager_config.yaml: 'edited: by hand" in out or "edited: by hand" in out
+        assert 'conflict with field manager "kubectl-edit"' in out
+        # The hand edit made kubectl-edit the owner: a dry-run names it, --force-conflicts takes it back.
+        with pytest.raises(RunFailed, match='conflict with field manager "kubectl-edit"'):
+            install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(dry_run=True))
+        report = install(objects, cluster=env.cluster, namespace=ODH_NS,
+                         options=InstallOptions(dry_run=True, force_conflicts=True))
+        assert [o.name for o in report.objects if o.action == "configured"] == ["kubeflow-trainer-config"]
+        assert all_resource_versions(env) == before
+
+        install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60, force_conflicts=True))
+        assert main(["diff", *args]) == 0
+        capsys.readouterr()
+    live = live_objects(env, report)
+    cm = live[f"/ConfigMap/{ODH_NS}/kubeflow-trainer-config"]
+    assert "edited: by hand" not in cm["data"]["controller_manager_config.yaml"]
+
+
+def test_diff_reports_errors_above_1(env, tmp_path):
+    from trainerctl.cli import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: 1}\n---\n- not an object\n")
+    assert main(["diff", "-f", str(bad), "--kubeconfig", env.kubeconfig]) == 2
