@@ -1,0 +1,85 @@
+"""Choosing the upstream overlay, and trainerctl's own overlay (templates/overlay) over each set."""
+
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+import yaml
+
+from trainerctl.errors import InputError
+from trainerctl.render.assets import asset_dir
+
+# Tried in order when no overlay is given: opendatahub-io/trainer, then kubeflow/trainer.
+DEFAULT_OVERLAYS = ("rhoai", "overlays/manager")
+_KUSTOMIZATION_NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def _kustomization_file(directory: Path) -> Path | None:
+    for name in _KUSTOMIZATION_NAMES:
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def choose_overlay(manifests: Path, overlay: str | None) -> str:
+    """The overlay path relative to manifests/, checked to be a kustomization inside it."""
+    if overlay is None:
+        for candidate in DEFAULT_OVERLAYS:
+            if _kustomization_file(manifests / candidate):
+                return candidate
+        raise InputError(
+            f"{manifests}: none of the default overlays ({', '.join(DEFAULT_OVERLAYS)}) exists; "
+            f"choose one with --overlay"
+        )
+    rel = PurePosixPath(overlay.strip("/"))
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+        raise InputError(f"--overlay {overlay!r}: expected a directory path inside manifests/ (no '..')")
+    if not _kustomization_file(manifests / rel):
+        raise InputError(f"--overlay {overlay!r}: {manifests / rel} has no kustomization.yaml")
+    return str(rel)
+
+
+@lru_cache(maxsize=1)
+def _template() -> dict:
+    return yaml.safe_load((asset_dir("templates") / "overlay" / "kustomization.yaml").read_text(encoding="utf-8"))
+
+
+def sort_options(directory: Path) -> dict | None:
+    """The set's own sortOptions, which the wrapping overlay must repeat to keep its order."""
+    path = _kustomization_file(directory)
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path else None
+    return data.get("sortOptions") if isinstance(data, dict) else None
+
+
+def wrapper_kustomization(
+    resource: str,
+    *,
+    owner_label: tuple[str, str],
+    namespace: str | None,
+    sort: dict | None = None,
+    images: list[dict] | None = None,
+    patches: list[dict] | None = None,
+) -> dict:
+    """templates/overlay/kustomization.yaml, filled in for one set (see the comments there)."""
+    data = copy.deepcopy(_template())
+    data["resources"] = [resource]
+    data["labels"] = [{"pairs": {owner_label[0]: owner_label[1]}}]
+    if namespace:
+        data["namespace"] = namespace
+    else:
+        data.pop("namespace", None)
+    if sort:
+        data["sortOptions"] = sort
+    if images:
+        data["images"] = images
+    if patches:
+        data["patches"] = patches
+    return data
+
+
+def write_kustomization(directory: Path, data: dict) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "kustomization.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return directory

@@ -1,0 +1,251 @@
+"""render(): source -> work copy -> params overrides -> kustomize each set -> one labelled object list.
+
+Every run builds a fresh work copy (never the cache), so an override left out next time reverts,
+and the cache's digest stays what `trainerctl fetch` recorded. The manifests tree is copied once,
+hashed while it is copied, and each set is built once.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from trainerctl import ui
+from trainerctl.errors import InputError, TrainerctlError
+from trainerctl.images import ImageOverrides, check_registry, kustomize_image_entry, resolve_overrides
+from trainerctl.params_env import apply_overrides
+from trainerctl.render.assets import asset_dir
+from trainerctl.render.options import (
+    COMPONENTS,
+    PLATFORMS,
+    RenderOptions,
+    RenderResult,
+    SourceInfo,
+)
+from trainerctl.render.overlay import choose_overlay, sort_options, wrapper_kustomization, write_kustomization
+from trainerctl.source import (
+    DEFAULT_LOCK_FILE,
+    PinError,
+    SourceTree,
+    default_ref,
+    default_url,
+    local_source,
+    read_lock,
+    resolve_source,
+    walk_tree,
+)
+
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# Our sets ship their images as generated ConfigMaps (the replacements' source); those are
+# render inputs, not objects to install.
+_DROP_CONFIGMAPS_FROM = ("runtimes", "imagestreams")
+
+
+def validate_owner_label(label: tuple[str, str]) -> tuple[str, str]:
+    key, value = label
+    prefix, _, name = key.rpartition("/")
+    if (
+        not name or len(name) > 63 or not _LABEL_NAME.match(name)
+        or (prefix and (len(prefix) > 253 or not _LABEL_PREFIX.match(prefix)))
+    ):
+        raise InputError(f"--owner-label {key}={value}: {key!r} is not a valid label key")
+    if len(value) > 63 or (value and not _LABEL_NAME.match(value)):
+        raise InputError(f"--owner-label {key}={value}: {value!r} is not a valid label value")
+    return key, value
+
+
+def _check_options(options: RenderOptions) -> tuple[str, set[str]]:
+    if not _DNS1123_LABEL.match(options.namespace or "") or len(options.namespace) > 63:
+        raise InputError(f"--namespace {options.namespace!r}: expected a DNS-1123 label (lower case, digits, '-')")
+    platform = options.platform or "kubernetes"
+    if platform not in PLATFORMS:
+        raise InputError(f"--platform {platform!r}: expected one of {', '.join(PLATFORMS)}")
+    validate_owner_label(tuple(options.owner_label))
+    if options.components is None:
+        components = {"manifests", "runtimes"} | ({"imagestreams"} if platform == "openshift" else set())
+    else:
+        components = set(options.components)
+        unknown = sorted(components - set(COMPONENTS))
+        if unknown or not components:
+            raise InputError(f"--component {','.join(unknown) or '(none)'}: expected some of {', '.join(COMPONENTS)}")
+        if "imagestreams" in components and platform != "openshift":
+            raise InputError("--component imagestreams: ImageStreams need --platform openshift")
+    if options.source_path and (options.source_url or options.ref):
+        raise InputError("--source PATH (a local checkout) cannot be combined with a git URL or --ref")
+    return platform, components
+
+
+def git_source(options: RenderOptions) -> tuple[str, str]:
+    """The git URL and ref to render: the pinned default, or the given URL, which needs a ref."""
+    url = options.source_url or default_url()
+    if options.ref:
+        return url, options.ref
+    if options.source_url is None:
+        return url, default_ref()
+    raise InputError(f"--ref is required with --source {url} (only the default source has a pinned ref)")
+
+
+def _resolve(options: RenderOptions) -> SourceTree:
+    if options.source_path:
+        return local_source(Path(options.source_path))
+    url, ref = git_source(options)
+    lock = None
+    lock_path = Path(options.lock_file or DEFAULT_LOCK_FILE)
+    if options.use_lock:
+        lock = read_lock(lock_path)
+        if lock is not None and not lock.applies_to(url, ref):
+            raise InputError(
+                f"{lock_path} pins {lock.url} {lock.ref}, not {url} {ref}: render that source, "
+                f"update the lock (trainerctl fetch / render --update-lock), or pass --no-lock"
+            )
+    return resolve_source(url, ref, cache_dir=options.cache_dir, lock=lock, refresh=options.refresh,
+                          offline=options.offline)
+
+
+def check_tree(source: SourceTree, copy_to: Path | None = None) -> str:
+    """Hash (and optionally copy) the source tree; refuse a cached tree that was modified."""
+    digest = walk_tree(source.manifests, copy_to=copy_to)
+    if source.expected_digest and digest != source.expected_digest:
+        raise PinError(
+            f"{source.manifests} no longer matches the digest recorded when it was fetched "
+            f"({source.expected_digest}, now {digest}): the cache was modified; delete "
+            f"{source.manifests.parent} and run `trainerctl fetch` again"
+        )
+    return digest
+
+
+def _trainer_version(manifests: Path, ref: str | None) -> str | None:
+    """The Trainer version from component_metadata.yaml (releases[0].version), else the ref."""
+    try:
+        data = yaml.safe_load((manifests / "component_metadata.yaml").read_text(encoding="utf-8"))
+        return str(data["releases"][0]["version"])
+    except (OSError, KeyError, IndexError, TypeError, yaml.YAMLError):
+        return ref
+
+
+def _apply_params(work: Path, overrides: ImageOverrides) -> None:
+    applied: set[str] = set()
+    for params_file in sorted(work.rglob("params.env")):
+        applied |= apply_overrides(params_file, overrides.params)
+    missing = sorted(set(overrides.explicit_params) - applied)
+    if missing:
+        raise InputError(
+            f"--image {missing[0]}: no params.env of this render has that key "
+            f"(use a RELATED_IMAGE_* variable, a params.env key, or an image name with '/')"
+        )
+
+
+def _cluster_scoped(objects: list[dict]) -> set[tuple[str, str]]:
+    """(group, kind) of the cluster-scoped custom resources the rendered CRDs define.
+
+    kustomize does not know custom kinds' scope, so a `namespace:` overlay stamps a namespace
+    on e.g. ClusterTrainingRuntimes; identity must ignore it for those kinds.
+    """
+    return {
+        ((o.get("spec") or {}).get("group"), ((o.get("spec") or {}).get("names") or {}).get("kind"))
+        for o in objects
+        if o.get("kind") == "CustomResourceDefinition" and (o.get("spec") or {}).get("scope") == "Cluster"
+    }
+
+
+def _identity(obj: dict, cluster_scoped: set[tuple[str, str]] = frozenset()) -> tuple:
+    meta = obj.get("metadata") or {}
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    namespace = None if (group, obj.get("kind")) in cluster_scoped else meta.get("namespace")
+    return group, obj.get("kind"), namespace, meta.get("name")
+
+
+def _merge(components: dict[str, list[dict]]) -> list[dict]:
+    """manifests, then runtimes, then imagestreams; our objects replace upstream ones of the same identity.
+
+    The opendatahub-io/trainer odh-3.4/3.5 rhoai overlay ships runtimes and ImageStreams of its
+    own under the names ours use; ours carry the RELATED_IMAGE_* params, so ours win.
+    """
+    manifests = components.get("manifests", [])
+    scoped = _cluster_scoped(manifests)
+    ours = {_identity(o, scoped) for name in _DROP_CONFIGMAPS_FROM for o in components.get(name, ())}
+    kept = [o for o in manifests if _identity(o, scoped) not in ours]
+    if len(kept) != len(manifests):
+        ui.info(f"render: {len(manifests) - len(kept)} upstream object(s) replaced by trainerctl's runtimes/imagestreams")
+        components["manifests"] = kept
+    return [o for name in COMPONENTS for o in components.get(name, ())]
+
+
+def _apply_manager(objects: list[dict], options: RenderOptions) -> list[dict]:
+    """Hook for manager options (issue 6): patch the controller Deployment, add the PDB."""
+    if not options.manager:
+        return objects
+    from trainerctl import manager_options
+
+    manager = options.manager
+    if isinstance(manager, dict):
+        manager = manager_options.resolve(manager)
+    patched = manager_options.apply_manager_options(objects, manager)
+    key, value = options.owner_label
+    for obj in patched:
+        obj.setdefault("metadata", {}).setdefault("labels", {})[key] = value
+    return patched
+
+
+def render(options: RenderOptions | None = None) -> RenderResult:
+    from trainerctl.kustomize import build
+
+    options = options or RenderOptions()
+    platform, components = _check_options(options)
+    owner_label = tuple(options.owner_label)
+    # Image settings are checked before anything is fetched, so a typo fails fast.
+    overrides = resolve_overrides(options.images, options.environment())
+    source = _resolve(options)
+    rendered: dict[str, list[dict]] = {}
+    with tempfile.TemporaryDirectory(prefix="trainerctl-render-") as tmp:
+        work = Path(tmp)
+        manifests = work / "upstream" / "manifests"
+        digest = check_tree(source, copy_to=manifests)
+        overlay = choose_overlay(manifests, options.overlay)
+        sets: dict[str, tuple[str, Path]] = {}
+        if "manifests" in components:
+            sets["manifests"] = (f"../../upstream/manifests/{overlay}", manifests / overlay)
+        for name in ("runtimes", "imagestreams"):
+            if name in components:
+                shutil.copytree(asset_dir(name), work / name)
+                sets[name] = (f"../../{name}", work / name)
+        _apply_params(work, overrides)
+        for name, (resource, directory) in sets.items():
+            images = None
+            if name == "manifests" and overrides.images:
+                images = [kustomize_image_entry(n, ref) for n, ref in sorted(overrides.images.items())]
+            wrapper = wrapper_kustomization(
+                resource,
+                owner_label=owner_label,
+                namespace=None if name == "runtimes" else options.namespace,
+                sort=sort_options(directory),
+                images=images,
+            )
+            objects = build(str(write_kustomization(work / "trainerctl" / name, wrapper)),
+                            remote_mirrors=list(options.remote_mirrors))
+            if name in _DROP_CONFIGMAPS_FROM:
+                objects = [o for o in objects if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]
+            rendered[name] = objects
+        trainer_version = _trainer_version(manifests, source.ref)
+    objects = _apply_manager(_merge(rendered), options)
+    unlabelled = [o for o in objects if (o.get("metadata", {}).get("labels") or {}).get(owner_label[0]) != owner_label[1]]
+    if unlabelled:  # prune and uninstall find objects by this label: never emit one without it
+        raise TrainerctlError(f"render: {len(unlabelled)} object(s) lack the ownership label, e.g. {_identity(unlabelled[0])}")
+    if options.require_registry:
+        check_registry(objects, options.require_registry)
+    info = SourceInfo(
+        url=source.url,
+        ref=source.ref,
+        commit=source.commit,
+        digest=digest,
+        overlay=overlay,
+        trainer_version=trainer_version,
+        path=None if source.url else str(source.manifests),
+    )
+    return RenderResult(objects, rendered, info, options.namespace, owner_label, platform)
