@@ -29,6 +29,7 @@ class ApiError(TrainerctlError):
         self.details = details or {}
         self.method = method
         self.path = path
+        self.retry_after: str | None = None
 
     @property
     def causes(self) -> list[dict]:
@@ -55,7 +56,26 @@ class Cluster:
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",
              timeout: float = 60.0) -> tuple[int, dict]:
-        """Send one request; returns (HTTP status, decoded JSON body)."""
+        """Send one request; returns (HTTP status, decoded JSON body).
+
+        429 and 503 (throttling, a CRD's storage still initialising) are retried briefly, like
+        client-go does; every request we send is safe to repeat (GET, apply, guarded patches).
+        """
+        import time
+
+        delay = 0.1
+        for attempt in range(12):
+            try:
+                return self._call_once(method, path, query, body, content_type, accept, timeout)
+            except ApiError as exc:
+                if exc.status not in (429, 503) or attempt == 11:
+                    raise
+                time.sleep(min(float(exc.retry_after or delay), 2.0))
+                delay = min(delay * 2, 1.0)
+        raise AssertionError("unreachable")
+
+    def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, accept: str,
+                   timeout: float) -> tuple[int, dict]:
         import urllib3
 
         cfg = self.api_client.configuration
@@ -82,7 +102,9 @@ class Cluster:
         raw = resp.data
         if 200 <= resp.status < 300:
             return resp.status, (json.loads(raw) if raw else {})
-        raise _api_error(resp.status, raw, method, path, self.context)
+        err = _api_error(resp.status, raw, method, path, self.context)
+        err.retry_after = resp.headers.get("Retry-After")
+        raise err
 
 
 def _root_cause(exc: BaseException) -> str:

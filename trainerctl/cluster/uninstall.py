@@ -134,7 +134,7 @@ def uninstall(*, cluster: Cluster, namespace: str, owner_label: str = DEFAULT_OW
         crds = [f for f in find_labelled(cluster, discovery, namespace, owner_label, [crd_res]) if not is_exempt(f.meta)]
         if crds:
             counts = count_custom_resources(cluster, discovery, crds)
-            what = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no custom resources"
+            what = ", ".join(f"{n} {k}" + ("s" if n > 1 else "") for k, n in counts.items() if n) or "no custom resources"
             question = (f"deleting {len(crds)} CRD(s) ({', '.join(c.ref.name for c in crds)}) also deletes "
                         f"{what}")
             if not options.yes and not options.dry_run:

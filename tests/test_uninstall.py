@@ -1,0 +1,60 @@
+"""Acceptance 6: uninstall removes what is ours, keeps CRDs, TrainJobs and the namespace."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
+from tests.test_install import ODH_NS, live_objects
+from trainerctl.cluster.install import InstallOptions, install
+from trainerctl.cluster.objects import LEGACY_FINALIZER
+from trainerctl.cluster.uninstall import UninstallOptions, uninstall
+from trainerctl.errors import InputError
+
+CTR = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def user_trainjob(env) -> None:
+    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+           "metadata": {"name": "users-job", "namespace": ODH_NS},
+           "spec": {"runtimeRef": {"name": "torch-distributed"}}}
+    env.cluster.request("POST", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ODH_NS}/trainjobs", body=job)
+
+
+def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):
+    from trainerctl.cli import main
+
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    with FakeController(env, objects):
+        report = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        user_trainjob(env)
+        # A runtime still holding the finalizer older controllers put on runtimes in use.
+        env.cluster.request("PATCH", f"{CTR}/torch-distributed", body={"metadata": {"finalizers": [LEGACY_FINALIZER]}},
+                            content_type="application/merge-patch+json")
+        result = uninstall(cluster=env.cluster, namespace=ODH_NS, options=UninstallOptions(timeout=30))
+    assert not result.failed
+    live = live_objects(env, report)
+    kept = {k for k, v in live.items() if v is not None}
+    assert kept == {f"/Namespace//{ODH_NS}", *(k for k in live if "/CustomResourceDefinition/" in k)}
+    assert env.get(f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ODH_NS}/trainjobs/users-job") is not None
+    assert env.get(f"/api/v1/namespaces/{ODH_NS}/configmaps/trainerctl-inventory") is None
+    # Runtimes went first (the webhook and controller were still there to see them go).
+    order = [o.stage for o in result.objects]
+    assert order[0] == "admitted" and order.index("webhooks") > order.index("admitted")
+
+    again = uninstall(cluster=env.cluster, namespace=ODH_NS)
+    assert again.objects == [] and not again.failed
+
+    # CRDs only with --yes: without a terminal to ask on, refuse and delete nothing.
+    with pytest.raises(InputError, match=r"also deletes 1 TrainJob.*refusing without --yes"):
+        uninstall(cluster=env.cluster, namespace=ODH_NS, options=UninstallOptions(delete_crds=True))
+    assert env.get(f"{CRDS}/trainjobs.trainer.kubeflow.org") is not None
+    assert main(["uninstall", "--kubeconfig", env.kubeconfig, "-n", ODH_NS, "--delete-crds"]) == 2
+    assert "refusing without --yes" in capsys.readouterr().err
+    assert main(["uninstall", "--kubeconfig", env.kubeconfig, "-n", ODH_NS, "--delete-crds", "--yes"]) == 0
+    for name in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
+        assert env.get(f"{CRDS}/{name}.trainer.kubeflow.org") is None
+    assert env.get(f"{CRDS}/jobsets.jobset.x-k8s.io") is not None  # not ours
+    assert env.get(f"/api/v1/namespaces/{ODH_NS}") is not None
