@@ -1,0 +1,101 @@
+"""Manager options through the real render pipeline (acceptance 1 of issue 6)."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainerctl.manager_options import resolve
+from trainerctl.render import RenderOptions, render
+from trainerctl.render.output import write_stream
+from tests.render_fixtures import remotes, upstream  # noqa: F401  (pytest fixtures)
+
+DEPLOYMENT = "kubeflow-trainer-controller-manager"
+OWNER = ("platform.opendatahub.io/part-of", "trainer")
+
+
+def _render(upstream, ref: str, manager=None, mirrors=()):
+    repo, _, tag = ref.partition("/")
+    return render(RenderOptions(source_path=upstream / repo / tag, manager=manager, use_lock=False,
+                                remote_mirrors=list(mirrors), env={})).objects
+
+
+def _find(objects, kind, name=DEPLOYMENT):
+    found = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
+    return found[0] if found else None
+
+
+@pytest.fixture(scope="module")
+def odh_default(upstream):
+    return _render(upstream, "opendatahub-trainer/odh-3.5.0")
+
+
+def test_no_options_is_byte_identical(upstream, odh_default):
+    baseline = write_stream(odh_default)
+    for manager in (None, {}, resolve(), resolve({}, [])):
+        assert write_stream(_render(upstream, "opendatahub-trainer/odh-3.5.0", manager)) == baseline
+    assert _find(odh_default, "PodDisruptionBudget") is None
+    assert "replicas" not in _find(odh_default, "Deployment")["spec"]
+
+
+def test_ha_render(upstream, odh_default):
+    objects = _render(upstream, "opendatahub-trainer/odh-3.5.0", resolve(ha=True))
+    dep = _find(objects, "Deployment")
+    selector = dep["spec"]["selector"]["matchLabels"]
+    assert dep["spec"]["replicas"] == 2
+    assert dep["spec"]["template"]["spec"]["affinity"] == {"podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100, "podAffinityTerm": {
+            "labelSelector": {"matchLabels": selector}, "topologyKey": "kubernetes.io/hostname"}}]}}
+    pdb = _find(objects, "PodDisruptionBudget")
+    assert pdb["apiVersion"] == "policy/v1"
+    assert pdb["metadata"]["namespace"] == "opendatahub"
+    assert pdb["metadata"]["labels"][OWNER[0]] == OWNER[1]
+    assert pdb["spec"] == {"minAvailable": 1, "selector": {"matchLabels": selector}}
+    # the selector is the Deployment's own and is not widened by the ownership label
+    assert OWNER[0] not in selector
+    # nothing else moved: drop the three changes and the rest is the default render
+    dep["spec"].pop("replicas")
+    dep["spec"]["template"]["spec"].pop("affinity")
+    objects.remove(pdb)
+    assert write_stream(objects) == write_stream(odh_default)
+
+
+def test_each_option_in_the_render(upstream):
+    opts = resolve({
+        "replicas": 3,
+        "podDisruptionBudget": {"maxUnavailable": 1},
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                       "whenUnsatisfiable": "ScheduleAnyway"}],
+        "priorityClassName": "system-cluster-critical",
+        "affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [{"key": "infra", "operator": "Exists"}]}}]}},
+        "nodeSelector": {"kubernetes.io/os": "linux"},
+        "tolerations": [{"key": "infra", "operator": "Exists", "effect": "NoSchedule"}],
+    }, ["manager.resources.requests.cpu=100m", "manager.resources.limits.memory=1Gi"])
+    objects = _render(upstream, "opendatahub-trainer/odh-3.5.0", opts)
+    dep = _find(objects, "Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    selector = dep["spec"]["selector"]["matchLabels"]
+    assert dep["spec"]["replicas"] == 3
+    assert pod["topologySpreadConstraints"][0]["labelSelector"] == {"matchLabels": selector}
+    assert pod["priorityClassName"] == "system-cluster-critical"
+    assert list(pod["affinity"]) == ["nodeAffinity"]
+    assert pod["nodeSelector"] == {"kubernetes.io/os": "linux"}
+    assert pod["tolerations"][0]["key"] == "infra"
+    manager = next(c for c in pod["containers"] if c["name"] == "manager")
+    assert manager["resources"] == {"requests": {"cpu": "100m"}, "limits": {"memory": "1Gi"}}
+    assert _find(objects, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 1
+    # trainerctl never creates a PriorityClass
+    assert not [o for o in objects if o["kind"] == "PriorityClass"]
+
+
+def test_kubeflow_overlay_patches_only_the_trainer_deployment(upstream, remotes):  # noqa: F811
+    """overlays/manager also ships JobSet's controller Deployment; only Trainer's is patched."""
+    base = _render(upstream, "kubeflow-trainer/v2.3.0", None, remotes.mirrors)
+    objects = _render(upstream, "kubeflow-trainer/v2.3.0", resolve(ha=True), remotes.mirrors)
+    deployments = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Deployment"}
+    assert len(deployments) >= 2
+    assert deployments[DEPLOYMENT]["spec"]["replicas"] == 2
+    for name, dep in deployments.items():
+        if name != DEPLOYMENT:
+            assert dep == next(o for o in base if o["kind"] == "Deployment" and o["metadata"]["name"] == name)
+    assert [o["metadata"]["name"] for o in objects if o["kind"] == "PodDisruptionBudget"] == [DEPLOYMENT]
