@@ -235,3 +235,14 @@ def test_missing_deployment_or_container_is_a_clear_error():
     dep["spec"]["template"]["spec"]["containers"] = [{"name": "other"}]
     with pytest.raises(InputError, match="has no container named 'manager'"):
         apply_manager_options([dep], resolve({"resources": {"limits": {"cpu": "1"}}}))
+
+
+def test_errors_name_their_source():
+    with pytest.raises(InputError, match=r"^trainerctl.yaml: manager.replicas: must be >= 1"):
+        resolve({"replicas": 0})
+    with pytest.raises(InputError, match=r"^ci/trainerctl.yaml: manager: unknown key 'replica'"):
+        resolve({"replica": 2}, source="ci/trainerctl.yaml")
+    with pytest.raises(InputError, match=r"^--set manager.replicas: must be >= 1"):
+        resolve({"replicas": 2}, ["manager.replicas=0"])
+    with pytest.raises(InputError, match=r"^--set manager.ha: expected true or false"):
+        resolve(None, ["manager.ha=maybe"])

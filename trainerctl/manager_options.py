@@ -152,20 +152,12 @@ def resolve(config_block: Any = None, set_values: Iterable[str] = (), *, ha: boo
     want_ha = ha or _bool_or_none(config_block.get("ha"), f"{source}: manager.ha") is True \
         or _bool_or_none(flags.get("ha"), "--set manager.ha") is True
     merged: dict[str, Any] = copy.deepcopy(HA_PRESET) if want_ha else {}
-    merged = _merge_layer(merged, _validated_keys(config_block, f"{source}: manager"))
-    merged = _merge_layer(merged, _validated_keys(flags, "--set manager"))
+    # Each layer is checked on its own first, so an error names where the bad value came from.
+    for block, where in ((config_block, f"{source}: manager"), (flags, "--set manager")):
+        validate(block, where=where)
+        merged = _merge_layer(merged, block)
     merged.pop("ha", None)
-    return validate(merged, source="manager options", ha=want_ha)
-
-
-def _validated_keys(block: dict, where: str) -> dict:
-    unknown = sorted(set(block) - _TOP_KEYS)
-    if unknown:
-        raise InputError(f"{where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(_TOP_KEYS))}")
-    pdb = block.get("podDisruptionBudget")
-    if isinstance(pdb, dict) and "minAvailable" in pdb and "maxUnavailable" in pdb:
-        raise InputError(f"{where}.podDisruptionBudget: set minAvailable or maxUnavailable, not both")
-    return block
+    return validate(merged, ha=want_ha)
 
 
 def _type_name(value: Any) -> str:
@@ -185,8 +177,7 @@ def _bool_or_none(value: Any, where: str) -> bool | None:
 # Validation: one clear line per problem, naming the field and what was expected.
 
 
-def validate(block: dict, *, source: str = "manager", ha: bool = False) -> ManagerOptions:
-    where = "manager"
+def validate(block: dict, *, where: str = "manager", ha: bool = False) -> ManagerOptions:
     unknown = sorted(set(block) - _TOP_KEYS - {"ha"})
     if unknown:
         raise InputError(f"{where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(_TOP_KEYS))}")
