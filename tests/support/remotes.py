@@ -1,0 +1,95 @@
+"""Serve ../shared/remote the way the upstream overlays expect, without the internet.
+
+JobSet release files go behind a loopback HTTP server; LeaderWorkerSet's config/ becomes a local git
+repository with one tagged commit per version. `rewrite_tree` copies an upstream tree and points its
+remote URLs at those stand-ins, so kubectl and trainerctl read the very same input.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+JOBSET_PREFIX = "https://github.com/kubernetes-sigs/jobset/releases/download"
+LWS_PREFIX = "https://github.com/kubernetes-sigs/lws"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep test output clean
+        pass
+
+
+@dataclass
+class Remotes:
+    http_base: str  # e.g. http://127.0.0.1:PORT
+    lws_repo: Path
+    _server: http.server.ThreadingHTTPServer
+
+    @property
+    def mirrors(self) -> list[str]:
+        """--remote-mirror values that map the upstream URLs to the stand-ins."""
+        return [
+            f"{JOBSET_PREFIX}={self.http_base}/jobset/releases/download",
+            f"{LWS_PREFIX}=file://{self.lws_repo}",
+        ]
+
+    def rewrite(self, text: str) -> str:
+        text = text.replace(JOBSET_PREFIX, f"{self.http_base}/jobset/releases/download")
+        return text.replace(LWS_PREFIX + "//", f"file://{self.lws_repo}//")
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def make_lws_repo(remote_dir: Path, dest: Path) -> Path:
+    """One commit per LWS version, tagged with it, holding that version's config/ tree."""
+    import git
+
+    repo = git.Repo.init(dest)
+    with repo.config_writer() as cw:
+        cw.set_value("user", "name", "trainerctl-tests")
+        cw.set_value("user", "email", "tests@trainerctl.invalid")
+    versions = sorted(p.name for p in (remote_dir / "lws").iterdir() if p.is_dir())
+    for version in versions:
+        config = dest / "config"
+        if config.exists():
+            shutil.rmtree(config)
+        shutil.copytree(remote_dir / "lws" / version / "config", config)
+        repo.git.add("-A")
+        repo.index.commit(f"lws {version}")
+        repo.create_tag(version)
+    return dest
+
+
+def start(shared: Path, workdir: Path) -> Remotes:
+    remote_dir = shared / "remote"
+    handler = functools.partial(_QuietHandler, directory=str(remote_dir))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    lws = make_lws_repo(remote_dir, workdir / "lws-repo")
+    return Remotes(f"http://127.0.0.1:{server.server_address[1]}", lws, server)
+
+
+_KUSTOMIZATION = re.compile(r"^(kustomization\.ya?ml|Kustomization)$")
+
+
+def rewrite_tree(src: Path, dest: Path, remotes: Remotes) -> Path:
+    """Copy `src` to `dest`, pointing every kustomization's remote URLs at the stand-ins."""
+    shutil.copytree(src, dest, symlinks=True)
+    for path in dest.rglob("*"):
+        if _KUSTOMIZATION.match(path.name) and path.is_file():
+            text = path.read_text()
+            new = remotes.rewrite(text)
+            if new != text:
+                path.write_text(new)
+    return dest
+
+
+def kustomization_dirs(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.rglob("*") if _KUSTOMIZATION.match(p.name))

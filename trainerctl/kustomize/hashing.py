@@ -1,0 +1,42 @@
+"""The name-suffix hash kustomize gives generated ConfigMaps and Secrets."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+
+def _go_json(value) -> str:
+    # Go's encoding/json: sorted keys, no spaces, and <, >, & escaped as \u003c etc.
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def _encode(hex_digest: str) -> str:
+    # Consonants and digits only, so the suffix never spells a word.
+    table = str.maketrans({"0": "g", "1": "h", "3": "k", "a": "m", "e": "t"})
+    return hex_digest[:10].translate(table)
+
+
+def _value(obj: dict, key: str):
+    v = obj.get(key)
+    return "" if v is None else v
+
+
+def hash_of(obj: dict) -> str:
+    kind = obj.get("kind")
+    # kustomize looks the name up as one field literally called "metadata/name", which never
+    # exists: the name is always hashed as "". Matching that keeps our suffixes identical.
+    name = ""
+    if kind == "ConfigMap":
+        m = {"kind": "ConfigMap", "name": name, "data": _value(obj, "data")}
+        if isinstance(obj.get("binaryData"), dict):
+            m["binaryData"] = obj["binaryData"]
+    elif kind == "Secret":
+        m = {"kind": "Secret", "type": _value(obj, "type"), "name": name, "data": _value(obj, "data")}
+        if isinstance(obj.get("stringData"), dict):
+            m["stringData"] = obj["stringData"]
+    else:
+        m = obj
+    return _encode(hashlib.sha256(_go_json(m).encode()).hexdigest())

@@ -1,0 +1,98 @@
+"""Which resources a patch target, replacement or replica count selects."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.resource import Resource
+
+SELECTOR_FIELDS = {"group", "version", "kind", "name", "namespace", "labelSelector",
+                   "annotationSelector"}
+
+
+def _label_selector(expr: str, where: str):
+    """A Kubernetes label selector string as a predicate on a label map."""
+    reqs = []
+    for part in re.split(r",(?![^()]*\))", expr):
+        part = part.strip()
+        if not part:
+            continue
+        m = re.fullmatch(r"([\w./-]+)\s+(in|notin)\s+\(([^)]*)\)", part)
+        if m:
+            values = {v.strip() for v in m[3].split(",") if v.strip()}
+            key, op = m[1], m[2]
+            if op == "in":
+                reqs.append(lambda l, k=key, vs=values: l.get(k) in vs)
+            else:
+                reqs.append(lambda l, k=key, vs=values: l.get(k) not in vs)
+            continue
+        m = re.fullmatch(r"([\w./-]+)\s*(==|=|!=)\s*([\w./-]*)", part)
+        if m:
+            key, op, value = m[1], m[2], m[3]
+            if op == "!=":
+                reqs.append(lambda l, k=key, v=value: l.get(k) != v)
+            else:
+                reqs.append(lambda l, k=key, v=value: k in l and l[k] == v)
+            continue
+        m = re.fullmatch(r"(!?)([\w./-]+)", part)
+        if m:
+            neg, key = m[1] == "!", m[2]
+            reqs.append(lambda l, k=key, n=neg: (k in l) != n)
+            continue
+        raise KustomizeError(f"{where}: cannot parse selector {expr!r}")
+    return lambda labels: all(r(labels) for r in reqs)
+
+
+def _anchored(pattern: str, where: str):
+    try:
+        return re.compile(f"^(?:{pattern})$")
+    except re.error as exc:
+        raise KustomizeError(f"{where}: invalid regular expression {pattern!r}: {exc}") from None
+
+
+def select(resources: Iterable[Resource], sel: dict, where: str) -> list[Resource]:
+    """kustomize's ResMap.Select: name and namespace are anchored regular expressions matched
+    against the original or the current id; the rest is exact."""
+    if not isinstance(sel, dict):
+        raise KustomizeError(f"{where}: target must be a mapping")
+    unknown = set(sel) - SELECTOR_FIELDS
+    if unknown:
+        raise KustomizeError(f"{where}: unknown target field(s) {', '.join(sorted(unknown))}")
+    name_re = _anchored(sel["name"], where) if sel.get("name") else None
+    ns_re = _anchored(sel["namespace"], where) if sel.get("namespace") else None
+    labels = _label_selector(sel["labelSelector"], where) if sel.get("labelSelector") else None
+    annos = (_label_selector(sel["annotationSelector"], where)
+             if sel.get("annotationSelector") else None)
+    out = []
+    for r in resources:
+        org, cur = r.orig_id(), r.id
+        if ns_re and not (ns_re.match(org.effective_namespace) or ns_re.match(cur.effective_namespace)):
+            continue
+        if name_re and not (name_re.match(org.name) or name_re.match(cur.name)):
+            continue
+        if not r.gvk.selected_by(sel.get("group"), sel.get("version"), sel.get("kind")):
+            continue
+        if labels and not labels(r.labels()):
+            continue
+        if annos and not annos(r.annotations()):
+            continue
+        out.append(r)
+    return out
+
+
+def ids_select(r: Resource, sel: dict) -> bool:
+    """ResId.IsSelectedBy over every id the resource has had (replacements)."""
+    if not r.gvk.selected_by(sel.get("group"), sel.get("version"), sel.get("kind")):
+        return False
+    names = r.all_names()
+    for name, ns in names:
+        if sel.get("name") and sel["name"] != name:
+            continue
+        if sel.get("namespace"):
+            eff = "" if r.gvk.cluster_scoped else (ns or "default")
+            if sel["namespace"] != eff and not (sel["namespace"] == "default" and not ns):
+                continue
+        return True
+    return False
