@@ -188,3 +188,17 @@ def test_v22_to_v23_on_the_server_matches_the_file_diff(test_cluster, shared_dir
             if f.get("rule") == "self == oldSelf":
                 assert f["immutable"] is True
     assert code == (1 if data["blocking"] else 0), err
+
+
+def test_guard_refuses_unless_allowed(test_cluster, odh34, jobs):
+    from trainerctl.cluster.client import connect
+    from trainerctl.upgrade import UpgradeBlocked, guard
+
+    cluster = connect(str(test_cluster.admin_kubeconfig))
+    target = target_removing_fields(odh34)
+    with pytest.raises(UpgradeBlocked) as info:
+        guard(cluster, target)
+    assert info.value.exit_code == 1 and "--allow-breaking" in str(info.value)
+    assert info.value.report.blocking
+    assert guard(cluster, target, allow_breaking=True).blocking
+    assert not guard(cluster, odh34).blocking

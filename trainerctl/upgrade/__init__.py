@@ -6,11 +6,26 @@ server. install calls one of them before applying and refuses a blocking report 
 
 from __future__ import annotations
 
+from trainerctl.errors import EXIT_FAILED, TrainerctlError
 from trainerctl.upgrade.crd_diff import Finding, diff_crds, is_crd
 from trainerctl.upgrade.report import UpgradeReport
 from trainerctl.upgrade.usage import Usage, find_usages
 
-__all__ = ["Finding", "Usage", "UpgradeReport", "check", "check_cluster"]
+__all__ = ["Finding", "Usage", "UpgradeBlocked", "UpgradeReport", "check", "check_cluster", "guard"]
+
+
+class UpgradeBlocked(TrainerctlError):
+    """install refuses the upgrade; .report says why (print it before the error line)."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, report: "UpgradeReport"):
+        first = report.blocking_findings[0]
+        where = " ".join(p for p in (first.version, first.path) if p)
+        super().__init__(f"upgrade blocked by {len(report.blocking_findings)} CRD change(s), first: {first.crd} "
+                         f"{first.kind} {where}; run `trainerctl upgrade-check` for the report, "
+                         "or pass --allow-breaking")
+        self.report = report
 
 
 def check(live_crds: list[dict], target_crds: list[dict], live_resources: dict[str, list[dict]]) -> UpgradeReport:
@@ -37,3 +52,12 @@ def check_cluster(api_client, target_objects: list[dict], *, owner_label: str | 
     findings = diff_crds(live_crds, target_objects)
     live_resources = list_custom_objects(api_client, live_crds, findings)
     return check(live_crds, target_objects, live_resources)
+
+
+def guard(cluster, target_objects: list[dict], *, owner_label: str | None = None,
+          allow_breaking: bool = False) -> UpgradeReport:
+    """What install calls before applying anything: the report, or UpgradeBlocked."""
+    report = check_cluster(cluster, target_objects, owner_label=owner_label)
+    if report.blocking and not allow_breaking:
+        raise UpgradeBlocked(report)
+    return report
