@@ -93,7 +93,10 @@ class Cluster:
         try:
             resp = self.api_client.rest_client.pool_manager.request(
                 method, url, body=data, headers=headers, timeout=urllib3.Timeout(total=timeout),
-                retries=False, preload_content=True,
+                # Connection-level retries only (a refused or reset connect is safe to repeat);
+                # HTTP statuses are handled in call().
+                retries=urllib3.Retry(total=2, connect=2, read=0, redirect=0, status=0, backoff_factor=0.1),
+                preload_content=True,
             )
         except urllib3.exceptions.HTTPError as exc:
             raise Unreachable(

@@ -1,0 +1,75 @@
+"""Acceptance 7 and 8: a forbidden user gets a clear line; an API server outage mid-install converges."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import yaml
+
+from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
+from tests.test_install import ODH_NS
+from trainerctl.cluster.diff import diff
+from trainerctl.cluster.install import InstallOptions, RunFailed, install
+
+
+def test_restricted_user_gets_forbidden_naming_verb_and_resource(env, tmp_path, capsys):
+    from trainerctl.cli import main
+
+    prepare_cluster_for_odh(env.cluster)
+    rendered = tmp_path / "render.yaml"
+    rendered.write_text(yaml.safe_dump_all(odh_objects()))
+    code = main(["install", "-f", str(rendered), "--kubeconfig", env.restricted_kubeconfig, "-n", ODH_NS])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0
+    assert len(err) == 1 and err[0].startswith("error: forbidden: ")
+    assert 'User "testenv-restricted" cannot get resource "configmaps"' in err[0]
+    assert env.get(f"/api/v1/namespaces/{ODH_NS}") is None  # nothing half-applied
+
+
+def test_bad_kubeconfig_and_context_are_one_line_errors(env, tmp_path, capsys):
+    from trainerctl.cli import main
+
+    assert main(["status", "--kubeconfig", str(tmp_path / "missing")]) == 2
+    assert "file not found" in capsys.readouterr().err
+    assert main(["status", "--kubeconfig", env.kubeconfig, "--context", "nope"]) == 2
+    assert "unknown context 'nope'" in capsys.readouterr().err
+    broken = tmp_path / "kc"
+    broken.write_text(open(env.kubeconfig).read().replace(env.tc.server, "https://127.0.0.1:1"))
+    assert main(["install", "-f", "/dev/null", "--kubeconfig", str(broken)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot reach the API server https://127.0.0.1:1") and err.count("\n") == 1
+
+
+def test_api_server_outage_mid_install_then_rerun_converges(env):
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    outcome: dict = {}
+    with FakeController(env, objects, ready=False) as fake:
+        def run() -> None:
+            try:
+                install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+            except RunFailed as exc:
+                outcome["error"] = exc
+        thread = threading.Thread(target=run)
+        thread.start()
+        deadline = time.monotonic() + 60
+        while env.get(f"/apis/apps/v1/namespaces/{ODH_NS}/deployments/kubeflow-trainer-controller-manager") is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        env.tc.stop_apiserver()  # while install waits for the controller
+        thread.join(60)
+        assert "error" in outcome, "install did not notice the outage"
+        assert "cannot reach the API server" in str(outcome["error"])
+        assert outcome["error"].exit_code != 0
+        env.tc.start_apiserver()
+        fake.ready = True
+        report = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        assert not report.failed
+        # Exactly what a clean install makes: nothing to change, nothing extra, inventory complete.
+        result = diff(objects, cluster=env.cluster, namespace=ODH_NS)
+        assert not result.drift and not result.errors
+    from trainerctl.cluster import inventory
+
+    inv = inventory.read(env.cluster, ODH_NS)
+    assert inv.complete and len(inv.entries) == len(objects) + 1
