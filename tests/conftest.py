@@ -62,7 +62,7 @@ def test_cluster():
 
 @pytest.fixture
 def namespace(test_cluster) -> str:
-    """A fresh namespace in the test cluster.
+    """A fresh namespace in the test cluster, with the `default` ServiceAccount a controller would add.
 
     It is not deleted afterwards: without kube-controller-manager a deleted namespace stays
     Terminating forever, and each name is unique anyway.
@@ -70,5 +70,8 @@ def namespace(test_cluster) -> str:
     from kubernetes import client
 
     name = f"t-{secrets.token_hex(4)}"
-    client.CoreV1Api(test_cluster.api_client()).create_namespace({"metadata": {"name": name}})
+    core = client.CoreV1Api(test_cluster.api_client())
+    core.create_namespace({"metadata": {"name": name}}, _preload_content=False)
+    # ServiceAccount admission rejects Pods until `default` exists; no controller makes it here.
+    core.create_namespaced_service_account(name, {"metadata": {"name": "default"}}, _preload_content=False)
     return name

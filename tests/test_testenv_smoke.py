@@ -50,7 +50,7 @@ def _wait_established(api_client, names: list[str], timeout: float = 60) -> None
     while pending and time.monotonic() < deadline:
         for name in sorted(pending):
             crd = json.loads(ext.read_custom_resource_definition(name, _preload_content=False).data)
-            conditions = {c["type"]: c["status"] for c in crd.get("status", {}).get("conditions", [])}
+            conditions = {c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []}
             if conditions.get("Established") == "True":
                 pending.discard(name)
         time.sleep(0.2)
@@ -116,29 +116,57 @@ def test_server_side_dry_run_persists_nothing(test_cluster, shared_dir, trainer_
     assert err.value.status == 404
 
 
-def test_discovery_lists_trainer_group_and_webhook_configs_are_accepted(test_cluster, trainer_crds):
-    from kubernetes import client
-
+def test_discovery_lists_the_trainer_group(test_cluster, trainer_crds):
     groups = json.loads(test_cluster.get("/apis"))
     assert "trainer.kubeflow.org" in {g["name"] for g in groups["groups"]}
-    # A webhook configuration whose Service has no backend is stored like in any cluster.
+    resources = json.loads(test_cluster.get("/apis/trainer.kubeflow.org/v1alpha1"))["resources"]
+    assert {"clustertrainingruntimes", "trainingruntimes", "trainjobs"} <= {r["name"] for r in resources}
+
+
+def test_webhook_without_backend_fails_fast_on_loopback(test_cluster, namespace):
+    """A webhook configuration is stored as in any cluster; calling it hits a loopback ClusterIP."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    api = test_cluster.api_client()
+    service = json.loads(client.CoreV1Api(api).create_namespaced_service(namespace, {
+        "metadata": {"name": "webhook"}, "spec": {"ports": [{"port": 443, "targetPort": 9443}]},
+    }, _preload_content=False).data)
+    assert service["spec"]["clusterIP"].startswith("127.100.")
+    name = f"testenv-smoke-{namespace}"
     webhook = {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
-        "metadata": {"name": "testenv-smoke"},
+        "metadata": {"name": name},
         "webhooks": [{
             "name": "vsmoke.testenv.trainerctl.io",
-            "clientConfig": {"service": {"name": "nowhere", "namespace": "default", "path": "/validate"}},
-            "rules": [{"apiGroups": ["example.com"], "apiVersions": ["v1"], "operations": ["CREATE"],
-                       "resources": ["things"]}],
+            "clientConfig": {"service": {"name": "webhook", "namespace": namespace, "path": "/validate"}},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                       "resources": ["configmaps"]}],
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+            "failurePolicy": "Fail",
+            "timeoutSeconds": 5,
             "sideEffects": "None",
             "admissionReviewVersions": ["v1"],
         }],
     }
-    api = client.AdmissionregistrationV1Api(test_cluster.api_client())
-    api.patch_validating_webhook_configuration("testenv-smoke", webhook, field_manager=MANAGER,
-                                               _content_type=APPLY, _preload_content=False)
-    api.delete_validating_webhook_configuration("testenv-smoke")
+    admission = client.AdmissionregistrationV1Api(api)
+    admission.patch_validating_webhook_configuration(name, webhook, field_manager=MANAGER,
+                                                     _content_type=APPLY, _preload_content=False)
+    try:
+        deadline = time.monotonic() + 30
+        while True:  # the webhook configuration reaches the admission plugin asynchronously
+            try:
+                client.CoreV1Api(api).create_namespaced_config_map(
+                    namespace, {"metadata": {"generateName": "probe-"}}, _preload_content=False)
+            except ApiException as exc:
+                assert exc.status == 500, exc.body
+                assert "failed calling webhook" in exc.body and "dial tcp 127.100." in exc.body, exc.body
+                break
+            assert time.monotonic() < deadline, "webhook was never called"
+            time.sleep(0.2)
+    finally:
+        admission.delete_validating_webhook_configuration(name)
 
 
 def test_readiness_helpers_set_deployment_status_and_endpoints(test_cluster, namespace):
@@ -200,3 +228,12 @@ def test_build_without_go_explains_and_fails_only_under_ci(tmp_path, ci, code):
     assert proc.returncode == code
     assert proc.stderr.startswith("error: Go is needed to build the test cluster")
     assert proc.stdout == ""
+
+
+def test_fresh_namespace_accepts_pods(test_cluster, namespace):
+    from kubernetes import client
+
+    pod = json.loads(client.CoreV1Api(test_cluster.api_client()).create_namespaced_pod(namespace, {
+        "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "example.invalid/p:1"}]},
+    }, _preload_content=False).data)
+    assert pod["spec"]["serviceAccountName"] == "default"

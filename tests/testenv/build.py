@@ -108,6 +108,14 @@ def _build(go: str, out: Path, log) -> None:
     _run([*common, "-ldflags", "-s -w", "-o", str(out / "pki"), "./pki"], env, log)
 
 
+def _prune_stale(keep: Path, log) -> None:
+    """Drop binaries built from older wrapper modules so the cache stays one build big."""
+    for entry in cache_root().glob("kube-apiserver-*"):
+        if entry.is_dir() and entry != keep:
+            log(f"testenv: removing stale build {entry}")
+            shutil.rmtree(entry, ignore_errors=True)
+
+
 def ensure_binaries(log=None) -> Path:
     """Return the bin dir holding kube-apiserver, etcd and pki, building them first if missing.
 
@@ -130,6 +138,7 @@ def ensure_binaries(log=None) -> Path:
             "(first build takes several minutes)")
         started = time.monotonic()
         staging = Path(tempfile.mkdtemp(prefix="bin.", dir=target.parent))
+        staging.chmod(0o755)
         try:
             _build(go, staging, log)
             if target.exists():
@@ -138,6 +147,7 @@ def ensure_binaries(log=None) -> Path:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         log(f"testenv: built in {time.monotonic() - started:.0f}s")
+        _prune_stale(target.parent, log)
     return target
 
 

@@ -232,7 +232,16 @@ class TestCluster:
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={pki / 'sa.pub'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
-            "--service-cluster-ip-range=10.0.0.0/24",
+            # ClusterIPs in loopback: the apiserver dials a webhook Service's ClusterIP, so an
+            # installed webhook configuration fails fast (connection refused) and no request ever
+            # leaves this machine.
+            "--service-cluster-ip-range=127.100.0.0/16",
+            # Explicitly: without it this build resolves webhook Services through their
+            # EndpointSlices, whose addresses may not be loopback.
+            "--enable-aggregator-routing=false",
+            # The endpoint reconciler refuses a loopback advertise address; nothing here needs
+            # the `kubernetes` Service's endpoints.
+            "--endpoint-reconciler-type=none",
             "--allow-privileged=true",
             "--profiling=false",
             "--v=1",

@@ -83,6 +83,9 @@ def mark_deployment_failed(kubeconfig: Path, namespace: str, name: str) -> dict:
             "observedGeneration": generation,
             "replicas": replicas,
             "updatedReplicas": replicas,
+            # None deletes the field in a merge patch, undoing an earlier mark_deployment_available.
+            "readyReplicas": None,
+            "availableReplicas": None,
             "unavailableReplicas": replicas,
             "conditions": [
                 _condition("Available", False, "MinimumReplicasUnavailable",
@@ -95,10 +98,16 @@ def mark_deployment_failed(kubeconfig: Path, namespace: str, name: str) -> dict:
     return _patch_status(kubeconfig, namespace, name, status)
 
 
+# The API server rejects loopback endpoint addresses, so use a documentation address
+# (RFC 5737). Nothing dials it: kube-apiserver reaches webhooks through the Service's ClusterIP.
+ENDPOINT_ADDRESS = "192.0.2.1"
+
+
 def make_endpointslice_ready(
-    kubeconfig: Path, namespace: str, service_name: str, port: int = 9443, ready: bool = True
+    kubeconfig: Path, namespace: str, service_name: str, port: int = 9443, ready: bool = True,
+    address: str = ENDPOINT_ADDRESS,
 ) -> dict:
-    """Create (or replace) an EndpointSlice for the Service with one endpoint at 127.0.0.1.
+    """Create (or replace) an EndpointSlice for the Service with one endpoint.
 
     ready=False makes the endpoint present but not ready, as while a webhook pod starts.
     """
@@ -130,7 +139,7 @@ def make_endpointslice_ready(
         },
         "addressType": "IPv4",
         "endpoints": [
-            {"addresses": ["127.0.0.1"], "conditions": {"ready": ready, "serving": ready, "terminating": False}}
+            {"addresses": [address], "conditions": {"ready": ready, "serving": ready, "terminating": False}}
         ],
         "ports": [port_entry],
     }
