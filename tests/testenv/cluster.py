@@ -81,6 +81,19 @@ def _group_alive(pgid: int) -> bool:
         return True
 
 
+def _die_with_parent() -> None:
+    """In the child before exec: die when the parent dies (Linux), even by SIGKILL.
+
+    SIGKILL, not SIGTERM: kube-apiserver hangs in graceful shutdown once etcd is gone.
+    """
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _kubeconfig(server: str, ca_file: Path, user: str, token: str) -> str:
     # JSON is valid YAML; kubeconfig loaders (kubectl, kubernetes client) accept it.
     return json.dumps(
@@ -101,7 +114,10 @@ class TestCluster:
 
     __test__ = False  # not a pytest test class despite the name
 
-    def __init__(self, bin_dir: Path | None = None, workdir: Path | None = None, keep_workdir: bool = False):
+    def __init__(self, bin_dir: Path | None = None, workdir: Path | None = None, keep_workdir: bool = False,
+                 outlive_parent: bool = False):
+        """outlive_parent=False ties etcd and kube-apiserver to this process: if it is killed
+        (CI time-out, kill -9) they go too. `python -m tests.testenv up` sets it True."""
         if bin_dir is None:
             from tests.testenv.build import ensure_binaries
 
@@ -110,6 +126,7 @@ class TestCluster:
         self._own_workdir = workdir is None
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trainerctl-testenv-"))
         self.keep_workdir = keep_workdir
+        self.outlive_parent = outlive_parent
         self.pki_dir = self.workdir / "pki"
         self.log_dir = self.workdir / "logs"
         self.etcd_data = self.workdir / "etcd-data"
@@ -226,9 +243,6 @@ class TestCluster:
             f"--cert-dir={pki}",
             f"--token-auth-file={pki / 'tokens.csv'}",
             "--authorization-mode=RBAC",
-            # Webhook calls go to the Service's EndpointSlice (not its unroutable ClusterIP), so a
-            # test-run webhook server behind make_endpointslice_ready() is really called.
-            "--enable-aggregator-routing=true",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={pki / 'sa.pub'}",
             f"--service-account-signing-key-file={pki / 'sa.key'}",
@@ -265,7 +279,8 @@ class TestCluster:
             # Own session → own process group, so kill_group reaches every child and Ctrl-C in
             # the terminal does not race our orderly stop.
             return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=self.workdir)
+                                    start_new_session=True, cwd=self.workdir,
+                                    preexec_fn=None if self.outlive_parent else _die_with_parent)
 
     def _wait(self, proc: subprocess.Popen, log: Path, ready, name: str) -> None:
         deadline = time.monotonic() + START_TIMEOUT
