@@ -53,7 +53,7 @@ def up() -> int:
     if state:
         down()
     bin_dir = ensure_binaries(log=_info)
-    cluster = TestCluster(bin_dir=bin_dir, keep_workdir=True)
+    cluster = TestCluster(bin_dir=bin_dir, keep_workdir=True, outlive_parent=True)
     cluster.start()
     state = {
         "server": cluster.server,
