@@ -99,3 +99,39 @@ def test_kubeflow_overlay_patches_only_the_trainer_deployment(upstream, remotes)
         if name != DEPLOYMENT:
             assert dep == next(o for o in base if o["kind"] == "Deployment" and o["metadata"]["name"] == name)
     assert [o["metadata"]["name"] for o in objects if o["kind"] == "PodDisruptionBudget"] == [DEPLOYMENT]
+
+
+def _cli(capsys, *args):
+    from trainerctl.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_flags_and_config_file(upstream, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no stray ./trainerctl.yaml or lock file
+    source = str(upstream / "opendatahub-trainer" / "odh-3.5.0")
+    code, plain, _ = _cli(capsys, "render", "--source", source, "--no-lock")
+    assert code == 0
+    code, ha, _ = _cli(capsys, "render", "--source", source, "--no-lock", "--ha")
+    assert code == 0 and ha == write_stream(_render(upstream, "opendatahub-trainer/odh-3.5.0", resolve(ha=True)))
+    assert ha != plain
+    config = tmp_path / "ci-settings.yaml"
+    config.write_text("manager:\n  ha: true\n  replicas: 3\n")
+    code, out, _ = _cli(capsys, "render", "--source", source, "--no-lock", "--config", str(config),
+                        "--set", "manager.replicas=4")
+    dep = _find([d for d in __import__("yaml").safe_load_all(out) if d], "Deployment")
+    assert code == 0 and dep["spec"]["replicas"] == 4  # --set beats the file, the file beats --ha
+    config.write_text("manager:\n  replicas: 0\n")
+    code, out, err = _cli(capsys, "render", "--source", source, "--no-lock", "--config", str(config))
+    assert code == 2 and out == ""
+    assert err.strip() == (f"error: {config}: manager.replicas: must be >= 1, got 0 (zero controller pods means "
+                           "every TrainJob and runtime create or update is rejected by the webhooks)")
+    code, _, err = _cli(capsys, "render", "--source", source, "--no-lock",
+                        "--set", "manager.podDisruptionBudget.minAvailable=1",
+                        "--set", "manager.podDisruptionBudget.maxUnavailable=1")
+    assert code == 2 and "set minAvailable or maxUnavailable, not both" in err
+    code, _, err = _cli(capsys, "render", "--source", source, "--no-lock", "--set", "manager.podDisruptionBudget.enabled=true")
+    assert code == 0 and "warning: manager.podDisruptionBudget allows no disruption with 1 replica(s): it blocks node drains" in err

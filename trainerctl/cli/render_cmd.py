@@ -10,6 +10,7 @@ from typing import Optional
 import typer
 
 from trainerctl.cli import app
+from trainerctl.cli.manager_flags import HaOpt, SetOpt, manager_from_flags
 from trainerctl.errors import InputError
 
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:")
@@ -45,6 +46,8 @@ def render_options(
     refresh: bool = False,
     lock: Optional[Path] = None,
     no_lock: bool = False,
+    set_values: list[str] = (),
+    ha: bool = False,
 ):
     """RenderOptions from trainerctl.yaml overlaid with flags (flags win); shared by install/diff."""
     from trainerctl.config import load_config
@@ -79,7 +82,7 @@ def render_options(
         refresh=refresh,
         lock_file=lock,
         use_lock=not no_lock,
-        manager=cfg.get("manager"),
+        manager=manager_from_flags(cfg.get("manager"), list(set_values), ha, cfg.path),
     )
 
 
@@ -116,6 +119,8 @@ def render_command(
     update_lock: bool = typer.Option(False, "--update-lock", help="Write the rendered source to the lock file."),
     output: str = typer.Option("yaml", "--output", "-o", help="yaml or json."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", help="Write one file per object (plus kustomization.yaml) here."),
+    set_values: list[str] = SetOpt,
+    ha: bool = HaOpt,
 ) -> None:
     """Render the whole install set (upstream overlay, runtimes, imagestreams) to stdout."""
     from trainerctl import ui
@@ -129,6 +134,7 @@ def render_command(
         platform=platform, image=image, component=component, owner_label=owner_label,
         require_registry=require_registry, cache_dir=cache_dir, remote_mirror=remote_mirror,
         offline=offline, refresh=refresh, lock=lock, no_lock=no_lock or update_lock,
+        set_values=set_values, ha=ha,
     )
     result = render(options)
     if update_lock:
