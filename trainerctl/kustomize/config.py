@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import copy
+import functools
 from dataclasses import dataclass, field
 
 from trainerctl.kustomize import fieldspecs, yamlio
@@ -22,10 +22,7 @@ class TransformerConfig:
 
     @classmethod
     def default(cls) -> "TransformerConfig":
-        cfg = cls({name: fieldspecs.builtin(name) for name in _LISTS})
-        for entry in fieldspecs.builtin_namereference():
-            cfg._add_nameref(entry, "built-in nameReference")
-        return cfg
+        return _default_config().copy()
 
     def copy(self) -> "TransformerConfig":
         return TransformerConfig({k: list(v) for k, v in self.specs.items()},
@@ -50,15 +47,21 @@ class TransformerConfig:
     def merge(self, other: "TransformerConfig") -> None:
         for name, specs in other.specs.items():
             mine = self.specs.setdefault(name, [])
-            for s in specs:
-                if s not in mine:
-                    mine.append(s)
+            if mine is specs or mine == specs:
+                continue
+            have = set(mine)
+            mine.extend(s for s in specs if s not in have)
+        mine_refs = dict(self.name_reference)
         for key, specs in other.name_reference:
-            self._add_nameref({"group": key[0], "version": key[1], "kind": key[2]}, "merge")
-            target = next(v for k, v in self.name_reference if k == key)
-            for s in specs:
-                if s not in target:
-                    target.append(s)
+            target = mine_refs.get(key)
+            if target is None:
+                target = []
+                self.name_reference.append((key, target))
+                mine_refs[key] = target
+            if target == specs:
+                continue
+            have = set(target)
+            target.extend(s for s in specs if s not in have)
 
     def load_file(self, text: str, source: str) -> None:
         data = yamlio.load(text, source) or {}
@@ -76,3 +79,12 @@ class TransformerConfig:
                         mine.append(s)
             else:
                 raise KustomizeError(f"{source}: unknown transformer configuration `{key}`")
+
+
+@functools.lru_cache(maxsize=1)
+def _default_config() -> TransformerConfig:
+    # Parsed once per process; every kustomization starts from a copy.
+    cfg = TransformerConfig({name: fieldspecs.builtin(name) for name in _LISTS})
+    for entry in fieldspecs.builtin_namereference():
+        cfg._add_nameref(entry, "built-in nameReference")
+    return cfg

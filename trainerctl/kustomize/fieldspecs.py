@@ -21,6 +21,8 @@ SCALAR, MAPPING, SEQUENCE = "scalar", "mapping", "sequence"
 
 def split_path(path: str) -> tuple[str, ...]:
     """kustomize's PathSlice: '/' separates fields, '\\/' is a literal slash."""
+    if "\\" not in path:
+        return tuple(path.split("/"))
     parts: list[str] = []
     current = ""
     i = 0

@@ -11,9 +11,7 @@ import os
 import re
 import shutil
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,6 +95,9 @@ class Fetcher:
         real = self.rewrite(url)
         if real in self._files:
             return self._files[real]
+        import urllib.error
+        import urllib.request  # http.client is slow to import; only remote builds pay for it
+
         if not real.startswith(("http://", "https://")):
             raise KustomizeError(f"{where}: unsupported remote file URL {url!r}")
         try:

@@ -68,6 +68,7 @@ class Accumulated:
                 if merged or key in old.obj or key in r.obj:
                     r.obj[key] = merged
         r.previous = list(old.previous)
+        r.affixes = list(old.affixes)
         r.original_name = old.original_name
         self.resources[self.resources.index(old)] = r
 

@@ -513,7 +513,8 @@ def _scalar_text(value: Any) -> str | None:
     return None
 
 
-def _write_string(w: _Writer, s: str, indent: int, key: bool) -> None:
+def _style(s: str, key: bool) -> str:
+    """go-yaml v2's requested style, then libyaml's downgrade: '' plain, "'", '"' or '|'."""
     a = _analyze(s)
     if "\n" in s and not key:
         style = "|"
@@ -523,13 +524,27 @@ def _write_string(w: _Writer, s: str, indent: int, key: bool) -> None:
         style = ""
     if key and a.multiline:
         style = '"'
-    if style == "":
-        if not a.block_plain or (not s and key):
-            style = "'"
+    if style == "" and (not a.block_plain or (not s and key)):
+        style = "'"
     if style == "'" and not a.single:
         style = '"'
     if style == "|" and not a.block:
         style = '"'
+    return style
+
+
+_value_styles: dict[str, str] = {}
+
+
+def _write_string(w: _Writer, s: str, indent: int, key: bool) -> None:
+    if key:
+        style = _style(s, True)
+    else:
+        style = _value_styles.get(s)
+        if style is None:
+            style = _style(s, False)
+            if len(_value_styles) < 200000:
+                _value_styles[s] = style
     if style == "":
         _write_plain(w, s, indent, not key)
     elif style == "'":

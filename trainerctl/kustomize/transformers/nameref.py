@@ -35,10 +35,13 @@ def _pick(name: str, namespace: str | None, referrer: Resource, candidates: list
         same = [c for c in matches if c.gvk.cluster_scoped or c.namespace == ns]
         matches = same
     if len(matches) > 1:
-        # The same object reached through several names is one match.
+        # Several objects answer to the name: keep those renamed by the same prefixes and
+        # suffixes as the referrer (they came through the same kustomizations).
+        same = [m for m in matches if m.affixes == referrer.affixes]
+        if same:
+            matches = same
         unique = {(m.name, m.namespace) for m in matches}
         if len(unique) > 1:
-            # Prefer candidates that had exactly this name right before their last rename.
             raise KustomizeError(
                 f"{referrer.source}: {where}: found multiple possible referrals for {kind} "
                 f"{name!r}: {', '.join(sorted(f'{n}.{s}' for n, s in unique))}"

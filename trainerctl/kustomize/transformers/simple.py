@@ -56,6 +56,7 @@ def add_affix(resources: list[Resource], prefix: str, suffix: str, specs: list[F
         ):
             continue
         r.store_previous()
+        r.affixes.append((prefix, suffix))
         for spec in specs:
             if spec.applies_to(gvk):
                 def visit(parent, key):

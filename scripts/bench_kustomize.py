@@ -1,0 +1,104 @@
+"""Benchmark: `trainerctl kustomize` vs `kubectl kustomize`, whole processes, alternating.
+
+Prints the median wall time of each and their ratio (target: trainerctl ≤ 0.5 × kubectl) for
+the Trainer overlays named in the kustomize issue, then a synthetic overlay at 1× and 10× its
+resources to show that time grows no worse than linearly. Absolute times on shared machines are
+noise; the ratios, measured in the same run, are the result.
+
+  python scripts/bench_kustomize.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.support import remotes  # noqa: E402
+
+SHARED = ROOT.parent / "shared"
+CASES = [
+    "opendatahub-trainer/main-d140e85/manifests/rhoai",
+    "kubeflow-trainer/v2.3.0/manifests/overlays/kubeflow-platform",
+]
+
+
+def timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()[:500]}")
+    return elapsed
+
+
+def compare(directory: Path, runs: int) -> tuple[float, float]:
+    ours, theirs = [], []
+    trainerctl = shutil.which("trainerctl") or "trainerctl"
+    kubectl = shutil.which("kubectl") or "kubectl"
+    for _ in range(runs):  # alternate, so drifting load hits both alike
+        ours.append(timed([trainerctl, "kustomize", str(directory)]))
+        theirs.append(timed([kubectl, "kustomize", str(directory)]))
+    return statistics.median(ours), statistics.median(theirs)
+
+
+def synthetic(base: Path, dest: Path, copies: int) -> Path:
+    """An overlay holding `copies` renamed copies of the rendered base, plus transformers."""
+    from trainerctl.kustomize import build
+    from trainerctl.kustomize.yamlio import dump_all
+
+    objs = build(str(base))
+    dest.mkdir(parents=True)
+    names = []
+    for i in range(copies):
+        copy_dir = dest / f"copy{i}"
+        copy_dir.mkdir()
+        (copy_dir / "all.yaml").write_text(dump_all(objs))
+        (copy_dir / "kustomization.yaml").write_text(
+            f"namePrefix: c{i}-\nresources:\n- all.yaml\n"
+        )
+        names.append(f"copy{i}")
+    (dest / "kustomization.yaml").write_text(
+        "namespace: bench\nlabels:\n- pairs:\n    bench: synthetic\n"
+        "commonAnnotations:\n  bench/run: x\nresources:\n" + "".join(f"- {n}\n" for n in names)
+    )
+    return dest
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    if not SHARED.is_dir():
+        raise SystemExit(f"needs {SHARED} (the upstream manifests)")
+    work = Path(tempfile.mkdtemp(prefix="bench-kustomize-"))
+    served = remotes.start(SHARED, work)
+    try:
+        tree = remotes.rewrite_tree(SHARED / "upstream", work / "upstream", served)
+        print(f"{'case':68} {'trainerctl':>10} {'kubectl':>9} {'ratio':>6}")
+        for case in CASES:
+            t, k = compare(tree / case, args.runs)
+            print(f"{case:68} {t:9.3f}s {k:8.3f}s {t / k:6.2f}")
+        base = tree / "kubeflow-trainer/v2.3.0/manifests/base/manager"
+        small = synthetic(base, work / "synthetic-1x", 1)
+        large = synthetic(base, work / "synthetic-10x", 10)
+        t1, k1 = compare(small, args.runs)
+        t10, k10 = compare(large, args.runs)
+        print(f"{'synthetic 1x':68} {t1:9.3f}s {k1:8.3f}s {t1 / k1:6.2f}")
+        print(f"{'synthetic 10x':68} {t10:9.3f}s {k10:8.3f}s {t10 / k10:6.2f}")
+        print(f"growth 1x→10x: trainerctl {t10 / t1:.2f}×, kubectl {k10 / k1:.2f}× (linear would be ≤ 10×)")
+    finally:
+        served.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
