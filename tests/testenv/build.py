@@ -65,6 +65,21 @@ def _complete(directory: Path) -> bool:
     return all(os.access(directory / name, os.X_OK) for name in BINARIES)
 
 
+def find_go() -> str | None:
+    """$TRAINERCTL_GO if set, else `go` from PATH, else the usual install places (CI may run
+    with a leaner PATH)."""
+    if "TRAINERCTL_GO" in os.environ:
+        explicit = os.environ["TRAINERCTL_GO"]
+        return explicit if os.access(explicit, os.X_OK) else None
+    found = shutil.which("go")
+    if found:
+        return found
+    for candidate in (Path("/usr/local/go/bin/go"), Path.home() / "go" / "bin" / "go", Path("/usr/lib/go/bin/go")):
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
 def _go_version(go: str) -> tuple[int, int]:
     out = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True).stdout
     match = re.match(r"go(\d+)\.(\d+)", out.strip())
@@ -131,7 +146,7 @@ def ensure_binaries(log=None) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _complete(target):
             return target
-        go = shutil.which("go")
+        go = find_go()
         if go is None:
             raise BuildError(GO_MISSING_HINT)
         log(f"testenv: building kube-apiserver {KUBERNETES_VERSION} and etcd {ETCD_VERSION} into {target} "
