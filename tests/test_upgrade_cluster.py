@@ -202,3 +202,30 @@ def test_guard_refuses_unless_allowed(test_cluster, odh34, jobs):
     assert info.value.report.blocking
     assert guard(cluster, target, allow_breaking=True).blocking
     assert not guard(cluster, odh34).blocking
+
+
+def test_runtimes_using_a_removed_field_are_listed(test_cluster, odh34, jobs):
+    """Cluster-scoped ClusterTrainingRuntimes and namespaced TrainingRuntimes are found too."""
+    import secrets
+
+    from kubernetes import client
+
+    from tests.upgrade_cases import REMOVED_RUNTIME, runtime, target_removing_runtime_field
+
+    custom = client.CustomObjectsApi(test_cluster.api_client())
+    ctr_name = f"upg-ctr-{secrets.token_hex(3)}"
+    custom.create_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes",
+                                        runtime("ClusterTrainingRuntime", ctr_name, None, 2))
+    custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", jobs, "trainingruntimes",
+                                           runtime("TrainingRuntime", "uses-num-nodes", jobs, 1))
+    custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", jobs, "trainingruntimes",
+                                           runtime("TrainingRuntime", "no-ml-policy", jobs, None))
+    try:
+        report = check_cluster(test_cluster.api_client(), target_removing_runtime_field(odh34))
+    finally:
+        custom.delete_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", ctr_name)
+    found = {(u.kind, u.ref) for u in report.usages if u.path == REMOVED_RUNTIME}
+    assert ("ClusterTrainingRuntime", ctr_name) in found
+    assert ("TrainingRuntime", f"{jobs}/uses-num-nodes") in found
+    assert ("TrainingRuntime", f"{jobs}/no-ml-policy") not in found
+    assert report.blocking

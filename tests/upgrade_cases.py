@@ -80,3 +80,25 @@ def fixture_trainjobs(namespace: str) -> list[dict]:
             {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}},
         ]}}),
     ]
+
+
+RUNTIME_CRDS = ("clustertrainingruntimes.trainer.kubeflow.org", "trainingruntimes.trainer.kubeflow.org")
+REMOVED_RUNTIME = "spec.mlPolicy.numNodes"
+
+
+def target_removing_runtime_field(crds: list[dict]) -> list[dict]:
+    """Both runtime CRDs lose spec.mlPolicy.numNodes."""
+    out = copy.deepcopy(crds)
+    for crd in out:
+        if crd["metadata"]["name"] in RUNTIME_CRDS:
+            del _spec_schema(crd)["properties"]["mlPolicy"]["properties"]["numNodes"]
+    return out
+
+
+def runtime(kind: str, name: str, namespace: str | None, num_nodes: int | None) -> dict:
+    spec: dict = {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {
+        "spec": {"containers": [{"name": "node", "image": "example.invalid/trainer:1"}]}}}}}]}}}
+    if num_nodes is not None:
+        spec["mlPolicy"] = {"numNodes": num_nodes}
+    meta = {"name": name} if namespace is None else {"name": name, "namespace": namespace}
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": kind, "metadata": meta, "spec": spec}
