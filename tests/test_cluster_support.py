@@ -1,8 +1,9 @@
 """Test-side stand-ins for what a real cluster runs next to trainerctl, plus their own tests.
 
 The test cluster has no kubelet and no controllers. `FakeController` plays, honestly, the parts
-an install depends on: it serves the admission webhooks over TLS on 127.0.0.1 (the API server
-really calls it: the test cluster routes webhook calls to EndpointSlice addresses), writes the
+an install depends on: it serves the admission webhooks over TLS on each webhook Service's
+ClusterIP and port (the test cluster allocates ClusterIPs in 127.100.0.0/16 and the API server
+dials a webhook Service's ClusterIP, so it really calls this server), writes the
 webhook cert Secret data and the webhook caBundle like the controller's cert rotator (as another
 field manager), publishes a ready EndpointSlice and marks the Deployments Available like the
 deployment controller. Nothing in the rendered objects is relaxed: failurePolicy stays Fail, so
@@ -303,30 +304,32 @@ class FakeController:
         self.ip = host_ip()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.server: http.server.ThreadingHTTPServer | None = None
+        self.servers: dict[tuple[str, str], http.server.ThreadingHTTPServer] = {}
+        self._calls: list[str] = []
         self.done_slices: set = set()
         self.errors: list[str] = []
 
-    # webhook server
-    def _serve(self) -> None:
+    # webhook servers: one per Service, bound where the API server dials it
+    def _serve(self, ip: str, port: int) -> http.server.ThreadingHTTPServer:
         tmp = tempfile.mkdtemp(prefix="fake-webhook-")
         Path(tmp, "tls.crt").write_bytes(self.cert)
         Path(tmp, "tls.key").write_bytes(self.key)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(Path(tmp, "tls.crt"), Path(tmp, "tls.key"))
-        server = http.server.ThreadingHTTPServer((self.ip, 0), _AdmissionHandler)
+        server = http.server.ThreadingHTTPServer((ip, port), _AdmissionHandler)
         server.socket = ctx.wrap_socket(server.socket, server_side=True)
-        server.calls = []  # type: ignore[attr-defined]
+        server.calls = self._calls  # type: ignore[attr-defined]
         server.daemon_threads = True
-        self.server = server
         threading.Thread(target=server.serve_forever, daemon=True).start()
+        return server
 
     @property
     def calls(self) -> list[str]:
-        return list(self.server.calls) if self.server else []  # type: ignore[attr-defined]
+        return list(self._calls)
 
     def start(self) -> "FakeController":
-        self._serve()
+        if os.geteuid() != 0:
+            pytest.skip("the fake webhook binds the Service port (443) on its ClusterIP: needs root")
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
         return self
@@ -335,9 +338,9 @@ class FakeController:
         self._stop.set()
         if self._thread:
             self._thread.join(5)
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
+        for server in self.servers.values():
+            server.shutdown()
+            server.server_close()
 
     def __enter__(self) -> "FakeController":
         return self.start()
@@ -374,6 +377,11 @@ class FakeController:
             if patch:
                 self.cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json",
                                      query={"fieldManager": CERT_ROTATOR})
+        for ns, name, port in self.services if self.ready and not self.fail else ():
+            if (ns, name) not in self.servers:  # the controller pod is up: its webhook answers
+                svc = self.env.get(f"/api/v1/namespaces/{ns}/services/{name}")
+                if svc is not None and svc["spec"].get("clusterIP", "None") != "None":
+                    self.servers[(ns, name)] = self._serve(svc["spec"]["clusterIP"], port)
         if self.endpoints and self.ready and not self.fail:
             for ns, name, port in self.services:
                 if (ns, name) in self.done_slices:
@@ -381,13 +389,15 @@ class FakeController:
                 svc = self.env.get(f"/api/v1/namespaces/{ns}/services/{name}")
                 if svc is None:
                     continue
+                # What the endpoints controller publishes once the pod is ready (addresses may
+                # not be loopback, so this host's own; the API server dials the ClusterIP).
                 port_name = next((p.get("name") for p in svc["spec"]["ports"] if p["port"] == port), None)
                 sl = {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
                       "metadata": {"name": f"{name}-fake", "namespace": ns,
                                    "labels": {"kubernetes.io/service-name": name}},
                       "addressType": "IPv4",
                       "endpoints": [{"addresses": [self.ip], "conditions": {"ready": True}}],
-                      "ports": [{"name": port_name, "port": self.server.server_address[1], "protocol": "TCP"}]}
+                      "ports": [{"name": port_name, "port": 9443, "protocol": "TCP"}]}
                 if port_name is None:
                     del sl["ports"][0]["name"]
                 apply_raw(self.cluster, sl, "endpointslice-controller",

@@ -120,6 +120,8 @@ def install_cmd(
     no_prune: bool = typer.Option(False, "--no-prune", help="Keep objects the previous install had and this one has not."),
     no_recreate: bool = typer.Option(False, "--no-recreate", help="Fail instead of recreating on immutable-field changes."),
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the preflight checks."),
+    allow_breaking: bool = typer.Option(False, "--allow-breaking", help="Apply even if upgrade-check finds a "
+                                                                        "blocking CRD change."),
     field_manager: str = FieldManagerOpt,
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
@@ -132,11 +134,15 @@ def install_cmd(
     objects, src, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay, images=image,
                                    platform=platform, mirrors=remote_mirror, namespace=namespace)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
-                          timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight)
+                          timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
+                          allow_breaking=allow_breaking)
     try:
         report = install(objects, cluster=cluster, namespace=namespace, owner_label=owner, source=src, options=opts,
                          progress=_progress(len(objects), output))
     except RunFailed as exc:
+        blocked = getattr(exc, "upgrade_report", None)
+        if blocked is not None and output is None:
+            sys.stderr.write(blocked.to_text())
         _emit(exc.report, output)
         raise
     _emit(report, output)

@@ -39,6 +39,7 @@ class InstallOptions:
     prune: bool = True
     recreate: bool = True
     skip_preflight: bool = False
+    allow_breaking: bool = False  # apply even when upgrade-check finds a blocking CRD change
     legacy_managers: tuple[str, ...] = LEGACY_MANAGERS
 
 
@@ -141,7 +142,9 @@ class Installer:
             self.report.seconds = time.monotonic() - start
             self.report.error = str(exc)
             suffix = f" ({self._so_far()})" if self.report.objects else ""
-            raise RunFailed(f"{exc}{suffix}", self.report, exc.exit_code) from None
+            failed = RunFailed(f"{exc}{suffix}", self.report, exc.exit_code)
+            failed.upgrade_report = getattr(exc, "report", None)  # UpgradeBlocked's, for the CLI to print
+            raise failed from None
         finally:
             self.progress.close()
         self.report.seconds = time.monotonic() - start
@@ -166,6 +169,8 @@ class Installer:
                           target_version=target)
         planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager)
         self._read_live(planned)
+        if not self.options.skip_preflight:
+            self._upgrade_guard(planned)
         self.report.stages.append(StageResult("preflight", time.monotonic() - t, 0))
         self.progress.total = len(planned)
 
@@ -219,6 +224,26 @@ class Installer:
         if failed:
             raise RunFailed(f"{len(failed)} object(s) failed: {failed[0].display}: {failed[0].message}", self.report)
 
+    def _upgrade_guard(self, planned: list[Planned]) -> None:
+        """The CRD compatibility check (issue 6), skipped when every CRD is provably as we left it."""
+        crds = [p for p in planned if p.ref.kind == "CustomResourceDefinition"]
+        if not crds or all(p.live is None for p in crds) or all(self._unchanged_since_last_apply(p) for p in crds):
+            return
+        from trainerctl.upgrade import UpgradeBlocked, guard
+
+        try:
+            upgrade = guard(self.cluster, self.objects, owner_label=self.owner_label,
+                            allow_breaking=self.options.allow_breaking or self.options.dry_run)
+        except UpgradeBlocked as exc:
+            self.report.upgrade = exc.report.to_dict()
+            raise
+        self.report.upgrade = upgrade.to_dict()
+
+    def _unchanged_since_last_apply(self, p: Planned) -> bool:
+        prev = self.previous.entries.get(p.ref.key) if self.previous else None
+        rv = ((p.live or {}).get("metadata") or {}).get("resourceVersion")
+        return bool(p.live is not None and prev and prev.hash == p.hash and prev.rv and prev.rv == rv)
+
     def _read_live(self, planned: list[Planned]) -> None:
         namespaces = sorted({p.ref.namespace for p in planned if p.ref.namespace})
         existing = {ns for ns, m in zip(namespaces, parallel_map(
@@ -240,8 +265,7 @@ class Installer:
         if p.live is not None and is_exempt(meta):
             result.action, result.message = "skipped", 'trainerctl.io/managed is "false"'
             self.recorded[p.ref.key] = self._entry(p, meta.get("resourceVersion", ""))
-        elif (p.live is not None and prev and prev.hash == p.hash and prev.rv
-              and prev.rv == meta.get("resourceVersion")):
+        elif self._unchanged_since_last_apply(p):
             self.recorded[p.ref.key] = prev
         else:
             if p.live is not None and not self.options.dry_run:

@@ -44,6 +44,7 @@ class Report:
     stages: list[StageResult] = field(default_factory=list)
     seconds: float = 0.0
     error: str = ""
+    upgrade: dict = field(default_factory=dict)  # upgrade-check report (issue 6), when it ran
 
     def add(self, result: ObjectResult) -> None:
         self.objects.append(result)
@@ -73,6 +74,7 @@ class Report:
             "stages": [{"name": s.name, "seconds": round(s.seconds, 3), "objects": s.objects,
                         "waitedSeconds": round(s.waited_seconds, 3)} for s in self.stages],
             "objects": [{k: v for k, v in asdict(o).items() if v or k == "namespace"} for o in self.objects],
+            **({"upgrade": self.upgrade} if self.upgrade else {}),
             **({"error": self.error} if self.error else {}),
         }
 
