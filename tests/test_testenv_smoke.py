@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.testenv.readiness import make_endpointslice_ready, mark_deployment_available, mark_deployment_failed
+from tests.testenv.readiness import (
+    make_endpointslice_ready,
+    mark_deployment_available,
+    mark_deployment_failed,
+    webhook_dial_address,
+)
 
 APPLY = "application/apply-patch+yaml"
 MANAGER = "trainerctl-testenv-smoke"
@@ -127,7 +132,10 @@ def test_discovery_lists_the_trainer_group(test_cluster, trainer_crds):
 
 
 def test_webhook_without_backend_fails_fast_on_loopback(test_cluster, namespace):
-    """A webhook configuration is stored as in any cluster; calling it hits a loopback ClusterIP."""
+    """A webhook configuration is stored as in any cluster; calling it hits a loopback ClusterIP,
+    where a test could listen (webhook_dial_address)."""
+    import socket
+
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
@@ -148,7 +156,7 @@ def test_webhook_without_backend_fails_fast_on_loopback(test_cluster, namespace)
                        "resources": ["configmaps"]}],
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
             "failurePolicy": "Fail",
-            "timeoutSeconds": 5,
+            "timeoutSeconds": 2,
             "sideEffects": "None",
             "admissionReviewVersions": ["v1"],
         }],
@@ -156,7 +164,8 @@ def test_webhook_without_backend_fails_fast_on_loopback(test_cluster, namespace)
     admission = client.AdmissionregistrationV1Api(api)
     admission.patch_validating_webhook_configuration(name, webhook, field_manager=MANAGER,
                                                      _content_type=APPLY, _preload_content=False)
-    try:
+
+    def create_probe() -> str:
         deadline = time.monotonic() + 30
         while True:  # the webhook configuration reaches the admission plugin asynchronously
             try:
@@ -164,10 +173,20 @@ def test_webhook_without_backend_fails_fast_on_loopback(test_cluster, namespace)
                     namespace, {"metadata": {"generateName": "probe-"}}, _preload_content=False)
             except ApiException as exc:
                 assert exc.status == 500, exc.body
-                assert "failed calling webhook" in exc.body and "dial tcp 127.100." in exc.body, exc.body
-                break
+                assert "failed calling webhook" in exc.body, exc.body
+                return exc.body
             assert time.monotonic() < deadline, "webhook was never called"
             time.sleep(0.2)
+
+    try:
+        assert "dial tcp 127.100." in create_probe()
+        address = webhook_dial_address(test_cluster.admin_kubeconfig, namespace, "webhook")
+        with socket.create_server(address) as listener:
+            listener.settimeout(10)
+            body = create_probe()  # connects, then fails TLS against a listener that never answers
+            conn, _ = listener.accept()
+            conn.close()
+        assert "dial tcp" not in body, body
     finally:
         admission.delete_validating_webhook_configuration(name)
 

@@ -151,3 +151,16 @@ def make_endpointslice_ready(
             raise
         response = discovery.replace_namespaced_endpoint_slice(name, namespace, body, _preload_content=False)
     return json.loads(response.data)
+
+
+def webhook_dial_address(kubeconfig: Path, namespace: str, service_name: str, port: int = 443) -> tuple[str, int]:
+    """The (ip, port) kube-apiserver connects to for a webhook served by this Service.
+
+    The test cluster's ClusterIPs are loopback (127.100.0.0/16), so a test can run a real webhook
+    server by listening on exactly this address (TLS with the caBundle of the webhook config).
+    """
+    from kubernetes import client
+
+    service = json.loads(client.CoreV1Api(_client(kubeconfig)).read_namespaced_service(
+        service_name, namespace, _preload_content=False).data)
+    return service["spec"]["clusterIP"], port
