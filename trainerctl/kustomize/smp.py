@@ -109,13 +109,35 @@ def _key_values(item: dict, keys: list[str]) -> list[str]:
     return ["" if item.get(k) is None else str(item.get(k)) for k in keys]
 
 
-def _matches(patch_item: dict, dest_item: Any, keys: list[str]) -> bool:
-    """Keys the patch element leaves out are not compared (protocol defaults, for ports)."""
-    if not isinstance(dest_item, dict):
-        return False
-    pv, dv = _key_values(patch_item, keys), _key_values(dest_item, keys)
-    used = [i for i, v in enumerate(pv) if v != ""] or list(range(len(keys)))
-    return all(pv[i] == dv[i] for i in used)
+def _merge_multikey(dest: list, patch: list, child: str | None, keys: list[str]) -> list:
+    """Lists keyed by several list-map keys (ports: containerPort + protocol), as kustomize
+    treats them: an element merges only when every key agrees (absent counts as empty); a
+    patch element that leaves a key out but matches on the others is ignored; anything else
+    is new and goes first, in patch order."""
+    result = list(dest)
+    new: list = []
+    for p in patch:
+        if not isinstance(p, dict):
+            raise KustomizeError(f"strategic merge patch: list element {p!r} is not a mapping")
+        pv = _key_values(p, keys)
+        full = next((i for i, d in enumerate(result)
+                     if isinstance(d, dict) and _key_values(d, keys) == pv), None)
+        if full is not None:
+            if p.get("$patch") == "delete":
+                result[full] = _DELETE
+                continue
+            merged = _merge_map(result[full], p, child)
+            result[full] = merged
+            continue
+        present = [i for i, v in enumerate(pv) if v != ""]
+        partial = any(isinstance(d, dict) and all(_key_values(d, keys)[i] == pv[i] for i in present)
+                      for d in result) if len(present) < len(keys) else False
+        if partial or p.get("$patch") == "delete":
+            continue
+        merged = _merge_map({}, p, child)
+        if merged is not _DELETE:
+            new.append(merged)
+    return new + [d for d in result if d is not _DELETE]
 
 
 def _merge_list(dest: Any, patch: list, child: str | None, merge_key: str | None,
@@ -133,16 +155,18 @@ def _merge_list(dest: Any, patch: list, child: str | None, merge_key: str | None
         result = [copy.deepcopy(p) for p in patch]
         result += [d for d in dest if d not in patch]
         return _ordered(result, order, None)
-    keys = map_keys or [merge_key]
+    if map_keys:
+        return _ordered(_merge_multikey(dest, patch, child, map_keys), order, merge_key)
     merged_dest: dict[int, Any] = {}
-    new_items: list = []
     in_patch_order: list = []
     deleted: set[int] = set()
     for p in patch:
         if not isinstance(p, dict):
             raise KustomizeError(f"strategic merge patch: list element {p!r} is not a mapping")
         match = next((i for i, d in enumerate(dest)
-                      if i not in merged_dest and i not in deleted and _matches(p, d, keys)), None)
+                      if i not in merged_dest and i not in deleted
+                      and isinstance(d, dict) and p.get(merge_key) is not None
+                      and str(d.get(merge_key)) == str(p.get(merge_key))), None)
         if p.get("$patch") == "delete":
             if match is not None:
                 deleted.add(match)
@@ -154,14 +178,9 @@ def _merge_list(dest: Any, patch: list, child: str | None, merge_key: str | None
             continue
         if match is not None:
             merged_dest[match] = merged
-        else:
-            new_items.append(merged)
         in_patch_order.append(merged)
-    if map_keys:
-        result = new_items + [merged_dest.get(i, d) for i, d in enumerate(dest) if i not in deleted]
-    else:
-        result = in_patch_order + [d for i, d in enumerate(dest)
-                                   if i not in merged_dest and i not in deleted]
+    result = in_patch_order + [d for i, d in enumerate(dest)
+                               if i not in merged_dest and i not in deleted]
     return _ordered(result, order, merge_key)
 
 

@@ -72,8 +72,8 @@ def _update(parent, key, referrer: Resource, candidates: list[Resource], spec, k
 
 
 def _update_mapping(node: dict, referrer: Resource, candidates, kind: str, where: str) -> None:
-    if node.get("kind") and node["kind"] != kind:
-        return
+    # Like kustomize, a mapping reference (a binding subject) is matched by name and namespace
+    # only; its `kind` is not compared.
     name = node.get("name")
     if not isinstance(name, str):
         return

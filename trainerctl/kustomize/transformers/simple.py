@@ -23,8 +23,10 @@ def set_namespace(resources: list[Resource], namespace: str, specs: list[FieldSp
         if not gvk.cluster_scoped:
             r.metadata["namespace"] = namespace
         if gvk.kind in _ROLE_BINDINGS:
+            # kustomize's default for bindings: only subjects named "default" move with the
+            # namespace; the others follow their ServiceAccount through name references.
             for subject in r.obj.get("subjects") or []:
-                if isinstance(subject, dict) and subject.get("kind") == "ServiceAccount":
+                if isinstance(subject, dict) and subject.get("name") == "default":
                     subject["namespace"] = namespace
         for spec in specs:
             if spec.path == ("metadata", "namespace"):
