@@ -9,6 +9,7 @@ from typing import Optional
 import typer
 
 from trainerctl.cli import app
+from trainerctl.cli.manager_flags import HaOpt, SetOpt, manager_from_flags
 from trainerctl.errors import EXIT_FAILED, InputError, TrainerctlError
 
 DEFAULT_NAMESPACE = "opendatahub"
@@ -59,10 +60,12 @@ def _load_file(path: str) -> list[dict]:
     return docs
 
 
-def _objects(cluster, *, filename, source, ref, overlay, images, platform, mirrors, namespace):
+def _objects(cluster, *, filename, source, ref, overlay, images, platform, mirrors, namespace, manager=None):
     """(objects, source info, owner label) from a file or a render; platform detected if unset."""
     from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL
 
+    if filename and manager is not None and not manager.empty:
+        raise InputError("--ha/--set manager.* change the render; they cannot apply to -f FILE (render it with them)")
     if filename:
         return _load_file(filename), {"file": filename}, DEFAULT_OWNER_LABEL
     from trainerctl.cluster.discovery import Discovery
@@ -80,7 +83,7 @@ def _objects(cluster, *, filename, source, ref, overlay, images, platform, mirro
     is_path = bool(source) and Path(source).is_dir()
     opts = RenderOptions(source_url=None if is_path else source, source_path=source if is_path else None, ref=ref,
                          overlay=overlay, namespace=namespace, platform=platform, images=image_map,
-                         remote_mirrors=list(mirrors))
+                         remote_mirrors=list(mirrors), manager=manager)
     result = render(opts)
     return result.objects, result.source, "=".join(result.owner_label)
 
@@ -123,6 +126,8 @@ def install_cmd(
     allow_breaking: bool = typer.Option(False, "--allow-breaking", help="Apply even if upgrade-check finds a "
                                                                         "blocking CRD change."),
     field_manager: str = FieldManagerOpt,
+    set_values: list[str] = SetOpt,
+    ha: bool = HaOpt,
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
     from trainerctl.cluster.install import InstallOptions, RunFailed, install
@@ -131,8 +136,9 @@ def install_cmd(
     if timeout <= 0:
         raise InputError("--timeout: expected a positive number of seconds")
     cluster = _connect(kubeconfig, context)
+    manager = manager_from_flags(None, set_values, ha)
     objects, src, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay, images=image,
-                                   platform=platform, mirrors=remote_mirror, namespace=namespace)
+                                   platform=platform, mirrors=remote_mirror, namespace=namespace, manager=manager)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
                           allow_breaking=allow_breaking)
@@ -186,6 +192,8 @@ def diff_cmd(
     platform: Optional[str] = PlatformOpt,
     remote_mirror: list[str] = MirrorOpt,
     field_manager: str = FieldManagerOpt,
+    set_values: list[str] = SetOpt,
+    ha: bool = HaOpt,
 ) -> None:
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl.cluster.diff import diff
@@ -193,7 +201,8 @@ def diff_cmd(
     try:
         cluster = _connect(kubeconfig, context)
         objects, _src, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay,
-                                        images=image, platform=platform, mirrors=remote_mirror, namespace=namespace)
+                                        images=image, platform=platform, mirrors=remote_mirror, namespace=namespace,
+                                        manager=manager_from_flags(None, set_values, ha))
         result = diff(objects, cluster=cluster, namespace=namespace, owner_label=owner, field_manager=field_manager)
     except TrainerctlError as exc:
         if exc.exit_code == EXIT_FAILED:  # 1 means "drift" here, like kubectl diff
