@@ -135,3 +135,30 @@ def test_cli_flags_and_config_file(upstream, tmp_path, capsys, monkeypatch):
     assert code == 2 and "set minAvailable or maxUnavailable, not both" in err
     code, _, err = _cli(capsys, "render", "--source", source, "--no-lock", "--set", "manager.podDisruptionBudget.enabled=true")
     assert code == 0 and "warning: manager.podDisruptionBudget allows no disruption with 1 replica(s): it blocks node drains" in err
+
+
+def test_overlay_patches_build_with_kustomize(upstream, odh_default, tmp_path):
+    """manager_overlay's patches, used in a kustomization over the rendered Deployment, give what
+    apply_manager_options gives (trainerctl's engine and, when present, kubectl agree)."""
+    import shutil
+    import subprocess
+
+    import yaml
+
+    from trainerctl.kustomize import build, build_yaml
+    from trainerctl.manager_options import apply_manager_options, manager_overlay
+
+    opts = resolve({"nodeSelector": {"kubernetes.io/os": "linux"}, "resources": {"limits": {"memory": "1Gi"}}},
+                   ha=True)
+    dep = _find(odh_default, "Deployment")
+    patches, resources = manager_overlay(opts, dep)
+    (tmp_path / "deployment.yaml").write_text(yaml.safe_dump(dep, sort_keys=False))
+    (tmp_path / "pdb.yaml").write_text(yaml.safe_dump(resources[0], sort_keys=False))
+    (tmp_path / "kustomization.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization",
+        "resources": ["deployment.yaml", "pdb.yaml"], "patches": patches}, sort_keys=False))
+    expected = apply_manager_options([dep], opts)
+    assert build(str(tmp_path)) == expected
+    if shutil.which("kubectl"):
+        kubectl = subprocess.run(["kubectl", "kustomize", str(tmp_path)], capture_output=True, text=True, check=True)
+        assert kubectl.stdout == build_yaml(str(tmp_path))
