@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import os
-import re
 
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.kustfile import check_fields
@@ -14,8 +13,6 @@ from trainerctl.kustomize.resource import Resource
 _GEN_FIELDS = {"name", "namespace", "behavior", "files", "literals", "envs", "env", "options",
                "type", "kind"}
 _OPTION_FIELDS = {"labels", "annotations", "disableNameSuffixHash", "immutable"}
-_ENV_KEY = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
-_CM_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 
 
 def _strip_quotes(value: str) -> str:
@@ -33,8 +30,8 @@ def _env_pairs(text: str, where: str) -> list[tuple[str, str]]:
         if not line or line.startswith("#"):
             continue
         key, sep, value = line.partition("=")
-        if not _ENV_KEY.match(key):
-            raise KustomizeError(f"{where}: line {n + 1}: {key!r} is not a valid key name")
+        if not key:
+            raise KustomizeError(f"{where}: line {n + 1}: empty key")
         pairs.append((key, value if sep else os.environ.get(key, "")))
     return pairs
 
@@ -66,15 +63,16 @@ def generate(kind: str, gen: dict, loader: Loader, defaults: dict, index: int) -
     binary: dict[str, bytes] = {}
 
     def put(key: str, value, origin: str) -> None:
-        if not _CM_KEY.match(key):
-            raise KustomizeError(f"{where}: {origin}: {key!r} is not a valid key name")
+        # kustomize v5 takes any non-empty key (the API server validates them later).
+        if not key:
+            raise KustomizeError(f"{where}: {origin}: invalid source, expected key=value")
         if key in text_data or key in binary:
             raise KustomizeError(
                 f"{where}: {origin}: cannot add key {key}, another key by that name already exists"
             )
         if isinstance(value, bytes):
             try:
-                text_data[key] = value.decode("utf-8") if kind == "ConfigMap" else value.decode("utf-8")
+                text_data[key] = value.decode("utf-8")
             except UnicodeDecodeError:
                 binary[key] = value
         else:

@@ -142,25 +142,38 @@ class Fetcher:
         try:
             repo = git.Repo.init(tmp)
             remote = repo.create_remote("origin", spec.repo)
-            refspec = spec.ref or "HEAD"
             try:
-                remote.fetch(refspec, depth=1, kill_after_timeout=self.timeout)
+                # As little history as the ref allows.
+                remote.fetch(spec.ref or "HEAD", depth=1, kill_after_timeout=self.timeout)
+                commit = "FETCH_HEAD"
             except git.GitCommandError:
-                # Some servers refuse shallow fetches of a commit; fall back to a full fetch.
+                # Servers may refuse a shallow fetch of a commit id: fetch all, then look it up.
                 remote.fetch(kill_after_timeout=self.timeout, tags=True)
-            repo.git.checkout("--detach", "FETCH_HEAD" if spec.ref else "FETCH_HEAD")
+                commit = _resolve_ref(repo, spec.ref)
+                if commit is None:
+                    raise git.GitCommandError("fetch", 1, stderr=f"ref {spec.ref!r} not found") from None
+            repo.git.checkout("--detach", commit)
         except git.GitCommandError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             msg = (exc.stderr or str(exc)).strip().splitlines()
-            detail = msg[-1] if msg else "git failed"
+            detail = msg[-1].strip().strip("'") if msg else "git failed"
             raise KustomizeError(
-                f"{where}: cannot fetch {spec.repo} at ref {spec.ref or 'HEAD'!r}: {detail.strip()}"
+                f"{where}: cannot fetch {spec.repo} at ref {spec.ref or 'HEAD'!r}: {detail}"
             ) from None
         if dest.exists():
             shutil.rmtree(dest, ignore_errors=True)
         tmp.rename(dest)
         return dest.resolve()
 
-    def _ensure_cache(self) -> str:
+    def _ensure_cache(self) -> str:  # noqa: D401
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         return str(self.cache_dir)
+
+
+def _resolve_ref(repo, ref: str) -> str | None:
+    for candidate in (f"refs/tags/{ref}", f"refs/remotes/origin/{ref}", ref):
+        try:
+            return repo.git.rev_parse("--verify", "--quiet", f"{candidate}^{{commit}}")
+        except Exception:  # GitCommandError: not this form of the ref
+            continue
+    return None
