@@ -95,7 +95,8 @@ class Cluster:
                 method, url, body=data, headers=headers, timeout=urllib3.Timeout(total=timeout),
                 # Connection-level retries only (a refused or reset connect is safe to repeat);
                 # HTTP statuses are handled in call().
-                retries=urllib3.Retry(total=2, connect=2, read=0, redirect=0, status=0, backoff_factor=0.1),
+                retries=urllib3.Retry(total=2, connect=2, read=0, redirect=0, status=0, backoff_factor=0.1,
+                                     respect_retry_after_header=False, raise_on_status=False),
                 preload_content=True,
             )
         except urllib3.exceptions.HTTPError as exc:
