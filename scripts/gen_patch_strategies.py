@@ -85,9 +85,12 @@ def main() -> int:
     g = ap.add_mutually_exclusive_group(required=True)
     g.add_argument("--kubeconfig")
     g.add_argument("--file")
+    ap.add_argument("--note", default="", help="where the document came from, kept in the data file")
     args = ap.parse_args()
     doc = fetch(args.kubeconfig) if args.kubeconfig else json.loads(Path(args.file).read_text())
     out = build(doc)
+    if args.note:
+        out["source"] += f" ({args.note})"
     OUT.write_text(json.dumps(out, separators=(",", ":"), sort_keys=True) + "\n")
     print(f"wrote {OUT} from {out['source']}: {len(out['kinds'])} kinds, {len(out['types'])} types")
     return 0

@@ -1,5 +1,5 @@
 import sys
 
-from trainerctl.cli import main
+from trainerctl.entry import main
 
 sys.exit(main())
