@@ -24,7 +24,10 @@ from trainerctl.cli import kustomize_cmd, render_cmd, cluster_cmd, upgrade_cmd  
 def main(argv: list[str] | None = None) -> int:
     """Entry point: every TrainerctlError becomes one line on stderr and its exit code."""
     try:
-        app(args=argv, standalone_mode=False)
+        # Without standalone mode click returns a command's typer.Exit code instead of exiting.
+        rc = app(args=argv, standalone_mode=False)
+        if isinstance(rc, int) and not isinstance(rc, bool):
+            return rc
     except TrainerctlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
