@@ -49,7 +49,8 @@ def _load_file(path: str) -> list[dict]:
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror}") from None
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: CRDs are megabytes
+        docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
     except yaml.YAMLError as exc:
         raise InputError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
     for i, doc in enumerate(docs):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from trainerctl.cluster.client import ApiError, Cluster, object_path
 from trainerctl.cluster.discovery import Resource
 from trainerctl.cluster.objects import LEGACY_FINALIZER, Ref
-from trainerctl.errors import TrainerctlError, WaitTimeout
+from trainerctl.errors import WaitTimeout
 
 # Only these are deleted and recreated when the server says a field is immutable: the controller
 # Deployment (selector changes between releases) and our runtimes (CEL immutability rules).
@@ -198,7 +198,3 @@ def get_meta(cluster: Cluster, path: str) -> dict | None:
             return None
         raise
 
-
-def check_fatal(exc: BaseException) -> None:
-    if isinstance(exc, TrainerctlError) and not isinstance(exc, ApiError):
-        raise exc

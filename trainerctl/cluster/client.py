@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from trainerctl.errors import InputError, PreflightError, TrainerctlError
+from trainerctl.errors import InputError, TrainerctlError
 
 POOL_SIZE = 16  # >= the apply thread pool, so connections are reused rather than discarded
 

@@ -60,8 +60,11 @@ class Discovery:
     def refresh(self) -> None:
         by_gvk: dict[tuple[str, str, str], Resource] = {}
         groups: set[str] = set()
-        for root in ("/api", "/apis"):
-            doc = self.cluster.request("GET", root, accept=_AGGREGATED)
+        from trainerctl.cluster.pool import parallel_map
+
+        roots = ("/api", "/apis")
+        docs = parallel_map(lambda root: self.cluster.request("GET", root, accept=_AGGREGATED), roots)
+        for root, doc in zip(roots, docs):
             if doc.get("kind") == "APIGroupDiscoveryList":
                 self._read_aggregated(doc, by_gvk, groups)
             else:

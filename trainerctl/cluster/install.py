@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from trainerctl.cluster import inventory as inv_mod
@@ -157,16 +157,18 @@ class Installer:
 
     def _run(self) -> None:
         t = time.monotonic()
+        # Independent first reads go out together: they are most of a no-op run's latency.
+        steps = [self.discovery.refresh, lambda: inv_mod.read(self.cluster, self.namespace)]
         if not self.options.skip_preflight:
-            preflight.server_version(self.cluster)
-        self.discovery.refresh()
+            steps.insert(0, lambda: preflight.server_version(self.cluster))  # first: its error is the clearest
+        results = parallel_map(lambda step: step(), steps)
         self.discovery.add_rendered_crds(self.objects)
-        self.previous = self.last_written = inv_mod.read(self.cluster, self.namespace)
+        self.previous = self.last_written = results[-1]
         if not self.options.skip_preflight:
             target = self.report.source.get("trainer_version")
             installed = (self.previous.source.get("trainer_version") if self.previous else None)
             preflight.run(self.cluster, self.discovery, self.objects, installed_version=installed,
-                          target_version=target)
+                          target_version=target, version=results[0])
         planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager)
         self._read_live(planned)
         if not self.options.skip_preflight:

@@ -65,8 +65,8 @@ def unserved_kinds(discovery: Discovery, objects: list[dict]) -> list[str]:
 
 
 def run(cluster: Cluster, discovery: Discovery, objects: list[dict], *, installed_version: str | None = None,
-        target_version: str | None = None) -> PreflightResult:
-    version, (major, minor) = server_version(cluster)
+        target_version: str | None = None, version: tuple[str, tuple[int, int]] | None = None) -> PreflightResult:
+    version, (major, minor) = version or server_version(cluster)
     if (major, minor) < MIN_SERVER:
         raise PreflightError(f"server version {version} is too old: Trainer needs Kubernetes "
                              f"{MIN_SERVER[0]}.{MIN_SERVER[1]} or newer")
