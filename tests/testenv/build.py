@@ -93,7 +93,6 @@ def _go_env(go: str, log) -> dict[str, str]:
         env["GOTOOLCHAIN"] = FALLBACK_TOOLCHAIN
     # Static binaries: no C toolchain needed and nothing to break when libc changes.
     env["CGO_ENABLED"] = "0"
-    env.setdefault("GOFLAGS", "-mod=mod")
     return env
 
 
@@ -116,7 +115,8 @@ def _build(go: str, out: Path, log) -> None:
             ("gitTreeState", "clean"),
         )
     )
-    common = [go, "build", "-trimpath"]
+    # readonly: the committed go.sum is the whole truth; a build never edits the checkout.
+    common = [go, "build", "-mod=readonly", "-trimpath"]
     _run([*common, "-ldflags", f"-s -w {version_flags}", "-o", str(out / "kube-apiserver"),
           "k8s.io/kubernetes/cmd/kube-apiserver"], env, log)
     _run([*common, "-ldflags", "-s -w", "-o", str(out / "etcd"), "./etcd"], env, log)
