@@ -54,16 +54,19 @@ def synthetic(base: Path, dest: Path, copies: int) -> Path:
     from trainerctl.kustomize import build
     from trainerctl.kustomize.yamlio import dump_all
 
+    import copy as copy_mod
+
     objs = build(str(base))
     dest.mkdir(parents=True)
     names = []
     for i in range(copies):
         copy_dir = dest / f"copy{i}"
         copy_dir.mkdir()
-        (copy_dir / "all.yaml").write_text(dump_all(objs))
-        (copy_dir / "kustomization.yaml").write_text(
-            f"namePrefix: c{i}-\nresources:\n- all.yaml\n"
-        )
+        renamed = copy_mod.deepcopy(objs)
+        for obj in renamed:  # unique ids for every kind, CRDs included
+            obj["metadata"]["name"] = f"c{i}-{obj['metadata']['name']}"
+        (copy_dir / "all.yaml").write_text(dump_all(renamed))
+        (copy_dir / "kustomization.yaml").write_text("resources:\n- all.yaml\n")
         names.append(f"copy{i}")
     (dest / "kustomization.yaml").write_text(
         "namespace: bench\nlabels:\n- pairs:\n    bench: synthetic\n"
@@ -86,7 +89,7 @@ def main() -> int:
         for case in CASES:
             t, k = compare(tree / case, args.runs)
             print(f"{case:68} {t:9.3f}s {k:8.3f}s {t / k:6.2f}")
-        base = tree / "kubeflow-trainer/v2.3.0/manifests/base/manager"
+        base = tree / CASES[0]
         small = synthetic(base, work / "synthetic-1x", 1)
         large = synthetic(base, work / "synthetic-10x", 10)
         t1, k1 = compare(small, args.runs)

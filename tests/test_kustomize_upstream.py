@@ -68,3 +68,15 @@ def test_remote_mirror_flag(served):
     got = subprocess.run(args, capture_output=True, text=True)
     assert got.returncode == 0, got.stderr
     assert "kind: CustomResourceDefinition" in got.stdout
+
+
+def test_remote_file_cache_serves_offline(shared_dir, tmp_path, monkeypatch):
+    """A release file fetched once builds again with its server gone."""
+    from trainerctl.kustomize import build_yaml
+
+    monkeypatch.setenv("TRAINERCTL_CACHE_DIR", str(tmp_path / "cache"))
+    r = remotes.start(shared_dir, tmp_path)
+    rel = str(UPSTREAM / "kubeflow-trainer/v2.3.0/manifests/third-party/jobset")
+    first = build_yaml(rel, remote_mirrors=r.mirrors)
+    r.stop()
+    assert build_yaml(rel, remote_mirrors=r.mirrors) == first

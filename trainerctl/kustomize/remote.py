@@ -100,6 +100,12 @@ class Fetcher:
 
         if not real.startswith(("http://", "https://")):
             raise KustomizeError(f"{where}: unsupported remote file URL {url!r}")
+        # Release files are immutable: a copy fetched once serves later (and offline) builds.
+        cached = self.cache_dir / "http" / hashlib.sha256(real.encode()).hexdigest()
+        if cached.is_file():
+            data = cached.read_bytes()
+            self._files[real] = data
+            return data
         try:
             with urllib.request.urlopen(real, timeout=self.timeout) as resp:  # noqa: S310
                 data = resp.read()
@@ -111,6 +117,13 @@ class Fetcher:
                 f"{where}: cannot fetch {real}: {reason} (offline? use --remote-mirror)"
             ) from None
         self._files[real] = data
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(cached)
+        except OSError:
+            pass  # a read-only cache only costs a re-fetch next time
         return data
 
     def clone(self, url: str, where: str) -> tuple[Path, Path]:
