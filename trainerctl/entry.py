@@ -36,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["kustomize"] and not {"-h", "--help"} & set(argv):
         return _kustomize(argv[1:])
+    if argv[:1] in (["render"], ["fetch"]):  # argparse too, for the same reason (trainerctl/render/cli.py)
+        from trainerctl.render.cli import run
+
+        return run(argv[0], argv[1:])
     from trainerctl.cli import main as cli_main
 
     return cli_main(argv)

