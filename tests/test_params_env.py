@@ -52,3 +52,16 @@ def test_apply_overrides_on_file(tmp_path):
     before = path.stat().st_mtime_ns
     assert apply_overrides(path, {"nope": "y"}) == set()
     assert path.stat().st_mtime_ns == before  # nothing to change: not rewritten
+
+
+def test_override_replaces_the_file_instead_of_writing_into_it(tmp_path):
+    """A render's work copy hard-links the cached tree: an edit must never reach the cache."""
+    import os
+
+    cached = tmp_path / "cache-params.env"
+    cached.write_text(TEXT)
+    work = tmp_path / "params.env"
+    os.link(cached, work)
+    apply_overrides(work, {"with-equals": "x"})
+    assert cached.read_text() == TEXT
+    assert "with-equals=x" in work.read_text()

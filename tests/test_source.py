@@ -261,3 +261,16 @@ def test_tampered_cache_is_refused(tmp_path, mirrors):
         check_tree(resolve_source(url, "odh-3.5.0", cache_dir=tmp_path, offline=True))
     with pytest.raises(PinError, match="the cache was modified"):
         check_tree(tree, copy_to=tmp_path / "work")
+
+
+def test_annotated_tag_resolves_to_its_commit(tmp_path, mirrors):
+    import git
+
+    mirror = tmp_path / "mirror"
+    shutil.copytree(mirrors["kubeflow-trainer"], mirror, symlinks=True)
+    repo = git.Repo(mirror)
+    commit = repo.commit("v2.3.0").hexsha
+    repo.git.tag("-a", "release-2.3", "-m", "annotated", "v2.3.0",
+                 env={"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"})
+    tree = resolve_source(f"file://{mirror}", "release-2.3", cache_dir=tmp_path / "cache")
+    assert tree.commit == commit
