@@ -311,3 +311,15 @@ def test_library_api(mirrors, cache, remotes, monkeypatch, tmp_path):
     assert result.namespace == "opendatahub" and result.owner_label == OWNER
     assert result.objects == [o for name in ("manifests", "runtimes", "imagestreams") for o in result.components[name]]
     assert write_stream(result.objects, "yaml") == write_stream(copy.deepcopy(result.objects), "yaml")
+
+
+def test_manager_patches_are_part_of_the_manifests_set(mirrors, cache, monkeypatch, tmp_path):
+    from trainerctl.manager_options import resolve
+    from trainerctl.render import RenderOptions, render
+
+    monkeypatch.chdir(tmp_path)
+    result = render(RenderOptions(source_url=f"file://{mirrors['opendatahub-trainer']}", ref="odh-3.5.0",
+                                  cache_dir=cache, env={}, manager=resolve(ha=True)))
+    pdbs = [o for o in result.components["manifests"] if o["kind"] == "PodDisruptionBudget"]
+    assert len(pdbs) == 1 and pdbs[0]["metadata"]["labels"][OWNER[0]] == OWNER[1]
+    assert result.objects == [o for name in ("manifests", "runtimes") for o in result.components[name]]

@@ -233,7 +233,9 @@ def render(options: RenderOptions | None = None) -> RenderResult:
                 objects = [o for o in objects if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]
             rendered[name] = objects
         trainer_version = _trainer_version(manifests, source.ref)
-    objects = _apply_manager(_merge(rendered), options)
+    if "manifests" in rendered:  # before merging, so components["manifests"] has the patches too
+        rendered["manifests"] = _apply_manager(rendered["manifests"], options)
+    objects = _merge(rendered)
     unlabelled = [o for o in objects if (o.get("metadata", {}).get("labels") or {}).get(owner_label[0]) != owner_label[1]]
     if unlabelled:  # prune and uninstall find objects by this label: never emit one without it
         raise TrainerctlError(f"render: {len(unlabelled)} object(s) lack the ownership label, e.g. {_identity(unlabelled[0])}")
