@@ -7,7 +7,7 @@ import shutil
 import pytest
 import yaml
 
-from tests.render_fixtures import mirrors, remotes, upstream  # noqa: F401 (fixtures)
+from tests.render_fixtures import mirrors, upstream  # noqa: F401 (fixtures)
 from trainerctl.cli import main
 from trainerctl.config import parse_config
 from trainerctl.errors import InputError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render_fixtures import build_mirror, mirrors, upstream  # noqa: F401 (fixtures)
+from tests.render_fixtures import mirrors, upstream  # noqa: F401 (fixtures)
 from trainerctl.cli import main
 from trainerctl.errors import InputError
 from trainerctl.source import (
