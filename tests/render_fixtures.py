@@ -7,7 +7,6 @@ name, so trainerctl's real fetch path (ls-remote, shallow fetch, extraction) run
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -16,14 +15,6 @@ import pytest
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 UPSTREAM = SHARED / "upstream"
 REPOS = {"opendatahub-trainer": "opendatahub-io/trainer", "kubeflow-trainer": "kubeflow/trainer"}
-
-
-def require_shared() -> Path:
-    if not UPSTREAM.is_dir():
-        if os.environ.get("TRAINERCTL_REQUIRE_SHARED") == "1":
-            pytest.fail(f"{UPSTREAM} is missing and TRAINERCTL_REQUIRE_SHARED=1")
-        pytest.skip(f"{UPSTREAM} not found (the shared upstream data sits beside the repo)")
-    return UPSTREAM
 
 
 def all_refs() -> list[tuple[str, str]]:
@@ -56,8 +47,9 @@ def build_mirror(dest: Path, repo_folder: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def upstream() -> Path:
-    return require_shared()
+def upstream(shared_dir) -> Path:
+    """../shared/upstream (conftest's shared_dir skips, or fails under TRAINERCTL_REQUIRE_SHARED=1)."""
+    return shared_dir / "upstream"
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +64,6 @@ def remotes(tmp_path_factory, upstream):
     """JobSet over loopback HTTP and LWS as a local git repo (tests/support/remotes.py)."""
     from tests.support import remotes as remotes_mod
 
-    served = remotes_mod.start(SHARED, tmp_path_factory.mktemp("remotes"))
+    served = remotes_mod.start(upstream.parent, tmp_path_factory.mktemp("remotes"))
     yield served
     served.stop()
