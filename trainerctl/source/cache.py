@@ -176,14 +176,14 @@ def resolve_source(
         if offline:
             raise FetchError(
                 f"{url} (ref {ref}) is not in the cache {cache.root} and --offline was given; "
-                f"run `trainerctl fetch --source-url {url} --ref {ref}` where it is reachable"
+                f"run `trainerctl fetch --source {url} --ref {ref}` where it is reachable"
             )
         try:
             commit = cache.fetch(url, ref, expected)
         except FetchError as exc:
             raise FetchError(
                 f"{exc}; no cached copy of {ref} in {cache.root}: run `trainerctl fetch` where "
-                f"{url} is reachable, or use --source PATH or a local mirror (--source-url file://…)"
+                f"{url} is reachable, or use --source PATH or a local mirror (--source file://…)"
             ) from None
     check_pin(url, ref, commit, expected)
     digest = cache.tree_digest(commit)
