@@ -9,7 +9,7 @@ import sys
 def _kustomize(argv: list[str]) -> int:
     import argparse
 
-    from trainerctl.errors import TrainerctlError
+    from trainerctl.errors import report
 
     parser = argparse.ArgumentParser(prog="trainerctl kustomize", add_help=False)
     parser.add_argument("directory")
@@ -18,18 +18,13 @@ def _kustomize(argv: list[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 2)
-    try:
+
+    def build() -> None:
         from trainerctl.kustomize import build_yaml
 
-        out = build_yaml(args.directory, remote_mirrors=args.remote_mirror)
-    except TrainerctlError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    sys.stdout.write(out)
-    return 0
+        sys.stdout.write(build_yaml(args.directory, remote_mirrors=args.remote_mirror))
+
+    return report(build)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,3 +34,18 @@ class PreflightError(TrainerctlError):
 
 class WaitTimeout(TrainerctlError):
     exit_code = EXIT_TIMEOUT
+
+
+def report(fn, *args, **kwargs) -> int:
+    """Run `fn`; a TrainerctlError or Ctrl-C becomes one `error:` line and its exit code."""
+    import sys
+
+    try:
+        fn(*args, **kwargs)
+    except TrainerctlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_OK

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from trainerctl.errors import EXIT_INTERRUPTED, InputError, TrainerctlError
+from trainerctl.errors import InputError, report
 
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:")
 
@@ -218,12 +218,4 @@ def parse_and_run(command: str, argv: list[str]) -> None:
 
 def run(command: str, argv: list[str]) -> int:
     """Entry point for trainerctl.entry: errors become one line and their exit code."""
-    try:
-        parse_and_run(command, argv)
-    except TrainerctlError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    return 0
+    return report(parse_and_run, command, argv)

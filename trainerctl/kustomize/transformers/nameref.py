@@ -6,7 +6,6 @@ from __future__ import annotations
 from trainerctl.kustomize import fieldspecs as fsm
 from trainerctl.kustomize.config import TransformerConfig
 from trainerctl.kustomize.errors import KustomizeError
-from trainerctl.kustomize.resid import Gvk
 from trainerctl.kustomize.resource import Resource
 
 
