@@ -124,6 +124,10 @@ def test_cli_install_json_summary_and_timeout_exit_code(env, tmp_path, capsys):
     captured = capsys.readouterr()
     assert code == EXIT_TIMEOUT
     assert "error: timed out after 2s" in captured.err
+    # Not a terminal: one plain line per event on stderr, the JSON summary alone on stdout.
+    assert "stage crds: 3 object(s)" in captured.err
+    assert "CustomResourceDefinition.apiextensions.k8s.io trainjobs.trainer.kubeflow.org created" in captured.err
+    assert json.loads(captured.out)["summary"]["created"] == 17
     with FakeController(env, objects):
         code = main(["install", "-f", str(rendered), "--kubeconfig", env.kubeconfig, "-o", "json"])
     captured = capsys.readouterr()
@@ -132,3 +136,23 @@ def test_cli_install_json_summary_and_timeout_exit_code(env, tmp_path, capsys):
     assert summary["summary"]["changed"] == 15  # the runtimes, left out by the timed-out run
     assert {s["name"] for s in summary["stages"]} >= {"crds", "webhooks", "admitted"}
     assert all(o["action"] in ("created", "unchanged") for o in summary["objects"])
+
+
+def test_ctrl_c_stops_cleanly_and_says_what_was_applied(env):
+    import _thread
+
+    from trainerctl.errors import EXIT_INTERRUPTED
+
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    with FakeController(env, objects, ready=False):
+        # Ctrl-C while install waits for the controller.
+        timer = threading.Timer(3.0, _thread.interrupt_main)
+        timer.start()
+        try:
+            with pytest.raises(RunFailed) as info:
+                install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        finally:
+            timer.cancel()
+    assert info.value.exit_code == EXIT_INTERRUPTED
+    assert "interrupted during stage webhooks; so far: 17 created; re-run to converge" in str(info.value)

@@ -16,7 +16,7 @@ from typing import Any
 from trainerctl.cluster import inventory as inv_mod
 from trainerctl.cluster import preflight, wait
 from trainerctl.cluster.apply import Applied, ApplyOptions, Planned, apply_one, get_meta
-from trainerctl.cluster.client import Cluster, object_path
+from trainerctl.cluster.client import ApiError, Cluster, object_path
 from trainerctl.cluster.discovery import Discovery
 from trainerctl.cluster.inventory import Entry, Inventory
 from trainerctl.cluster.objects import (DEFAULT_OWNER_LABEL, body_hash, is_exempt, label_selector, parse_label,
@@ -270,12 +270,16 @@ class Installer:
         elif self._unchanged_since_last_apply(p):
             self.recorded[p.ref.key] = prev
         else:
+            applied: Applied | None = None
             if p.live is not None and not self.options.dry_run:
-                took = take_over(self.cluster, p.path, meta, self.options.field_manager, p.res.api_version,
-                                 self.options.legacy_managers)
+                try:
+                    took = take_over(self.cluster, p.path, meta, self.options.field_manager, p.res.api_version,
+                                     self.options.legacy_managers)
+                except ApiError as exc:
+                    took, applied = None, Applied("failed", message=f"taking over managed fields: {exc}")
                 if took:
                     p.live["metadata"]["resourceVersion"], result.took_over_from = took
-            applied: Applied = apply_one(self.cluster, p, self.apply_opts, deadline)
+            applied = applied or apply_one(self.cluster, p, self.apply_opts, deadline)
             result.action, result.message = applied.action, applied.message
             if result.took_over_from and applied.action == "unchanged":
                 result.action = "configured"  # ownership moved even if no field did

@@ -58,15 +58,29 @@ def migrated_managed_fields(managed: list[dict], field_manager: str, api_version
 
 def take_over(cluster: Cluster, path: str, live_meta: dict, field_manager: str, api_version: str,
               legacy: tuple[str, ...] = LEGACY_MANAGERS) -> tuple[str, list[str]] | None:
-    """Patch the live object's managedFields; returns (new resourceVersion, managers) or None."""
-    migrated = migrated_managed_fields(live_meta.get("managedFields") or [], field_manager, api_version, legacy)
-    if migrated is None:
-        return None
-    fields, names = migrated
-    patch = [
-        {"op": "test", "path": "/metadata/resourceVersion", "value": live_meta.get("resourceVersion", "")},
-        {"op": "replace", "path": "/metadata/managedFields", "value": fields},
-    ]
-    out = cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json",
-                          query={"fieldManager": field_manager})
-    return out["metadata"]["resourceVersion"], names
+    """Patch the live object's managedFields; returns (new resourceVersion, managers) or None.
+
+    The patch only applies to the resourceVersion it was computed from; when a controller wrote
+    in between (a status update), read again and recompute.
+    """
+    from trainerctl.cluster.client import ApiError
+
+    partial = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+    for attempt in range(5):
+        migrated = migrated_managed_fields(live_meta.get("managedFields") or [], field_manager, api_version, legacy)
+        if migrated is None:
+            return None
+        fields, names = migrated
+        patch = [
+            {"op": "test", "path": "/metadata/resourceVersion", "value": live_meta.get("resourceVersion", "")},
+            {"op": "replace", "path": "/metadata/managedFields", "value": fields},
+        ]
+        try:
+            out = cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json",
+                                  query={"fieldManager": field_manager})
+            return out["metadata"]["resourceVersion"], names
+        except ApiError as exc:
+            if attempt == 4 or exc.status not in (400, 409, 422, 500):
+                raise
+            live_meta = cluster.request("GET", path, accept=partial)["metadata"]
+    return None

@@ -1,0 +1,81 @@
+"""Pure pieces of the cluster package: no API server needed."""
+
+from __future__ import annotations
+
+import pytest
+
+from trainerctl.cluster.apply import conflict_message
+from trainerctl.cluster.client import ApiError
+from trainerctl.cluster.discovery import Resource
+from trainerctl.cluster.objects import Ref, body_hash, prepare
+from trainerctl.cluster.preflight import check_upgrade_path
+from trainerctl.cluster.stages import WebhookRules, stage_of
+from trainerctl.cluster.takeover import migrated_managed_fields
+from trainerctl.errors import PreflightError
+
+SECRET = Resource("", "v1", "Secret", "secrets", True)
+CTR = Resource("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False)
+VWC = Resource("admissionregistration.k8s.io", "v1", "ValidatingWebhookConfiguration",
+               "validatingwebhookconfigurations", False)
+
+
+def test_prepare_drops_what_other_managers_own_and_misplaced_namespaces():
+    secret = prepare({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "cert"}, "data": {}}, SECRET, "ns")
+    assert "data" not in secret and secret["metadata"]["namespace"] == "ns"
+    ctr = prepare({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+                   "metadata": {"name": "r", "namespace": "opendatahub"}}, CTR, "ns")
+    assert "namespace" not in ctr["metadata"]
+    vwc = prepare({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                   "metadata": {"name": "v"}, "webhooks": [{"name": "a", "clientConfig": {"caBundle": "Cg=="}}]},
+                  VWC, "ns")
+    assert vwc["webhooks"][0]["clientConfig"] == {}
+
+
+def test_body_hash_depends_on_content_and_field_manager():
+    body = {"a": 1, "b": [1, 2]}
+    assert body_hash(body, "trainerctl") == body_hash({"b": [1, 2], "a": 1}, "trainerctl")
+    assert body_hash(body, "trainerctl") != body_hash(body, "other")
+    assert body_hash(body, "trainerctl") != body_hash({"a": 2, "b": [1, 2]}, "trainerctl")
+
+
+def test_stages_put_webhook_intercepted_kinds_last():
+    rules = WebhookRules.from_objects([{"kind": "ValidatingWebhookConfiguration", "webhooks": [
+        {"rules": [{"apiGroups": ["trainer.kubeflow.org"], "resources": ["clustertrainingruntimes"]}]}]}])
+    assert stage_of("ClusterTrainingRuntime", "trainer.kubeflow.org", "clustertrainingruntimes", rules) == "admitted"
+    assert stage_of("PodMonitor", "monitoring.coreos.com", "podmonitors", rules) == "config"
+    assert stage_of("Deployment", "apps", "deployments", rules) == "workloads"
+    assert stage_of("CustomResourceDefinition", "apiextensions.k8s.io", "customresourcedefinitions", rules) == "crds"
+
+
+def test_takeover_merges_legacy_field_sets_into_our_apply_entry():
+    managed = [
+        {"manager": "kubectl-client-side-apply", "operation": "Update", "apiVersion": "v1",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {"f:a": {}}, "f:metadata": {"f:labels": {"f:x": {}}}}},
+        {"manager": "trainerctl", "operation": "Apply", "apiVersion": "v1", "fieldsType": "FieldsV1",
+         "fieldsV1": {"f:data": {"f:b": {}}}},
+        {"manager": "kubectl", "operation": "Update", "subresource": "scale", "apiVersion": "v1",
+         "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+    ]
+    fields, names = migrated_managed_fields(managed, "trainerctl", "v1")
+    assert names == ["kubectl-client-side-apply"]
+    assert [e["manager"] for e in fields] == ["trainerctl", "kubectl"]  # the scale entry stays
+    assert fields[0]["fieldsV1"] == {"f:data": {"f:a": {}, "f:b": {}}, "f:metadata": {"f:labels": {"f:x": {}}}}
+    assert migrated_managed_fields(fields, "trainerctl", "v1") is None
+
+
+def test_conflict_message_names_the_manager_and_fields():
+    exc = ApiError(409, "Conflict", "Apply failed with 1 conflict", {"causes": [
+        {"reason": "FieldManagerConflict", "message": 'conflict with "gitops" using v1', "field": ".data.x"}]})
+    msg = conflict_message(exc, Ref("", "ConfigMap", "ns", "c"))
+    assert msg.startswith('conflict with field manager "gitops" on .data.x') and "--force-conflicts" in msg
+
+
+@pytest.mark.parametrize("old,new,refused", [("v2.2.0", "v2.4.0", True), ("2.1.0", "2.5.1", True),
+                                             ("v2.2.0", "v2.3.0", False), ("v2.3.0", "v2.4.0", False),
+                                             (None, "v2.4.0", False)])
+def test_upgrade_path_must_pass_through_2_3(old, new, refused):
+    if refused:
+        with pytest.raises(PreflightError, match="upgrade to a 2.3 release first"):
+            check_upgrade_path(old, new)
+    else:
+        check_upgrade_path(old, new)
