@@ -156,3 +156,30 @@ def test_ctrl_c_stops_cleanly_and_says_what_was_applied(env):
             timer.cancel()
     assert info.value.exit_code == EXIT_INTERRUPTED
     assert "interrupted during stage webhooks; so far: 17 created; re-run to converge" in str(info.value)
+
+
+def test_cli_renders_rhoai_with_our_runtimes_installs_and_reinstalls_as_noop(env, capsys, tmp_path, monkeypatch):
+    """`trainerctl install --source CHECKOUT`: the full pipeline, render included, against the cluster."""
+    from tests.test_cluster_support import require_shared
+    from trainerctl.cli import main
+    from trainerctl.render import RenderOptions, render
+
+    checkout = require_shared() / "upstream" / "opendatahub-trainer" / "odh-3.5.0"
+    monkeypatch.chdir(tmp_path)  # no trainerctl.lock from elsewhere
+    prepare_cluster_for_odh(env.cluster)
+    rendered = render(RenderOptions(source_path=checkout)).objects
+    args = ["install", "--source", str(checkout), "--kubeconfig", env.kubeconfig, "-o", "json"]
+    with FakeController(env, rendered):
+        assert main(args) == 0, capsys.readouterr().err
+        first = json.loads(capsys.readouterr().out)
+        assert main(args) == 0, capsys.readouterr().err
+        second = json.loads(capsys.readouterr().out)
+    assert first["summary"]["created"] == len(rendered) + 1
+    assert second["summary"] == {"changed": 0, "unchanged": len(rendered) + 1}
+    assert first["source"]["trainer_version"] == "2.1.0" and first["source"]["digest"].startswith("sha256:")
+    ours = [o for o in rendered if o["kind"] == "ClusterTrainingRuntime"]
+    for o in ours:
+        assert env.get(f"/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/{o['metadata']['name']}")
+    assert main(["status", "--kubeconfig", env.kubeconfig, "-o", "json"]) == 0
+    st = json.loads(capsys.readouterr().out)
+    assert st["trainerVersion"] == "2.1.0" and st["summary"] == {"present": len(rendered) + 1}
