@@ -94,7 +94,9 @@ def test_every_ref_renders_like_kubectl(repo, ref, cli, mirrors, upstream, remot
     overlay = DEFAULT_OVERLAY[repo]
     tree = rewrite_tree(upstream / repo / ref / "manifests", tmp_path / "manifests", remotes)
     namespace = _overlay_namespace(tree / overlay)
-    code, manifests, err = cli(*args, "--component", "manifests", "--namespace", namespace)
+    # kubectl keeps upstream's bundled ImageStreams; so does render for OpenShift.
+    code, manifests, err = cli(*args, "--component", "manifests", "--namespace", namespace,
+                               "--platform", "openshift")
     assert code == 0, err
     assert dump_all(without_owner_label(load(manifests))) == kubectl_kustomize(tree / overlay)
     # With the install namespace changed, it equals kubectl's own namespace overlay.
@@ -104,7 +106,8 @@ def test_every_ref_renders_like_kubectl(repo, ref, cli, mirrors, upstream, remot
         "namespace": "trainer-test", "labels": [{"pairs": {OWNER[0]: OWNER[1]}}],
         "resources": [f"../manifests/{overlay}"],
     }))
-    code, moved, err = cli(*args, "--component", "manifests", "--namespace", "trainer-test")
+    code, moved, err = cli(*args, "--component", "manifests", "--namespace", "trainer-test",
+                           "--platform", "openshift")
     assert code == 0, err
     assert moved == kubectl_kustomize(wrapper)
 
@@ -327,4 +330,15 @@ def test_manager_patches_are_part_of_the_manifests_set(mirrors, cache, monkeypat
                                   cache_dir=cache, env={}, manager=resolve(ha=True)))
     pdbs = [o for o in result.components["manifests"] if o["kind"] == "PodDisruptionBudget"]
     assert len(pdbs) == 1 and pdbs[0]["metadata"]["labels"][OWNER[0]] == OWNER[1]
+    assert result.objects == [o for name in ("manifests", "runtimes") for o in result.components[name]]
+
+
+def test_kubernetes_render_leaves_out_openshift_objects(mirrors, cache, monkeypatch, tmp_path):
+    """Upstream rhoai bundles ImageStreams; a plain Kubernetes API server would refuse them."""
+    from trainerctl.render import RenderOptions, render
+
+    monkeypatch.chdir(tmp_path)
+    result = render(RenderOptions(source_url=f"file://{mirrors['opendatahub-trainer']}", ref="odh-3.5.0",
+                                  cache_dir=cache, env={}, platform="kubernetes"))
+    assert not [o for o in result.objects if o["apiVersion"].startswith("image.openshift.io/")]
     assert result.objects == [o for name in ("manifests", "runtimes") for o in result.components[name]]

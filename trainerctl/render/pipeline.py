@@ -177,6 +177,17 @@ def _merge(components: dict[str, list[dict]]) -> list[dict]:
     return [o for name in COMPONENTS for o in components.get(name, ())]
 
 
+def _drop_openshift_only(objects: list[dict], platform: str) -> list[dict]:
+    """Upstream's rhoai overlay bundles ImageStreams; a plain Kubernetes API server cannot take
+    them, so they leave the render unless the target is OpenShift."""
+    if platform == "openshift":
+        return objects
+    kept = [o for o in objects if not str(o.get("apiVersion", "")).split("/")[0].endswith(".openshift.io")]
+    if len(kept) != len(objects):
+        ui.info(f"render: {len(objects) - len(kept)} OpenShift-only object(s) left out (--platform openshift keeps them)")
+    return kept
+
+
 def _apply_manager(objects: list[dict], options: RenderOptions) -> list[dict]:
     """Hook for manager options (issue 6): patch the controller Deployment, add the PDB."""
     if not options.manager:
@@ -235,6 +246,8 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         trainer_version = _trainer_version(manifests, source.ref)
     if "manifests" in rendered:  # before merging, so components["manifests"] has the patches too
         rendered["manifests"] = _apply_manager(rendered["manifests"], options)
+    if "manifests" in rendered:
+        rendered["manifests"] = _drop_openshift_only(rendered["manifests"], platform)
     objects = _merge(rendered)
     unlabelled = [o for o in objects if (o.get("metadata", {}).get("labels") or {}).get(owner_label[0]) != owner_label[1]]
     if unlabelled:  # prune and uninstall find objects by this label: never emit one without it
