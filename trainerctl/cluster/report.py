@@ -98,5 +98,8 @@ class Report:
                 continue
             suffix = f" ({o.message})" if o.message else ""
             lines.append(f"{o.display} {'would be ' if self.dry_run and o.action != 'failed' else ''}{o.action}{suffix}")
+        findings = self.upgrade.get("findings") if self.upgrade else None
+        if findings:
+            lines.append(f"upgrade-check: {len(findings)} CRD change(s); run `trainerctl upgrade-check` for details")
         lines.append(self.summary_line())
         return "\n".join(lines) + "\n"
