@@ -62,21 +62,9 @@ def build_overlay(repo: str, ref: str, overlay: str) -> list[dict]:
             rem = remotes.start(shared, Path(tmp))
             try:
                 src = shared / "upstream" / repo / ref / "manifests"
-                try:
-                    if os.environ.get("TRAINERCTL_TESTS_RENDER_WITH_KUBECTL"):
-                        raise ImportError("asked for kubectl")
-                    from trainerctl.kustomize import build
-                except ImportError:  # development aid while the engine is young: kubectl on the same input
-                    import subprocess
+                from trainerctl.kustomize import build
 
-                    import yaml
-
-                    tree = remotes.rewrite_tree(src, Path(tmp) / "m", rem)
-                    out = subprocess.run(["kubectl", "kustomize", str(tree / overlay)], check=True,
-                                         capture_output=True, text=True).stdout
-                    _RENDER_CACHE[key] = [d for d in yaml.safe_load_all(out) if d]
-                else:
-                    _RENDER_CACHE[key] = build(str(src / overlay), remote_mirrors=rem.mirrors)
+                _RENDER_CACHE[key] = build(str(src / overlay), remote_mirrors=rem.mirrors)
             finally:
                 rem.stop()
     return copy.deepcopy(_RENDER_CACHE[key])
