@@ -215,7 +215,7 @@ class Installer:
                 self.progress.stage("prune", len(gone))
                 results = prune(self.cluster, self.discovery, gone, self.owner_label, dry_run=self.options.dry_run,
                                 timeout=self.options.timeout,
-                                on_done=lambda r: self.progress.object_done(r.display, r.action, r.message))
+                                on_done=lambda r: self.progress.object_done(r.display, self._verb(r.action), r.message))
                 self.report.objects.extend(results)
                 failed_keys = {f"{r.group}/{r.kind}/{r.namespace}/{r.name}" for r in results if r.action == "failed"}
                 # What could not be pruned stays on record, so a later run tries again.
@@ -290,8 +290,11 @@ class Installer:
             result.message = (result.message + "; " if result.message else "") + \
                 "took over fields from " + ", ".join(result.took_over_from)
         self.report.add(result)
-        self.progress.object_done(result.display, result.action, result.message)
+        self.progress.object_done(result.display, self._verb(result.action), result.message)
         return result
+
+    def _verb(self, action: str) -> str:
+        return f"would be {action}" if self.options.dry_run and action not in ("failed", "unchanged") else action
 
     def _entry(self, p: Planned, rv: str) -> Entry:
         return Entry(p.res.api_version, p.res.resource, p.res.namespaced, p.stage, p.hash, rv)
