@@ -48,7 +48,8 @@ def test_fresh_odh_install_waits_for_controller_then_admits_runtimes(env):
     assert took >= 2.0
     assert report.counts() == {"created": len(objects) + 1}  # + the namespace we ensure
     webhooks = next(s for s in report.stages if s.name == "webhooks")
-    assert webhooks.waited_seconds > 0.5
+    # How long depends on how fast the earlier stages ran; that it waited at all is the point.
+    assert webhooks.waited_seconds > 0
     live = live_objects(env, report)
     assert all(v is not None for v in live.values()), [k for k, v in live.items() if v is None]
     assert all("trainerctl" in managers(v) for v in live.values())
