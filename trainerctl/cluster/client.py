@@ -141,11 +141,19 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Cluste
     """Load the kubeconfig (or the in-cluster config) into one ApiClient reused for the run."""
     import os
 
+    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+    if os.path.exists(path) and not os.environ.get("TRAINERCTL_KUBERNETES_CLIENT"):
+        from trainerctl.cluster import kubeconfig as light
+
+        loaded = light.load(path, context, POOL_SIZE)
+        if loaded is not None:
+            light_client, context_name = loaded
+            return Cluster(light_client, context_name, light_client.configuration.host)
+
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
     cfg = client.Configuration()
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
     try:
         if not kubeconfig and not os.path.exists(path) and os.environ.get("KUBERNETES_SERVICE_HOST"):
             config.load_incluster_config(client_configuration=cfg)
