@@ -42,17 +42,14 @@ def _connect(kubeconfig: str | None, context: str | None):
 
 
 def _load_file(path: str) -> list[dict]:
-    import yaml
+    # The engine's reader: libyaml's parser with our own fast construction (CRDs are megabytes).
+    from trainerctl.kustomize import yamlio
 
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text()
     except OSError as exc:
         raise InputError(f"{path}: {exc.strerror}") from None
-    try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: CRDs are megabytes
-        docs = [d for d in yaml.load_all(text, Loader=loader) if d is not None]
-    except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    docs = yamlio.load_all(text, path)
     for i, doc in enumerate(docs):
         if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind"):
             raise InputError(f"{path}: document {i + 1}: expected a Kubernetes object with apiVersion and kind")

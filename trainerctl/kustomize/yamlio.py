@@ -220,9 +220,9 @@ def load_all(text: str | bytes, source: str = "<input>") -> list[Any]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise KustomizeError(f"{source}: invalid YAML: {where}{exc.problem or exc}") from None
+        raise KustomizeError(f"{source}: not valid YAML: {where}{exc.problem or exc}") from None
     except yaml.YAMLError as exc:
-        raise KustomizeError(f"{source}: invalid YAML: {exc}") from None
+        raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
     return [d for d in docs if d is not None]
 
 
