@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 
 from trainerctl.cli import app
-from trainerctl.cli.manager_flags import HaOpt, SetOpt, manager_from_flags
+from trainerctl.cli.manager_flags import HaOpt, SetOpt
 from trainerctl.errors import EXIT_FAILED, InputError, TrainerctlError
 
 DEFAULT_NAMESPACE = "opendatahub"
@@ -58,30 +58,26 @@ def _load_file(path: str) -> list[dict]:
     return docs
 
 
-def _objects(cluster, *, filename, source, ref, overlay, images, platform, mirrors, namespace, manager=None):
-    """(objects, source info, owner label) from a file or a render; platform detected if unset."""
+def _objects(cluster, *, filename, source, ref, overlay, images, platform, mirrors, namespace,
+             set_values=(), ha=False):
+    """(objects, source info, owner label) from a file or a render; platform detected if unset.
+
+    A render takes ./trainerctl.yaml into account exactly as `trainerctl render` does (flags win)."""
     from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL
 
-    if filename and manager is not None and not manager.empty:
+    if filename and (set_values or ha):
         raise InputError("--ha/--set manager.* change the render; they cannot apply to -f FILE (render it with them)")
     if filename:
         return _load_file(filename), {"file": filename}, DEFAULT_OWNER_LABEL
     from trainerctl.cluster.discovery import Discovery
     from trainerctl.cluster.preflight import OPENSHIFT_GROUP
-    from trainerctl.render import RenderOptions, render
+    from trainerctl.render import render
+    from trainerctl.render.cli import render_options
 
-    image_map = {}
-    for item in images:
-        key, sep, value = item.partition("=")
-        if not sep or not key or not value:
-            raise InputError(f"--image {item!r}: expected KEY=REF")
-        image_map[key] = value
-    if platform is None:
-        platform = "openshift" if Discovery(cluster).has_group(OPENSHIFT_GROUP) else "kubernetes"
-    is_path = bool(source) and Path(source).is_dir()
-    opts = RenderOptions(source_url=None if is_path else source, source_path=source if is_path else None, ref=ref,
-                         overlay=overlay, namespace=namespace, platform=platform, images=image_map,
-                         remote_mirrors=list(mirrors), manager=manager)
+    opts = render_options(source=source, ref=ref, overlay=overlay, namespace=namespace, platform=platform,
+                          image=list(images), remote_mirror=list(mirrors), set_values=list(set_values), ha=ha)
+    if opts.platform is None:
+        opts.platform = "openshift" if Discovery(cluster).has_group(OPENSHIFT_GROUP) else "kubernetes"
     result = render(opts)
     return result.objects, result.source, "=".join(result.owner_label)
 
@@ -134,9 +130,9 @@ def install_cmd(
     if timeout <= 0:
         raise InputError("--timeout: expected a positive number of seconds")
     cluster = _connect(kubeconfig, context)
-    manager = manager_from_flags(None, set_values, ha)
     objects, src, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay, images=image,
-                                   platform=platform, mirrors=remote_mirror, namespace=namespace, manager=manager)
+                                   platform=platform, mirrors=remote_mirror, namespace=namespace,
+                                   set_values=set_values, ha=ha)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
                           allow_breaking=allow_breaking)
@@ -200,7 +196,7 @@ def diff_cmd(
         cluster = _connect(kubeconfig, context)
         objects, _src, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay,
                                         images=image, platform=platform, mirrors=remote_mirror, namespace=namespace,
-                                        manager=manager_from_flags(None, set_values, ha))
+                                        set_values=set_values, ha=ha)
         result = diff(objects, cluster=cluster, namespace=namespace, owner_label=owner, field_manager=field_manager)
     except TrainerctlError as exc:
         if exc.exit_code == EXIT_FAILED:  # 1 means "drift" here, like kubectl diff
