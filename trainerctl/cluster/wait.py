@@ -26,17 +26,23 @@ class Pending:
     why: str = ""
 
 
-def crd_established(cluster: Cluster, name: str) -> Callable[[], tuple[bool, str, str]]:
-    path = object_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", None, name)
+def _object_check(cluster: Cluster, path: str,
+                  judge: Callable[[dict], tuple[bool, str]]) -> Callable[[], tuple[bool, str, str]]:
+    """A check that reads one object and judges it: (ready, resourceVersion, why not)."""
 
     def check() -> tuple[bool, str, str]:
-        crd = _get_or_none(cluster, path)
-        if crd is None:
+        obj = _get_or_none(cluster, path)
+        if obj is None:
             return False, "", "not found"
-        ok, why = crd_is_established(crd)
-        return ok, crd["metadata"].get("resourceVersion", ""), why
+        ok, why = judge(obj)
+        return ok, obj["metadata"].get("resourceVersion", ""), why
 
     return check
+
+
+def crd_established(cluster: Cluster, name: str) -> Callable[[], tuple[bool, str, str]]:
+    path = object_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", None, name)
+    return _object_check(cluster, path, crd_is_established)
 
 
 def crd_is_established(crd: dict) -> tuple[bool, str]:
@@ -52,16 +58,8 @@ def crd_is_established(crd: dict) -> tuple[bool, str]:
 
 
 def deployment_available(cluster: Cluster, namespace: str, name: str) -> Callable[[], tuple[bool, str, str]]:
-    path = object_path("apps", "v1", "deployments", namespace, name)
-
-    def check() -> tuple[bool, str, str]:
-        dep = _get_or_none(cluster, path)
-        if dep is None:
-            return False, "", "not found"
-        ok, why = deployment_is_available(dep)
-        return ok, dep["metadata"].get("resourceVersion", ""), why
-
-    return check
+    return _object_check(cluster, object_path("apps", "v1", "deployments", namespace, name),
+                         deployment_is_available)
 
 
 def deployment_is_available(dep: dict) -> tuple[bool, str]:

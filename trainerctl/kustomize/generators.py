@@ -123,4 +123,4 @@ def generate(kind: str, gen: dict, loader: Loader, defaults: dict, index: int) -
     if opts["immutable"]:
         obj["immutable"] = True
     return Resource(obj, where, needs_hash=not opts["disableNameSuffixHash"],
-                    behavior=behavior, generated=True)
+                    behavior=behavior)

@@ -4,7 +4,7 @@ LoadRestrictionsRootOnly): paths are resolved, symlinks included, before the che
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from trainerctl.kustomize.errors import KustomizeError
@@ -21,7 +21,6 @@ class Loader:
     repo_top: Path | None = None
     remote: "object | None" = None  # the remote.Fetcher shared by the whole build
     display: str = ""  # how to name this root in messages
-    _seen_files: set = field(default_factory=set)
 
     def name(self, rel: str) -> str:
         return f"{self.display or self.root}/{rel}" if rel else str(self.display or self.root)
@@ -59,9 +58,6 @@ class Loader:
             return data.decode("utf-8")
         except UnicodeDecodeError:
             raise KustomizeError(f"{self.name(rel)}: not valid UTF-8 text") from None
-
-    def is_local_dir(self, rel: str) -> bool:
-        return (self.root / rel).is_dir()
 
     def is_local_file(self, rel: str) -> bool:
         return (self.root / rel).is_file()

@@ -178,7 +178,7 @@ class Fetcher:
         tmp.rename(dest)
         return dest.resolve()
 
-    def _ensure_cache(self) -> str:  # noqa: D401
+    def _ensure_cache(self) -> str:
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         return str(self.cache_dir)
 

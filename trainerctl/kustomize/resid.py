@@ -26,8 +26,6 @@ ORDER_FIRST = [
 ]
 # ... these last, and everything else in between.
 ORDER_LAST = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]
-TYPE_ORDER = {k: i - len(ORDER_FIRST) for i, k in enumerate(ORDER_FIRST)}
-TYPE_ORDER.update({k: 1 + i for i, k in enumerate(ORDER_LAST)})
 
 
 @dataclass(frozen=True)
@@ -63,9 +61,6 @@ class Gvk:
             and (not version or version == self.version)
             and (not kind or kind == self.kind)
         )
-
-    def legacy_key(self) -> tuple[int, str]:
-        return (TYPE_ORDER.get(self.kind, 0), str(self))
 
 
 @dataclass(frozen=True)

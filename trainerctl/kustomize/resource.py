@@ -16,16 +16,9 @@ class Resource:
     previous: list[tuple[str, str, str]] = field(default_factory=list)
     needs_hash: bool = False
     behavior: str = ""  # generators: create | merge | replace
-    generated: bool = False
-    # Name before prefix/suffix/hash, and the affixes applied, for replacements/selectors.
-    original_name: str | None = None
     # (prefix, suffix) pairs applied, innermost first: a reference prefers the referral that
     # went through the same kustomizations as the referrer.
     affixes: list[tuple[str, str]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if self.original_name is None:
-            self.original_name = self.name
 
     @property
     def gvk(self) -> Gvk:

@@ -69,7 +69,6 @@ class Accumulated:
                     r.obj[key] = merged
         r.previous = list(old.previous)
         r.affixes = list(old.affixes)
-        r.original_name = old.original_name
         self.resources[self.resources.index(old)] = r
 
 
@@ -198,7 +197,7 @@ class Builder:
                     acc.append(r, kname)
             return
         candidate = loader.root / path
-        if candidate.is_dir() and not candidate.is_symlink() or (candidate.is_dir() and candidate.resolve().is_dir()):
+        if candidate.is_dir():
             sub = self._child_loader(loader, path, kname)
             self._merge(acc, self.build_dir(sub), kname)
             return

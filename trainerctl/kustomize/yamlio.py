@@ -608,7 +608,7 @@ def _go_key_less(a: str, b: str) -> bool:
     return la < lb
 
 
-_SIMPLE_KEY = re.compile(r"^[a-z][a-zA-Z0-9]*$")
+_SIMPLE_KEY = re.compile(r"^[a-z][a-zA-Z]*$")
 _sorted_cache: dict[tuple, list[str]] = {}
 
 
@@ -616,12 +616,9 @@ def _sorted_keys(d: dict) -> list[str]:
     keys = tuple(d)
     cached = _sorted_cache.get(keys)
     if cached is None:
+        # Lower-initial keys of letters only sort like plain strings; others need go-yaml's order.
         if all(_SIMPLE_KEY.match(k) for k in keys):
-            # Lower-initial alphanumeric keys without digits sort like plain strings.
-            if not any(ch.isdigit() for k in keys for ch in k):
-                cached = sorted(keys)
-            else:
-                cached = _key_less_sorted(list(keys))
+            cached = sorted(keys)
         else:
             cached = _key_less_sorted(list(keys))
         if len(_sorted_cache) < 50000:
