@@ -169,7 +169,8 @@ class Fetcher:
         except git.GitCommandError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             msg = (exc.stderr or str(exc)).strip().splitlines()
-            detail = msg[-1].strip().strip("'") if msg else "git failed"
+            # GitPython quotes git's stderr as "stderr: '...'"; keep git's own words.
+            detail = re.sub(r"^stderr:\s*'?", "", msg[-1].strip()).strip("'") if msg else "git failed"
             raise KustomizeError(
                 f"{where}: cannot fetch {spec.repo} at ref {spec.ref or 'HEAD'!r}: {detail}"
             ) from None
