@@ -16,7 +16,8 @@ import yaml
 
 from trainerctl import ui
 from trainerctl.errors import InputError, TrainerctlError
-from trainerctl.images import ImageOverrides, check_registry, kustomize_image_entry, resolve_overrides
+from trainerctl.images import (ImageOverrides, check_registry, kustomize_image_entry, resolve_overrides,
+                               validate_registry)
 from trainerctl.params_env import apply_overrides
 from trainerctl.render.assets import asset_dir
 from trainerctl.render.options import (
@@ -60,24 +61,32 @@ def validate_owner_label(label: tuple[str, str]) -> tuple[str, str]:
     return key, value
 
 
-def _check_options(options: RenderOptions) -> tuple[str, set[str]]:
+def check_options(options: RenderOptions) -> None:
+    """Refuse bad values before anything is fetched or a cluster is contacted."""
     if not _DNS1123_LABEL.match(options.namespace or "") or len(options.namespace) > 63:
         raise InputError(f"--namespace {options.namespace!r}: expected a DNS-1123 label (lower case, digits, '-')")
-    platform = options.platform or "kubernetes"
-    if platform not in PLATFORMS:
-        raise InputError(f"--platform {platform!r}: expected one of {', '.join(PLATFORMS)}")
+    if options.platform is not None and options.platform not in PLATFORMS:
+        raise InputError(f"--platform {options.platform!r}: expected one of {', '.join(PLATFORMS)}")
     validate_owner_label(tuple(options.owner_label))
-    if options.components is None:
-        components = {"manifests", "runtimes"} | ({"imagestreams"} if platform == "openshift" else set())
-    else:
-        components = set(options.components)
-        unknown = sorted(components - set(COMPONENTS))
-        if unknown or not components:
+    if options.components is not None:
+        unknown = sorted(set(options.components) - set(COMPONENTS))
+        if unknown or not options.components:
             raise InputError(f"--component {','.join(unknown) or '(none)'}: expected some of {', '.join(COMPONENTS)}")
-        if "imagestreams" in components and platform != "openshift":
-            raise InputError("--component imagestreams: ImageStreams need --platform openshift")
+    if options.require_registry is not None:
+        validate_registry(options.require_registry)
     if options.source_path and (options.source_url or options.ref):
         raise InputError("--source PATH (a local checkout) cannot be combined with a git URL or --ref")
+    resolve_overrides(options.images, options.environment())
+
+
+def _components(options: RenderOptions) -> tuple[str, set[str]]:
+    check_options(options)
+    platform = options.platform or "kubernetes"
+    if options.components is None:
+        return platform, {"manifests", "runtimes"} | ({"imagestreams"} if platform == "openshift" else set())
+    components = set(options.components)
+    if "imagestreams" in components and platform != "openshift":
+        raise InputError("--component imagestreams: ImageStreams need --platform openshift")
     return platform, components
 
 
@@ -208,7 +217,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
     from trainerctl.kustomize import build
 
     options = options or RenderOptions()
-    platform, components = _check_options(options)
+    platform, components = _components(options)
     owner_label = tuple(options.owner_label)
     # Image settings are checked before anything is fetched, so a typo fails fast.
     overrides = resolve_overrides(options.images, options.environment())
