@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 
 import typer
@@ -47,7 +48,7 @@ def check_output(output: str | None, formats=SUMMARY_FORMATS) -> str:
 
 
 def check_timeout(timeout: float) -> None:
-    if timeout <= 0:
+    if not math.isfinite(timeout) or timeout <= 0:
         raise InputError(f"--timeout {timeout:g}: expected a positive number of seconds")
 
 
@@ -134,6 +135,7 @@ def install_cmd(
         report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
                          source=goal.source, options=opts, progress=progress(len(goal.objects)))
     except RunFailed as exc:
+        exc.report.error = exc.report.error or str(exc)
         blocked = getattr(exc, "upgrade_report", None)
         if blocked is not None and output == "text":
             sys.stderr.write(blocked.to_text())

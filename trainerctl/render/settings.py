@@ -29,11 +29,14 @@ def pair(value: str, flag: str) -> tuple[str, str]:
 def namespace_setting(namespace: Optional[str], config_file: Optional[str] = None) -> str:
     """-n, else trainerctl.yaml's namespace, else the default; what every command installs into."""
     from trainerctl.config import load_config
-    from trainerctl.render.options import DEFAULT_NAMESPACE
+    from trainerctl.render.options import DEFAULT_NAMESPACE, validate_namespace
 
     if namespace is not None:
-        return namespace
-    return load_config(config_file).get("namespace") or DEFAULT_NAMESPACE
+        return validate_namespace(namespace)
+    cfg = load_config(config_file)
+    if cfg.get("namespace") is not None:
+        return validate_namespace(cfg.get("namespace"), f"{cfg.path}: namespace:")
+    return DEFAULT_NAMESPACE
 
 
 def _manager(config, set_values: list[str], ha: bool):
