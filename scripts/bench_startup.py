@@ -50,7 +50,7 @@ def main() -> int:
     args = ap.parse_args()
     if not ODH.is_dir():
         raise SystemExit(f"needs {ODH} (the upstream manifests)")
-    tools = args.trainerctl or [shutil.which("trainerctl") or "trainerctl"]
+    tools = [str(Path(t).absolute()) for t in args.trainerctl or [shutil.which("trainerctl") or "trainerctl"]]
     kubectl = shutil.which("kubectl") or "kubectl"
     print(f"{'case':28} " + " ".join(f"{Path(t).parent.parent.name[:14]:>16}" for t in tools) + f" {'kubectl':>9}")
     for name, ours, theirs in cases():

@@ -85,6 +85,11 @@ def _check_values(data: dict, where: str) -> None:
     from trainerctl.images import validate_registry
     from trainerctl.render.options import COMPONENTS, PLATFORMS, validate_namespace
 
+    source = data.get("source") or {}
+    if "url" in source and "path" in source:
+        raise InputError(f"{where}: source: give either url (with ref) or path, not both")
+    if "path" in source and "ref" in source:
+        raise InputError(f"{where}: source.ref: a local checkout (source.path) has no ref to choose")
     if "namespace" in data:
         validate_namespace(data["namespace"], f"{where}: namespace:")
     if "platform" in data and data["platform"] not in PLATFORMS:

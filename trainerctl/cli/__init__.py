@@ -71,9 +71,24 @@ def main(argv: list[str] | None = None) -> int:
             client.cleanup_credentials()
 
 
+def _app_for(argv: list[str]) -> typer.Typer:
+    """The app with only the command being run: typer builds every command's flags before it
+    parses, and building them all costs more than parsing (render and kustomize pay it on
+    every pipeline run). Help, completion and unknown commands get the whole app."""
+    name = argv[0] if argv else None
+    chosen = [c for c in app.registered_commands if c.name == name]
+    if not chosen or any(v.endswith("_COMPLETE") for v in os.environ):
+        return app
+    one = typer.Typer(name=app.info.name, cls=Group, pretty_exceptions_enable=False,
+                      context_settings=app.info.context_settings)
+    one.registered_callback = app.registered_callback
+    one.registered_commands = chosen
+    return one
+
+
 def _run(argv: list[str]) -> int:
     try:
-        rc = app(args=argv, prog_name="trainerctl", standalone_mode=False)
+        rc = _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
     except TrainerctlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

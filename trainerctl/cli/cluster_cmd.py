@@ -139,7 +139,8 @@ def install_cmd(
         blocked = getattr(exc, "upgrade_report", None)
         if blocked is not None and output == "text":
             sys.stderr.write(blocked.to_text())
-        emit(exc.report, output)
+        if output != "text" or exc.report.objects:  # text: the error line says it all
+            emit(exc.report, output)
         raise
     emit(report, output)
 

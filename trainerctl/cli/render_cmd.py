@@ -52,7 +52,7 @@ def render_command(
     from trainerctl.render.fetch import update_lock as write_lock
     from trainerctl.render.output import FORMATS, check_output_dir, write_dir, write_stream
 
-    fmt = output or "yaml"
+    fmt = "yaml" if output is None else output
     if fmt not in FORMATS:
         raise InputError(f"-o {fmt!r}: expected one of {', '.join(FORMATS)}")
     if output is not None and output_dir is not None:

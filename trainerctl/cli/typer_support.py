@@ -75,9 +75,12 @@ def _prepare(params: list) -> list:
         descriptor = getattr(param, "type_descriptor", None)
         if descriptor is not None and getattr(param, "_runtime_param", False) is None and _is_plain(descriptor.annotation):
             param._runtime_param = _Convert(descriptor.annotation)
-        # A flag takes no value, so its help shows no type (typer 0.29 would print `<bool>`).
+        # A flag takes no value, and an argument is named by its metavar: neither shows a Python
+        # type in help (typer 0.29 would print `<bool>`, `<str>`).
         if getattr(param, "is_flag", False) and getattr(param, "metavar", None) is None:
             param.metavar = ""
+        if getattr(param, "param_type_name", "") == "argument" and hasattr(param, "display_type_rich"):
+            param.display_type_rich = lambda ctx: None
     return params
 
 

@@ -203,6 +203,9 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Cluste
                 raise InputError(f"kubeconfig {path}: unknown context {context!r} (known: {', '.join(names) or 'none'})")
             if not context_name:
                 raise InputError(f"kubeconfig {path}: no current-context set; pass --context")
+            from trainerctl.cluster.kubeconfig import check_inline_data
+
+            check_inline_data(path, context_name)
             config.load_kube_config(config_file=path, context=context_name, client_configuration=cfg,
                                     persist_config=False, temp_file_path=_credential_dir())
     except ConfigException as exc:

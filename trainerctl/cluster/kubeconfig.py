@@ -145,6 +145,25 @@ def _tls_context(c: dict, u: dict, base: Path, where: str):
     return context
 
 
+def check_inline_data(path: str, context: str) -> None:
+    """Strict base64 for the inline credentials of `context`, for kubeconfigs the kubernetes
+    client loads (it decodes leniently: invalid base64 becomes an empty certificate)."""
+    import yaml
+
+    try:
+        with open(path, "rb") as fh:
+            doc = yaml.load(fh, Loader=yaml.CSafeLoader)
+        ctx = _named(doc.get("contexts"), context)["context"]
+        sections = [(_named(doc.get("clusters"), ctx.get("cluster")) or {}).get("cluster") or {},
+                    (_named(doc.get("users"), ctx.get("user")) or {}).get("user") or {}]
+    except Exception:  # the kubernetes client reports a malformed file itself
+        return
+    for section in sections:
+        for key in ("certificate-authority-data", "client-certificate-data", "client-key-data"):
+            if isinstance(section, dict) and section.get(key):
+                _decode(section, key, f"kubeconfig {path}: context {context}")
+
+
 def load(path: str, context: str | None, pool_size: int) -> tuple[LightClient, str] | None:
     if os.pathsep in os.environ.get("KUBECONFIG", "") and not context and path == os.environ["KUBECONFIG"].split(os.pathsep)[0]:
         return None  # merged kubeconfigs: let the kubernetes client merge them

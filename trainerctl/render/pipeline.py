@@ -50,9 +50,10 @@ _DROP_CONFIGMAPS_FROM = ("runtimes", "imagestreams")
 
 def validate_owner_label(label: tuple[str, str]) -> tuple[str, str]:
     key, value = label
-    prefix, _, name = key.rpartition("/")
+    prefix, slash, name = key.rpartition("/")
     if (
-        not name or len(name) > 63 or not _LABEL_NAME.match(name)
+        (slash and not prefix)
+        or not name or len(name) > 63 or not _LABEL_NAME.match(name)
         or (prefix and (len(prefix) > 253 or not _LABEL_PREFIX.match(prefix)))
     ):
         raise InputError(f"--owner-label {key}={value}: {key!r} is not a valid label key")

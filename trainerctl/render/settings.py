@@ -75,15 +75,14 @@ def render_options(
     from trainerctl.config import load_config
     from trainerctl.render import DEFAULT_NAMESPACE, DEFAULT_OWNER_LABEL, RenderOptions
 
+    for flag, value in (("--source", source), ("--ref", ref), ("--overlay", overlay), ("--cache-dir", cache_dir),
+                        ("--lock", lock), ("--config", config_file)):
+        if value is not None and not str(value).strip():
+            raise InputError(f"{flag} '': expected a value")
     cfg = load_config(config_file)
-    where = str(cfg.path) if cfg.path else "trainerctl.yaml"
     url, path = cfg.source("url"), cfg.source("path")
     if source is not None:
-        if not source.strip():
-            raise InputError("--source '': expected a git URL or a local checkout path")
         url, path = (source, None) if is_git_url(source) else (None, source)
-    elif url is not None and path is not None:
-        raise InputError(f"{where}: source: give either url (with ref) or path, not both")
     if path is not None and ref is not None:
         raise InputError(f"--ref {ref}: a local checkout (--source {path}) has no ref to choose")
     images = dict(cfg.get("images") or {})
