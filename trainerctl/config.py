@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from trainerctl.errors import InputError
 
 DEFAULT_CONFIG_FILE = "trainerctl.yaml"
@@ -51,6 +49,8 @@ def _type_names(types: tuple[type, ...]) -> str:
 
 
 def parse_config(text: str, where: str) -> Config:
+    import yaml
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

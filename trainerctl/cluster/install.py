@@ -12,6 +12,7 @@ import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from trainerctl.cluster import inventory as inv_mod
 from trainerctl.cluster import preflight, wait
@@ -251,14 +252,36 @@ class Installer:
         existing = {ns for ns, m in zip(namespaces, parallel_map(
             lambda ns: get_meta(self.cluster, object_path("", "v1", "namespaces", None, ns)), namespaces)) if m}
 
-        def live(p: Planned) -> dict | None:
-            if not p.res.served or (p.ref.namespace and p.ref.namespace not in existing):
-                return None
-            return get_meta(self.cluster, p.path)
-
-        for p, meta in zip(planned, parallel_map(live, planned)):
-            p.live = meta
+        readable = [p for p in planned if p.res.served and not (p.ref.namespace and p.ref.namespace not in existing)]
+        # One labelled LIST per resource and namespace finds what we installed in a few round trips
+        # (most of a no-op run); what it misses (not ours yet, or gone) is looked up on its own.
+        found = self._list_ours(readable)
+        missing = [p for p in readable if p.path not in found]
+        found.update(zip((p.path for p in missing), parallel_map(lambda p: get_meta(self.cluster, p.path), missing)))
+        for p in planned:
+            p.live = found.get(p.path)
             p.namespace_missing = bool(p.ref.namespace) and p.ref.namespace not in existing
+
+    def _list_ours(self, planned: list[Planned]) -> dict[str, dict]:
+        """Object path -> live metadata, for the planned objects carrying our label."""
+        collections = sorted({p.path.rsplit("/", 1)[0] for p in planned})
+
+        def list_one(path: str) -> list[dict]:
+            try:
+                return self.cluster.request("GET", path, query={"labelSelector": self.owner_label},
+                                            accept=LIST_META).get("items") or []
+            except ApiError as exc:
+                if exc.status in (403, 404, 405):  # may get but not list: the GETs cover it
+                    return []
+                raise
+
+        found = {}
+        for path, items in zip(collections, parallel_map(list_one, collections)):
+            for item in items:
+                name = (item.get("metadata") or {}).get("name")
+                if name:
+                    found[object_path_in(path, name)] = item
+        return found
 
     def _apply(self, p: Planned, deadline: float) -> ObjectResult:
         result = ObjectResult(p.ref.kind, p.ref.name, p.ref.namespace, p.ref.group, p.stage, "unchanged")
@@ -373,6 +396,13 @@ class Installer:
             return
         inv_mod.write(self.cluster, new, self.options.field_manager)
         self.last_written = new
+
+
+LIST_META = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+
+def object_path_in(collection: str, name: str) -> str:
+    return f"{collection}/{quote(name, safe='')}"
 
 
 def _pretty(label: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from dataclasses import dataclass
@@ -62,9 +61,13 @@ def is_exempt(meta: dict | None) -> bool:
 
 
 def prepare(obj: dict, res: Resource, default_namespace: str) -> dict:
-    """The body we apply: only the fields we own, placed where the server expects them."""
-    body = copy.deepcopy(obj)
-    meta = body.setdefault("metadata", {})
+    """The body we apply: only the fields we own, placed where the server expects them.
+
+    `obj` is left as it was. Only the containers this changes are copied (metadata, webhooks,
+    the CRD conversion path); the rest is shared with `obj`: a deep copy of megabytes of CRD
+    schema would cost more than the whole no-op install decides with."""
+    body = dict(obj)
+    meta = body["metadata"] = dict(body.get("metadata") or {})
     if res.namespaced:
         meta.setdefault("namespace", default_namespace)
     else:
@@ -82,12 +85,24 @@ def prepare(obj: dict, res: Resource, default_namespace: str) -> dict:
         if not body.get("stringData"):
             body.pop("stringData", None)
     elif kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration") and res.group == "admissionregistration.k8s.io":
-        for hook in body.get("webhooks") or []:
-            (hook.get("clientConfig") or {}).pop("caBundle", None)
+        if isinstance(body.get("webhooks"), list):
+            body["webhooks"] = [_without_ca_bundle(hook) for hook in body["webhooks"]]
     elif kind == "CustomResourceDefinition" and res.group == "apiextensions.k8s.io":
-        webhook = ((body.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
-        (webhook.get("clientConfig") or {}).pop("caBundle", None)
+        spec = body.get("spec")
+        webhook = ((spec or {}).get("conversion") or {}).get("webhook")
+        if isinstance(webhook, dict) and "caBundle" in (webhook.get("clientConfig") or {}):
+            conversion = dict(spec["conversion"], webhook=_without_ca_bundle(webhook))
+            body["spec"] = dict(spec, conversion=conversion)
     return body
+
+
+def _without_ca_bundle(holder: dict) -> dict:
+    """holder (a webhook) with clientConfig.caBundle dropped, copied only where it changes."""
+    if not isinstance(holder, dict) or not isinstance(holder.get("clientConfig"), dict) \
+            or "caBundle" not in holder["clientConfig"]:
+        return holder
+    client = {k: v for k, v in holder["clientConfig"].items() if k != "caBundle"}
+    return dict(holder, clientConfig=client)
 
 
 def body_hash(body: dict, field_manager: str) -> str:

@@ -9,7 +9,6 @@ from trainerctl.render.options import (
     RenderResult,
     SourceInfo,
 )
-from trainerctl.render.pipeline import render
 
 __all__ = [
     "COMPONENTS",
@@ -21,3 +20,13 @@ __all__ = [
     "SourceInfo",
     "render",
 ]
+
+
+def __getattr__(name: str):
+    # The pipeline (and the engine behind it) loads on first use: callers that only need the
+    # options and defaults above stay light.
+    if name == "render":
+        from trainerctl.render.pipeline import render
+
+        return render
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,35 +1,24 @@
-"""Where the manifests come from: a pinned git ref fetched into a cache, or a local checkout."""
+"""Where the manifests come from: a pinned git ref fetched into a cache, or a local checkout.
 
-from trainerctl.source.cache import (
-    PinError,
-    SourceCache,
-    SourceTree,
-    default_cache_dir,
-    local_source,
-    resolve_source,
-)
-from trainerctl.source.gitops import FetchError
-from trainerctl.source.lock import DEFAULT_LOCK_FILE, Lock, read_lock, write_lock
-from trainerctl.source.pins import default_ref, default_url, pinned_commit
-from trainerctl.source.tree import walk_tree
-from trainerctl.source.validate import validate_ref, validate_url
+The names below load their modules on first use, so importing one light module of this package
+(e.g. the cache location) does not pull in git, YAML and the pins.
+"""
 
-__all__ = [
-    "DEFAULT_LOCK_FILE",
-    "FetchError",
-    "Lock",
-    "PinError",
-    "SourceCache",
-    "SourceTree",
-    "default_cache_dir",
-    "default_ref",
-    "default_url",
-    "local_source",
-    "pinned_commit",
-    "read_lock",
-    "resolve_source",
-    "validate_ref",
-    "validate_url",
-    "walk_tree",
-    "write_lock",
-]
+import importlib
+
+_EXPORTS = {
+    "PinError": "cache", "SourceCache": "cache", "SourceTree": "cache", "local_source": "cache",
+    "resolve_source": "cache", "default_cache_dir": "cachedir", "FetchError": "gitops",
+    "DEFAULT_LOCK_FILE": "lock", "Lock": "lock", "read_lock": "lock", "write_lock": "lock",
+    "default_ref": "pins", "default_url": "pins", "pinned_commit": "pins", "walk_tree": "tree",
+    "validate_ref": "validate", "validate_url": "validate",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value

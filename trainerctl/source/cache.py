@@ -21,6 +21,7 @@ from pathlib import Path
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.source import gitops
 from trainerctl.source.gitops import FetchError
+from trainerctl.source.cachedir import default_cache_dir
 from trainerctl.source.lock import Lock
 from trainerctl.source.pins import pinned_commit
 from trainerctl.source.tree import walk_tree
@@ -40,13 +41,6 @@ class SourceTree:
     ref: str | None
     commit: str | None
     expected_digest: str | None
-
-
-def default_cache_dir() -> Path:
-    if os.environ.get("TRAINERCTL_CACHE_DIR"):
-        return Path(os.environ["TRAINERCTL_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "trainerctl"
 
 
 def _repo_key(url: str) -> str:
