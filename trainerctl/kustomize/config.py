@@ -41,6 +41,19 @@ class TransformerConfig:
     def default(cls) -> "TransformerConfig":
         return _default_config().copy()
 
+    @classmethod
+    def for_kustomization(cls, loader, paths: list[str]) -> "TransformerConfig":
+        """kustomize's MakeTransformerConfig: the `configurations:` files, then the built-in
+        specs they do not already cover (a file's `metadata/name` spec for one kind replaces the
+        built-in one for all kinds)."""
+        if not paths:
+            return cls.default()
+        own = cls()
+        for path in paths:
+            own.load_file(loader.read_text(path), loader.name(path))
+        own.merge(_default_config())
+        return own
+
     def copy(self) -> "TransformerConfig":
         return TransformerConfig({k: list(v) for k, v in self.specs.items()},
                                  [(k, list(v)) for k, v in self.name_reference])
@@ -57,8 +70,13 @@ class TransformerConfig:
         self.name_reference.append((key, list(specs)))
 
     def merge(self, other: "TransformerConfig", where: str = "configurations") -> None:
+        """kustomize's Merge: our specs stay, and one of `other`'s that ours already cover (same
+        path, ours selected by its kind/group/version) is dropped."""
         for name, specs in other.specs.items():
             mine = self.specs.setdefault(name, [])
+            if not mine:
+                mine.extend(specs)
+                continue
             if mine is specs or mine == specs:
                 continue
             for s in specs:

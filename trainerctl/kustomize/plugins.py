@@ -35,11 +35,11 @@ TRANSFORMERS = {
     "SuffixTransformer": "transformers.affix",
     "ReplacementTransformer": "transformers.replacements",
     "ReplicaCountTransformer": "transformers.replicas",
-    "ValueAddTransformer": "transformers.valueadd",
 }
 # Builtins kustomize has that trainerctl refuses, and why.
 REFUSED = {
     "HelmChartInflationGenerator": "needs the helm binary (kubectl kustomize --enable-helm)",
+    "ValueAddTransformer": "an alpha transformer with no kustomization field",
 }
 
 

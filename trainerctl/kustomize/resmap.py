@@ -118,5 +118,6 @@ def _copy_merge_metadata(r: Resource, old: Resource) -> None:
         md["namespace"] = old.namespace
     else:
         md.pop("namespace", None)
-    r.needs_hash = r.needs_hash  # the hash request stays the generator's own
+    # The build annotations are the old object's, but a hash only if both asked for one.
+    r.needs_hash = r.needs_hash and old.needs_hash
     r.copy_build_state(old)

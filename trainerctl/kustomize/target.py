@@ -27,7 +27,7 @@ from trainerctl.kustomize.transformers import refvar
 class Accumulated:
     """kustomize's ResAccumulator."""
     resmap: ResMap = field(default_factory=ResMap)
-    config: TransformerConfig = field(default_factory=TransformerConfig.default)
+    config: TransformerConfig = field(default_factory=TransformerConfig)
     variables: dict[str, dict] = field(default_factory=dict)
     kustomization: dict = field(default_factory=dict)
 
@@ -83,8 +83,8 @@ class Builder:
     def accumulate_target(self, kt: Target, acc: Accumulated) -> Accumulated:
         k, loader, kname = kt.k, kt.loader, kt.kname
         self.accumulate_resources(kt, acc, k.get("resources") or [], kname)
-        for path in k.get("configurations") or []:
-            acc.config.load_file(loader.read_text(path), loader.name(path))
+        acc.config.merge(TransformerConfig.for_kustomization(loader, k.get("configurations") or []),
+                         kname)
         for path in k.get("crds") or []:
             acc.config.merge(crds.config_from(loader.read(path), loader.name(path)),
                              loader.name(path))

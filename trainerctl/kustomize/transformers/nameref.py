@@ -20,6 +20,9 @@ def fix(resources: list[Resource], cfg: TransformerConfig) -> None:
         pool = [r for r in resources if r.previous
                 and any(i.gvk.selected_by(group, version, kind) for i in r.prev_ids())]
         pools.append((Gvk(group, version, kind), specs, pool))
+    for r in resources:
+        if r.kind == "RoleBinding" and not r.gvk.cluster_scoped:
+            _binding_namespaces(r)  # kustomize checks every binding's subjects
     if not any(pool for _, _, pool in pools):
         return
     for referrer in resources:
@@ -52,21 +55,27 @@ def _could_be_referenced(referrer: Resource, resources: list[Resource]) -> set[i
     rid = referrer.id
     if rid.gvk.cluster_scoped:
         return {id(r) for r in resources}
-    binding_ns = set()
-    if referrer.kind == "RoleBinding" and isinstance(referrer.obj.get("subjects"), list):
-        for s in referrer.obj["subjects"]:
-            if isinstance(s, dict) and "namespace" in s and "kind" in s \
-                    and s["kind"] == "ServiceAccount":
-                if not isinstance(s["namespace"], str):
-                    raise KustomizeError(f"{referrer.source}: Invalid Input: namespace is blank "
-                                         f"for resource {rid}")
-                binding_ns.add(s["namespace"])
+    binding_ns = _binding_namespaces(referrer)
     ns = rid.effective_namespace
     out = set()
     for r in resources:
         cid = r.id
         if cid.gvk.cluster_scoped or cid.effective_namespace == ns or r.namespace in binding_ns:
             out.add(id(r))
+    return out
+
+
+def _binding_namespaces(referrer: Resource) -> set[str]:
+    """The namespaces a RoleBinding's ServiceAccount subjects name (refused when blank)."""
+    out: set[str] = set()
+    if referrer.kind != "RoleBinding" or not isinstance(referrer.obj.get("subjects"), list):
+        return out
+    for s in referrer.obj["subjects"]:
+        if isinstance(s, dict) and "namespace" in s and "kind" in s and s["kind"] == "ServiceAccount":
+            if not isinstance(s["namespace"], str):
+                raise KustomizeError(f"{referrer.source}: Invalid Input: namespace is blank for "
+                                     f"resource {referrer.id} (subjects[].namespace)")
+            out.add(s["namespace"])
     return out
 
 

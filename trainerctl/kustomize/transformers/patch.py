@@ -29,6 +29,8 @@ def configure(cfg: dict, ctx):
                              f"is not allowed to set `patches.target` field")
 
     def transform(resmap) -> None:
+        if sm == []:
+            return  # an empty patch file changes nothing
         if sm is not None:
             if target is not None:
                 for r in select(resmap.items, target, ctx.where):

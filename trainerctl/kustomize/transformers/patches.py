@@ -34,7 +34,7 @@ def sm_patches(text: str, source: str) -> list[Resource] | None:
         docs = yamlio.load_all(text, source, raw_annotations=True)
     except KustomizeError:
         return None
-    if not docs or not all(isinstance(d, dict) for d in docs):
+    if not all(isinstance(d, dict) for d in docs):
         return None
     out = []
     for doc in docs:
