@@ -261,6 +261,12 @@ def _converter(resolve, last_wins: bool):
             else:
                 key = convert(key_node)
             if key.__class__ is not str:
+                if last_wins and (key is None or key.__class__ is bool):
+                    # kubectl fails on such keys later; say why here.
+                    raise KustomizeError(
+                        f"line {key_node.start_mark.line + 1}: key {key_node.value!r} reads as "
+                        f"{'null' if key is None else 'a boolean'} in YAML 1.1; quote it"
+                    )
                 key = _key_string(key, key_node)
             if key in result and not last_wins:
                 raise KustomizeError(
@@ -285,21 +291,22 @@ def _converter(resolve, last_wins: bool):
 
 def _raw_annotations(doc_node: yaml.Node, doc: Any) -> None:
     """kustomize rewrites every annotation as a string of its source text (`port: 8080` becomes
-    "8080", `on: yes` stays "yes"): keep that text for scalars that resolved to non-strings."""
-    if not isinstance(doc, dict) or not isinstance(doc_node, yaml.MappingNode):
+    "8080", `date: 2001-12-14` stays as written): keep that text for plain scalars."""
+    if not isinstance(doc, dict) or doc_node.__class__ is not yaml.MappingNode:
         return
     md = doc.get("metadata")
     ann = md.get("annotations") if isinstance(md, dict) else None
-    if not isinstance(ann, dict) or all(isinstance(v, str) for v in ann.values()):
+    if not isinstance(ann, dict) or not ann:
         return
     for k, v in doc_node.value:
-        if isinstance(k, yaml.ScalarNode) and k.value == "metadata" and isinstance(v, yaml.MappingNode):
+        if k.__class__ is yaml.ScalarNode and k.value == "metadata" \
+                and v.__class__ is yaml.MappingNode:
             for k2, v2 in v.value:
-                if isinstance(k2, yaml.ScalarNode) and k2.value == "annotations" \
-                        and isinstance(v2, yaml.MappingNode):
+                if k2.__class__ is yaml.ScalarNode and k2.value == "annotations" \
+                        and v2.__class__ is yaml.MappingNode:
                     for k3, v3 in v2.value:
-                        if isinstance(k3, yaml.ScalarNode) and isinstance(v3, yaml.ScalarNode) \
-                                and k3.value in ann and not isinstance(ann[k3.value], str):
+                        if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
+                                and v3.tag == _PLAIN_TAG and k3.value in ann:
                             ann[k3.value] = v3.value
 
 
