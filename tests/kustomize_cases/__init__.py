@@ -19,6 +19,8 @@ class Case:
     needle: str = ""
     target: str = "."
     links: dict[str, str] = field(default_factory=dict)  # symlink path -> where it points
+    # False where kubectl cannot judge: an alias bomb exhausts its memory.
+    kubectl: bool = True
 
     def write(self, root) -> None:
         import os
@@ -42,6 +44,11 @@ def same(files: dict, target: str = ".") -> Case:
 
 def refuse(files: dict, needle: str, target: str = ".", links: dict | None = None) -> Case:
     return Case(files, "refuse", needle, target, links or {})
+
+
+def bounded(files: dict, needle: str) -> Case:
+    """trainerctl refuses by a bound; kubectl is not asked (it would run out of memory)."""
+    return Case(files, "refuse", needle, kubectl=False)
 
 
 def ours_refuse(files: dict, needle: str) -> Case:
@@ -99,9 +106,10 @@ metadata: {name: sa}
 
 
 def modules():
-    from tests.kustomize_cases import builds, silent
+    from tests.kustomize_cases import builds, plugins, refuses, silent, strict
 
-    return {"silent": silent, "builds": builds}
+    return {"silent": silent, "builds": builds, "plugins": plugins, "refuses": refuses,
+            "strict": strict}
 
 
 def all_cases() -> dict[str, Case]:

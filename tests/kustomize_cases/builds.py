@@ -326,6 +326,10 @@ CASES = {
         K: "configMapGenerator:\n- name: c\n  env: a.env\n  envs: [b.env]\n",
         "a.env": "A=1\n", "b.env": "B=2\n",
     }),
+    "validator_that_changes_nothing": same({
+        K: "resources: [cm.yaml]\nvalidators: [v.yaml]\n", "cm.yaml": CM,
+        "v.yaml": "apiVersion: builtin\nkind: LabelTransformer\nmetadata: {name: v}\n",
+    }),
     "namespace_on_role_binding_subjects_default_only": same({
         K: "namespace: nn\nresources: [rb.yaml, sa.yaml]\n",
         "rb.yaml": """

@@ -26,10 +26,14 @@ def build_resources(path: str, *, remote_mirrors: Iterable[str] = (), timeout: f
     Very deep input (kustomize allows 10000 levels) outgrows Python's default recursion limit;
     such a build is retried once with a larger limit on a thread with a larger stack.
     """
+    return _deep_retry(_build_resources, path, remote_mirrors, timeout)
+
+
+def _deep_retry(fn, *args):
     try:
-        return _build_resources(path, remote_mirrors, timeout)
+        return fn(*args)
     except RecursionError:
-        return _deep(_build_resources, path, remote_mirrors, timeout)
+        return _deep(fn, *args)
 
 
 def _deep(fn, *args):
@@ -115,4 +119,7 @@ def build_yaml(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float 
     """Exactly the bytes `kubectl kustomize path` prints."""
     from trainerctl.kustomize.yamlio import dump_all
 
-    return dump_all(build(path, remote_mirrors=remote_mirrors, timeout=timeout))
+    def run(p, mirrors, t):
+        return dump_all([r.obj for r in _build_resources(p, mirrors, t)])
+
+    return _deep_retry(run, path, remote_mirrors, timeout)

@@ -17,7 +17,6 @@ UNSUPPORTED = {
     "helmCharts": "needs the helm binary (kubectl kustomize --enable-helm)",
     "helmGlobals": "needs the helm binary (kubectl kustomize --enable-helm)",
     "helmChartInflationGenerator": "needs the helm binary (kubectl kustomize --enable-helm)",
-    "validators": "runs external plugins (kustomize --enable-alpha-plugins)",
 }
 BUILD_METADATA = ("originAnnotations", "transformerAnnotations", "managedByLabel")
 

@@ -92,6 +92,7 @@ class Builder:
         for path in k.get("components") or []:
             self.accumulate_component(kt, acc, path)
         self.run_transformers(kt, acc)
+        self.run_validators(kt, acc)
         refvar.mark(acc.resources, k.get("vars") or [], kname)
         refvar.merge(acc.variables, k.get("vars") or [], kname)
         return acc
@@ -281,6 +282,29 @@ class Builder:
                     else:
                         r.transformations = (r.transformations or []) + [t_origin]
             acc.resmap.drop_empties()
+
+
+    def run_validators(self, kt: Target, acc: Accumulated) -> None:
+        """`validators:`: (builtin) plugins that must leave the resources as they are, apart
+        from a `validated-by` label (kustomize's runValidators)."""
+        import copy
+
+        for res in self._plugin_configs(kt, acc, kt.k.get("validators") or [], "validators"):
+            validate = plugins.from_config(res, "transformer", kt.loader)
+            before = [copy.deepcopy(r.obj) for r in acc.resmap.items]
+            trial = ResMap([copy.copy(r) for r in acc.resmap.items])
+            for r, obj in zip(trial.items, before):
+                r.obj = copy.deepcopy(obj)
+            validate(trial)
+            after = []
+            for r in trial.items:
+                labels = r.obj.get("metadata", {}).get("labels")
+                if isinstance(labels, dict):
+                    labels.pop("validated-by", None)
+                after.append(r.obj)
+            if sorted(map(repr, after)) != sorted(map(repr, before)):
+                raise KustomizeError(f"{res.source}: validator {res.kind} {res.name!r} "
+                                     f"shouldn't modify the resource map")
 
 
 def _merge_specs(specs: list[dict], more: list[dict], where: str) -> list[dict]:

@@ -25,14 +25,14 @@ from trainerctl.kustomize.errors import KustomizeError
 # ---------------------------------------------------------------- reading
 
 _INT_BASE0 = re.compile(
-    r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$"
+    r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z"
 )
-_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
-_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
+_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
+_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})\Z")
 _DATETIME = re.compile(
     r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt]|[ ])(\d{1,2}):(\d{1,2}):(\d{1,2})(\.\d{1,9})?"
-    r"(Z|[-+]\d{2}:\d{2})?$"
+    r"(Z|[-+]\d{2}:\d{2})?\Z"
 )
 
 _NULLS = frozenset(["", "~", "null", "Null", "NULL"])
@@ -389,7 +389,7 @@ _V2_BOOL_NULL = frozenset(
     "y Y yes Yes YES true True TRUE on On ON n N no No NO false False FALSE off Off OFF "
     "~ null Null NULL .nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF".split()
 )
-_GO_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_GO_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\Z")
 
 
 def _v2_resolves_to_non_string(s: str) -> bool:
@@ -757,7 +757,7 @@ def _go_key_less(a: str, b: str) -> bool:
     return la < lb
 
 
-_SIMPLE_KEY = re.compile(r"^[a-z][a-zA-Z]*$")
+_SIMPLE_KEY = re.compile(r"^[a-z][a-zA-Z]*\Z")
 _sorted_cache: dict[tuple, list[str]] = {}
 
 
@@ -776,7 +776,7 @@ def _sorted_keys(d: dict) -> list[str]:
 
 
 # Plain keys that need no analysis: the overwhelmingly common case in Kubernetes objects.
-_PLAIN_SAFE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$")
+_PLAIN_SAFE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*\Z")
 _key_cache: dict[str, str] = {}
 
 

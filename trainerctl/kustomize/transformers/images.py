@@ -33,7 +33,7 @@ def split_image(image: str) -> tuple[str, str, str]:
 def _updater(entry: dict, where: str):
     name = entry.get("name", "")
     try:
-        pattern = re.compile("^" + name + r"(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?$")
+        pattern = re.compile("^" + name + r"(:[a-zA-Z0-9_.{}-]*)?(@sha256:[a-zA-Z0-9_.{}-]*)?\Z")
     except re.error as exc:
         raise KustomizeError(f"{where}: image name {name!r} is not a valid pattern: {exc}") from None
     new_name, new_tag = entry.get("newName", ""), entry.get("newTag", "")

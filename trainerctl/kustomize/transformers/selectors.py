@@ -47,7 +47,7 @@ def _label_selector(expr: str, where: str):
 
 def _anchored(pattern: str, where: str):
     try:
-        return re.compile(f"^(?:{pattern})$")
+        return re.compile(f"^(?:{pattern})\\Z")
     except re.error as exc:
         raise KustomizeError(f"{where}: invalid regular expression {pattern!r}: {exc}") from None
 
