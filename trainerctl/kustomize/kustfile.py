@@ -5,8 +5,6 @@ images, env → envs) and its emptiness and kind/apiVersion checks."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from trainerctl.kustomize import schema, yamlio
 from trainerctl.kustomize.errors import KustomizeError
 
@@ -102,13 +100,3 @@ def _check_sort_options(opts: dict | None, source: str) -> None:
     if order == "fifo" and legacy is not None:
         raise KustomizeError(f"{source}: field `sortOptions.legacySortOptions` is not allowed "
                              f"with order fifo")
-
-
-def check_fields(entry: Any, allowed: set[str], where: str) -> dict:
-    """A mapping entry (a configuration file's entry, ...) with only known fields."""
-    if not isinstance(entry, dict):
-        raise KustomizeError(f"{where}: expected a mapping, got {schema.describe(entry)}")
-    unknown = set(entry) - allowed
-    if unknown:
-        raise KustomizeError(f"{where}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-    return entry

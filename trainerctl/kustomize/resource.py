@@ -93,10 +93,6 @@ class Resource:
         cur = self.id
         self.previous.append((cur.name, cur.effective_namespace_go, cur.gvk.kind))
 
-    def all_names(self) -> list[tuple[str, str]]:
-        """(name, namespace) pairs this object was known by, including the current one."""
-        return [(n, ns) for n, ns, _ in self.previous] + [(self.name, self.namespace)]
-
     def labels(self) -> dict:
         labels = self.metadata.get("labels")
         return labels if isinstance(labels, dict) else {}

@@ -88,19 +88,3 @@ def _texts(values: dict) -> dict:
     from trainerctl.kustomize.resource import annotation_text
 
     return {k: annotation_text(v) for k, v in values.items()}
-
-
-def ids_select(r: Resource, sel: dict) -> bool:
-    """ResId.IsSelectedBy over every id the resource has had (replacements)."""
-    if not r.gvk.selected_by(sel.get("group"), sel.get("version"), sel.get("kind")):
-        return False
-    names = r.all_names()
-    for name, ns in names:
-        if sel.get("name") and sel["name"] != name:
-            continue
-        if sel.get("namespace"):
-            eff = "" if r.gvk.cluster_scoped else (ns or "default")
-            if sel["namespace"] != eff and not (sel["namespace"] == "default" and not ns):
-                continue
-        return True
-    return False
