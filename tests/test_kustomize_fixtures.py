@@ -37,10 +37,23 @@ def _run(case: Case, root):
     return ref, ours, error
 
 
+@pytest.fixture(scope="session")
+def outcome(tmp_path_factory):
+    """Each fixture built once per session by kubectl and by trainerctl."""
+    seen: dict[str, tuple] = {}
+
+    def get(name: str, case: Case):
+        if name not in seen:
+            seen[name] = _run(case, tmp_path_factory.mktemp("k"))
+        return seen[name]
+
+    return get
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_fixture(tmp_path, name):
+def test_fixture(outcome, name):
     case = CASES[name]
-    ref, ours, error = _run(case, tmp_path)
+    ref, ours, error = outcome(name, case)
     if case.expect == "same":
         assert ref.returncode == 0, f"kubectl refused: {ref.stderr.strip()[-400:]}"
         assert error is None, f"trainerctl refused: {error}"
@@ -65,13 +78,14 @@ def _older_fixtures():
     return out
 
 
-OLDER = _older_fixtures()
+EVERY = {**CASES, **_older_fixtures()}
 
 
-@pytest.mark.parametrize("name", sorted(OLDER))
-def test_no_silent_difference(tmp_path, name):
-    """Where kubectl builds, trainerctl prints the same bytes or refuses with one line."""
-    ref, ours, error = _run(OLDER[name], tmp_path)
+@pytest.mark.parametrize("name", sorted(EVERY))
+def test_no_silent_difference(outcome, name):
+    """Acceptance 1: over every behaviour fixture, where kubectl builds, trainerctl prints the
+    same bytes or refuses with one line."""
+    ref, ours, error = outcome(name, EVERY[name])
     if ref.returncode == 0:
         if error is None:
             assert ours == ref.stdout

@@ -67,14 +67,24 @@ class Gvk:
 
     @classmethod
     def of(cls, obj: dict) -> "Gvk":
-        api_version = obj.get("apiVersion") or ""
+        key = (obj.get("apiVersion"), obj.get("kind"))
+        try:
+            return _GVK_CACHE[key]
+        except (KeyError, TypeError):
+            pass
+        api_version = key[0] or ""
         if not isinstance(api_version, str):
             api_version = str(api_version)
         group, _, version = api_version.partition("/")
         if not _:
             group, version = "", api_version
-        kind = obj.get("kind") or ""
-        return cls(group, version, kind if isinstance(kind, str) else str(kind))
+        kind = key[1] or ""
+        gvk = cls(group, version, kind if isinstance(kind, str) else str(kind))
+        try:
+            _GVK_CACHE[key] = gvk
+        except TypeError:  # an unhashable apiVersion or kind: bad input, not cached
+            pass
+        return gvk
 
     def __str__(self) -> str:
         return "_".join([self.group or "~G", self.version or "~V", self.kind or "~K"])
@@ -103,6 +113,7 @@ class Gvk:
 
 
 NOT_A_NAMESPACE = "_non_namespaceable_"
+_GVK_CACHE: dict = {}
 
 
 @dataclass(frozen=True)

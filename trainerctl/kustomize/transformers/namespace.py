@@ -50,10 +50,14 @@ def configure(cfg: dict, ctx):
             for spec in mine:
                 if spec.applies_to(gvk):
                     fsm.walk(r.obj, spec, fsm.SCALAR, set_value)
+        # kustomize checks after each object; a clash then is a clash at the end too.
+        seen = set()
+        for r in resmap:
             key = r.id.key()
-            if sum(1 for o in resmap.items if o.id.key() == key) != 1:
+            if key in seen:
                 raise KustomizeError(f"{ctx.where}: namespace transformation produces ID "
                                      f"conflict: {r.id}")
+            seen.add(key)
 
     return transform
 
