@@ -11,6 +11,7 @@ noise, ratios measured in the same run are the result.
 from __future__ import annotations
 
 import argparse
+import resource
 import shutil
 import statistics
 import subprocess
@@ -21,6 +22,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 ODH = SHARED / "upstream" / "opendatahub-trainer" / "odh-3.5.0"
+
+
+# The same work without any command line (what a CLI-less caller of the library pays): the
+# difference to `trainerctl ...` is the command line's fixed cost.
+FLOOR = {
+    "kustomize": "import sys; from trainerctl.kustomize import build_yaml; sys.stdout.write(build_yaml(sys.argv[2]))",
+    "render": ("import sys; from trainerctl.render import RenderOptions, render; "
+               "from trainerctl.render.output import write_stream; "
+               "sys.stdout.write(write_stream(render(RenderOptions(source_path=sys.argv[3])).objects))"),
+}
 
 
 def cases() -> list[tuple[str, list[str], list[str]]]:
@@ -34,35 +45,51 @@ def cases() -> list[tuple[str, list[str], list[str]]]:
     ]
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd="/")
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1, 2):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[:500]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--trainerctl", action="append", help="trainerctl executable (repeatable)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the library call without the command line (python next to the last trainerctl)")
     args = ap.parse_args()
     if not ODH.is_dir():
         raise SystemExit(f"needs {ODH} (the upstream manifests)")
     tools = [str(Path(t).absolute()) for t in args.trainerctl or [shutil.which("trainerctl") or "trainerctl"]]
     kubectl = shutil.which("kubectl") or "kubectl"
-    print(f"{'case':28} " + " ".join(f"{Path(t).parent.parent.name[:14]:>16}" for t in tools) + f" {'kubectl':>9}")
+    names = [Path(t).parent.parent.name[:12] for t in tools]
+    if args.floor:
+        names.append("no CLI")
+    print("wall: median seconds and ratio to kubectl; cpu: median user+sys seconds and ratio")
+    print(f"{'case':26} " + " ".join(f"{n:>27}" for n in names) + f" {'kubectl':>15}")
+    python = str(Path(tools[-1]).parent / "python")
     for name, ours, theirs in cases():
-        times: list[list[float]] = [[] for _ in tools]
-        ref: list[float] = []
+        commands = [[tool, *ours] for tool in tools]
+        if args.floor:
+            commands.append([python, "-c", FLOOR[ours[0]], *ours] if ours[0] in FLOOR else [python, "-c", "pass"])
+        times: list[list[tuple[float, float]]] = [[] for _ in commands]
+        ref: list[tuple[float, float]] = []
         for _ in range(args.runs):
-            for i, tool in enumerate(tools):
-                times[i].append(timed([tool, *ours]))
+            for i, command in enumerate(commands):
+                times[i].append(timed(command))
             ref.append(timed([kubectl, *theirs]))
-        k = statistics.median(ref)
-        cols = " ".join(f"{statistics.median(t):6.3f}s {statistics.median(t) / k:5.2f}x" for t in times)
-        print(f"{name:28} {cols} {k:8.3f}s", flush=True)
+        kw, kc = (statistics.median(r[j] for r in ref) for j in (0, 1))
+        cols = []
+        for t in times:
+            w, c = (statistics.median(r[j] for r in t) for j in (0, 1))
+            cols.append(f"{w:5.3f}s {w / kw:4.2f}x|{c:5.3f} {c / kc:4.2f}x")
+        print(f"{name:26} {' '.join(cols)} {kw:6.3f}s|{kc:5.3f}", flush=True)
     return 0
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 import trainerctl
-from trainerctl.cli import app, main
+from trainerctl.cli import full_app, main
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check"]
@@ -78,7 +78,7 @@ def test_render_from_the_entry_point(shared_dir, tmp_path):
 def _click_commands():
     import typer.main
 
-    group = typer.main.get_command(app)
+    group = typer.main.get_command(full_app())
     return {name: group.commands[name] for name in COMMANDS}
 
 

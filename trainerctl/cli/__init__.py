@@ -47,8 +47,26 @@ def _root(
     """Install Kubeflow Trainer v2: fetch pinned upstream manifests, render them, apply them."""
 
 
-# One module per command family; each registers its commands on `app`.
-from trainerctl.cli import cluster_cmd, kustomize_cmd, render_cmd, upgrade_cmd  # noqa: E402,F401
+# One module per command family; each registers its commands on `app` when imported. A run
+# imports only the module of its command (help, completion and unknown commands import all).
+COMMAND_MODULES = {
+    "kustomize": "kustomize_cmd", "render": "render_cmd", "fetch": "render_cmd", "install": "cluster_cmd",
+    "uninstall": "cluster_cmd", "diff": "cluster_cmd", "status": "cluster_cmd", "upgrade-check": "upgrade_cmd",
+}
+
+
+def _load_commands(name: str | None = None) -> None:
+    import importlib
+
+    modules = [COMMAND_MODULES[name]] if name in COMMAND_MODULES else dict.fromkeys(COMMAND_MODULES.values())
+    for module in modules:
+        importlib.import_module(f"{__name__}.{module}")
+
+
+def full_app() -> typer.Typer:
+    """The app with every command registered (for help, completion and tests)."""
+    _load_commands()
+    return app
 
 
 def _terminate(signum, frame):  # SIGTERM/SIGHUP: unwind like Ctrl-C, so cleanups run
@@ -76,9 +94,13 @@ def _app_for(argv: list[str]) -> typer.Typer:
     parses, and building them all costs more than parsing (render and kustomize pay it on
     every pipeline run). Help, completion and unknown commands get the whole app."""
     name = argv[0] if argv else None
-    chosen = [c for c in app.registered_commands if c.name == name]
-    if not chosen or any(v.endswith("_COMPLETE") for v in os.environ):
+    completing = any(v.endswith("_COMPLETE") for v in os.environ)
+    if argv == ["--version"]:
         return app
+    _load_commands(None if completing else name)
+    chosen = [c for c in app.registered_commands if c.name == name]
+    if not chosen or completing:
+        return full_app()
     one = typer.Typer(name=app.info.name, cls=Group, pretty_exceptions_enable=False,
                       context_settings=app.info.context_settings)
     one.registered_callback = app.registered_callback
@@ -134,4 +156,4 @@ def _quiet_stdout() -> None:
         pass
 
 
-__all__ = ["app", "main"]
+__all__ = ["app", "full_app", "main"]
