@@ -19,7 +19,6 @@ from trainerctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, Trainerctl
 app = typer.Typer(
     name="trainerctl",
     cls=Group,
-    help="Install Kubeflow Trainer v2: fetch pinned upstream manifests, render them, apply them.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
