@@ -51,8 +51,8 @@ def test_version_is_one_line_exit_0():
 @pytest.mark.parametrize("args, says", [
     (["install", "--bogus-flag"], "No such option: --bogus-flag"),
     (["nosuchcommand"], "No such command 'nosuchcommand'"),
-    (["install", "--timeout", "abc"], "'--timeout'"),
-    (["install", "--timeout", "nan"], "'--timeout'"),
+    (["install", "--timeout", "abc"], "--timeout"),
+    (["install", "--timeout", "nan"], "--timeout"),
     (["render", "--source"], "--source"),
 ])
 def test_usage_errors_are_one_line_exit_2(args, says):
