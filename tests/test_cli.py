@@ -292,6 +292,30 @@ def _credential_kubeconfig(path: Path, server: str) -> Path:
     return path
 
 
+def test_a_second_ctrl_c_leaves_at_once_without_credentials(tmp_path):
+    """The first Ctrl-C lets requests in flight finish; against a server that never answers, the
+    second one exits at once (exit 130, one line) and leaves no decoded credential behind."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    server = _SilentServer()
+    try:
+        kc = _credential_kubeconfig(tmp_path / "kc", f"https://127.0.0.1:{server.port}")
+        env = {**os.environ, "TMPDIR": str(tmp), "TRAINERCTL_KUBERNETES_CLIENT": "1"}
+        proc = subprocess.Popen([*_entry(), "status", "--kubeconfig", str(kc)], env=env, cwd="/",
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert server.connected.wait(60), "the command never reached the server"
+        proc.send_signal(signal.SIGINT)
+        time.sleep(1)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        server.close()
+    assert time.monotonic() - started < 10
+    assert proc.returncode == 130 and err == "error: interrupted\n", err
+    assert _leftovers(tmp) == []
+
+
 def _leftovers(tmp: Path) -> list[str]:
     return [p.name for p in tmp.iterdir() if p.name.startswith("trainerctl-kubeconfig-")]
 
