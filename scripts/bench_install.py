@@ -132,7 +132,7 @@ def main() -> int:
     # objects. The fake controller runs for trainerctl's cluster (it waits for the controller);
     # nothing in this file is admitted through a webhook, so kubectl's cluster needs none.
     noop: dict[str, list[float]] = {"trainerctl": [], "kubectl": []}
-    (ta, envt), (tb, _envk) = cluster(), cluster()
+    (ta, envt), (tb, _) = cluster(), cluster()
     try:
         kt, kk = str(ta.admin_kubeconfig), str(tb.admin_kubeconfig)
         with FakeController(envt, objects):

@@ -169,7 +169,6 @@ def _cases() -> dict[str, Case]:
     c: dict[str, Case] = {}
     tiny = ["--source", "sources/tiny"]
     commands = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check"]
-    render_like = ["render", "install", "diff", "upgrade-check"]
 
     # -- usage: unknown commands and flags, missing and extra arguments, bad values ------------
     c["unknown command"] = Case(["nosuchcommand"], BAD, "nosuchcommand")
