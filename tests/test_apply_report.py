@@ -1,0 +1,31 @@
+"""What `install` reports for one applied object: a real change is "configured", however soon it follows."""
+
+from __future__ import annotations
+
+import time
+
+from trainerctl.cluster.apply import ApplyOptions, Planned, apply_one, get_meta
+from trainerctl.cluster.client import connect
+from trainerctl.cluster.discovery import Discovery
+from trainerctl.cluster.objects import ref_of
+
+
+def test_a_change_right_after_the_previous_apply_is_configured(test_cluster, namespace):
+    # managedFields times have one-second resolution and a ConfigMap has no generation, so neither
+    # can tell "our apply changed it" from "someone else moved it"; only the resourceVersion can.
+    cluster = connect(str(test_cluster.admin_kubeconfig))
+    discovery = Discovery(cluster)
+    discovery.refresh()
+    res = discovery.lookup("v1", "ConfigMap")
+    actions = []
+    for i in range(5):
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm{i}", "namespace": namespace},
+                "data": {"a": "1"}}
+        first = Planned(ref_of(body), res, body, "config", "h")
+        assert apply_one(cluster, first, ApplyOptions(), time.monotonic() + 30).action == "created"
+        again = Planned(first.ref, res, body, "config", "h", live=get_meta(cluster, first.path))
+        changed_body = {**body, "data": {"a": "2"}}
+        changed = Planned(first.ref, res, changed_body, "config", "h", live=get_meta(cluster, first.path))
+        actions.append((apply_one(cluster, again, ApplyOptions(), time.monotonic() + 30).action,
+                        apply_one(cluster, changed, ApplyOptions(), time.monotonic() + 30).action))
+    assert actions == [("unchanged", "configured")] * 5
