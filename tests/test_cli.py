@@ -227,6 +227,18 @@ def test_installed_package_is_what_is_tested():
     assert proc.returncode == 0 and not Path(where).resolve().is_relative_to(ROOT), where
 
 
+def test_every_module_is_packaged():
+    """setup.py finds packages by their __init__.py: a folder without one is left out of the wheel
+    (an editable install, or a build dir left from one, hides it). Under .ci/run the installed
+    package must hold every module of the checkout."""
+    modules = sorted(p.relative_to(ROOT) for p in (ROOT / "trainerctl").rglob("*.py") if "__pycache__" not in p.parts)
+    folders = sorted({m.parent for m in modules})
+    assert [f for f in folders if not (ROOT / f / "__init__.py").is_file()] == []
+    if os.environ.get("TRAINERCTL_TEST_INSTALLED") == "1":
+        installed = Path(trainerctl.__file__).resolve().parent
+        assert [m for m in modules if not (installed / m.relative_to("trainerctl")).is_file()] == []
+
+
 def test_the_package_finds_its_assets():
     from trainerctl.render.assets import ASSET_DIRS, asset_dir
 

@@ -1,0 +1,1 @@
+"""Everything that talks to a cluster: connect, discover, plan, apply, wait, prune, record."""
