@@ -213,17 +213,25 @@ def test_image_flags_and_kubeflow_images_transformer(cli, mirrors, monkeypatch):
     assert code == 2 and "not a valid image reference" in err
 
 
+OUR_RUNTIMES = {
+    "torch-distributed", "torch-distributed-rocm", "torch-distributed-cpu", "torch-distributed-cuda130-torch211-py312",
+    "torch-distributed-rocm714-torch211-py312", "torch-distributed-cpu-torch211-py312", "training-hub",
+    "training-hub-rocm", "training-hub-cpu", "training-hub-th09-cuda130-torch211-py312",
+    "training-hub-th09-rocm714-torch211-py312", "training-hub-th09-cpu-torch211-py312", "speculator-model-opt-cuda",
+    "vllm-extract-cuda"}
+
+
 @pytest.mark.parametrize("repo, ref", REFS)
 def test_our_runtimes_validate_against_the_rendered_crds(repo, ref, cli, mirrors):
     code, out, err = cli("render", *source_args(mirrors, repo, ref), "--platform", "openshift")
     assert code == 0, err
+    assert "left out" not in err  # every ref we ship takes every runtime
     objects = load(out)
-    ours = [o for o in objects if o["metadata"]["labels"].get("trainer.kubeflow.org/webhook-validation") == "disabled"
-            and o["kind"] == "ClusterTrainingRuntime"]
-    names = {o["metadata"]["name"] for o in ours}
-    assert {"torch-distributed", "torch-distributed-rocm", "torch-distributed-cpu", "training-hub",
-            "training-hub-rocm", "training-hub-cpu", "vllm-extract-cuda"} <= names
+    ours = [o for o in objects if o["kind"] == "ClusterTrainingRuntime" and o["metadata"]["name"] in OUR_RUNTIMES]
+    assert {o["metadata"]["name"] for o in ours} == OUR_RUNTIMES
     for obj in ours:
+        # Through the webhook like the operator's: no opt-out label.
+        assert "trainer.kubeflow.org/webhook-validation" not in obj["metadata"]["labels"]
         assert validate_against_crd(obj, objects) == [], obj["metadata"]["name"]
     streams = [o for o in objects if o["kind"] == "ImageStream"]
     assert {o["metadata"]["name"] for o in streams} >= {f"training-hub-universal-{a}" for a in ("cpu", "cuda", "rocm")}
