@@ -97,8 +97,20 @@ def _progress(total: int, output: str | None):
     return Progress(total)
 
 
+def _operator_namespace(ctx: typer.Context, cluster, namespace: str, take_over: bool) -> str:
+    """With --take-over-operator and no -n, install where the operator did (its CR's spec.appNamespace)."""
+    if not take_over or ctx.get_parameter_source("namespace").name != "DEFAULT":
+        return namespace
+    from trainerctl.cluster import go_operator
+    from trainerctl.cluster.discovery import Discovery
+
+    state = go_operator.detect(cluster, Discovery(cluster), deployments=[])
+    return state.app_namespace or namespace
+
+
 @app.command("install")
 def install_cmd(
+    ctx: typer.Context,
     kubeconfig: Optional[str] = KubeconfigOpt,
     context: Optional[str] = ContextOpt,
     namespace: str = NamespaceOpt,
@@ -122,6 +134,9 @@ def install_cmd(
     field_manager: str = FieldManagerOpt,
     set_values: list[str] = SetOpt,
     ha: bool = HaOpt,
+    take_over_operator: bool = typer.Option(False, "--take-over-operator", help="Hand over from the Go "
+                                            "trainer-operator: scale it to 0, release and delete its Trainer CR "
+                                            "without its cleanup, then install (namespace: its appNamespace)."),
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
     from trainerctl.cluster.install import InstallOptions, RunFailed, install
@@ -130,12 +145,13 @@ def install_cmd(
     if timeout <= 0:
         raise InputError("--timeout: expected a positive number of seconds")
     cluster = _connect(kubeconfig, context)
+    namespace = _operator_namespace(ctx, cluster, namespace, take_over_operator)
     objects, src, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay, images=image,
                                    platform=platform, mirrors=remote_mirror, namespace=namespace,
                                    set_values=set_values, ha=ha)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
-                          allow_breaking=allow_breaking)
+                          allow_breaking=allow_breaking, take_over_operator=take_over_operator)
     try:
         report = install(objects, cluster=cluster, namespace=namespace, owner_label=owner, source=src, options=opts,
                          progress=_progress(len(objects), output))
