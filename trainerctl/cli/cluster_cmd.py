@@ -235,14 +235,32 @@ def status_cmd(
     filename: Optional[str] = FileOpt,
     output: Optional[str] = OutputOpt,
     field_manager: str = FieldManagerOpt,
+    wait: bool = typer.Option(False, "--wait", help="Wait until Ready (or --timeout), then report."),
+    timeout: float = TimeoutOpt,
 ) -> None:
-    """Installed source, ref, commit and Trainer version; each object present/missing/drifted."""
-    from trainerctl.cluster.status import status, status_text
+    """Installed source and Trainer version, the operator's conditions (Ready, ...), each object and
+    Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
+    from trainerctl.cluster.status import not_ready_line, status, status_text, wait_ready
+    from trainerctl.errors import WaitTimeout
 
     _check_output(output)
+    if timeout <= 0:
+        raise InputError("--timeout: expected a positive number of seconds")
     cluster = _connect(kubeconfig, context)
     objects = _load_file(filename) if filename else None
-    st = status(cluster=cluster, namespace=namespace, objects=objects, field_manager=field_manager)
+    args = dict(cluster=cluster, namespace=namespace, objects=objects, field_manager=field_manager)
+    if wait:
+        from trainerctl import ui
+
+        def on_wait(ready: dict) -> None:
+            if ready["reason"] != getattr(on_wait, "last", None):
+                on_wait.last = ready["reason"]  # type: ignore[attr-defined]
+                ui.info(f"waiting for Ready: {ready['reason']}: {ready['message']}")
+
+        st, ready = wait_ready(timeout, on_wait, **args)
+    else:
+        st = status(**args)
+        ready = st["ready"]
     if output == "json":
         import json
 
@@ -253,3 +271,7 @@ def status_cmd(
         sys.stdout.write(yaml.safe_dump(st, sort_keys=False))
     else:
         sys.stdout.write(status_text(st))
+    if not ready:
+        if wait:
+            raise WaitTimeout(f"timed out after {timeout:g}s: {not_ready_line(st)}")
+        raise TrainerctlError(not_ready_line(st), EXIT_FAILED)
