@@ -215,3 +215,27 @@ def _path(env, key: str) -> str:
     ref = Ref.from_key(key)
     res = Discovery(env.cluster).preferred(ref.group, ref.kind)
     return object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
+
+
+def test_take_over_installs_into_the_namespace_the_operator_used(env, capsys, monkeypatch, tmp_path):
+    """No -n: the CR's spec.appNamespace; a different -n is refused before anything is written."""
+    prepare_cluster_for_odh(env.cluster)
+    apply_raw(env.cluster, trainer_crd(), "olm")
+    wait_for(lambda: established(env, f"trainers.{GROUP}"), "the Trainer CRD")
+    env.cluster.request("POST", f"/apis/{GROUP}/v1alpha1/trainers", body={
+        "apiVersion": f"{GROUP}/v1alpha1", "kind": "Trainer",
+        "metadata": {"name": TRAINER_CR, "finalizers": [CLEANUP_FINALIZER]}, "spec": {"appNamespace": "ml-trainer"}})
+    monkeypatch.chdir(tmp_path)
+    checkout = str(require_shared() / "upstream" / "opendatahub-trainer" / "odh-3.5.0")
+    base = ["install", "--source", checkout, "--kubeconfig", env.kubeconfig, "--take-over-operator", "--dry-run"]
+    code, out, err = _cli(capsys, *base, "-o", "json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["namespace"] == "ml-trainer"
+    assert {o["namespace"] for o in report["objects"] if o["kind"] == "Deployment"} == {"ml-trainer"}
+    code, out, err = _cli(capsys, *base, "-n", ODH_NS)
+    assert code == 2
+    assert err.strip().splitlines()[-1] == (
+        f"error: -n {ODH_NS}: the operator installed Trainer into ml-trainer (Trainer {TRAINER_CR} "
+        "spec.appNamespace); install into the same namespace to take it over: -n ml-trainer")
+    assert env.get(CR_PATH)["metadata"]["finalizers"] == [CLEANUP_FINALIZER]
