@@ -14,7 +14,6 @@ import shutil
 import time
 from pathlib import Path
 
-import pytest
 import yaml
 
 from tests.support.kubectl import kustomize as kubectl_kustomize
@@ -40,7 +39,7 @@ OPERATOR_PARAMS = {
 ODH_350 = ("opendatahub-trainer", "odh-3.5.0")
 
 
-def operator_render(tmp_path: Path, env: dict[str, str], namespace: str = "opendatahub") -> list[dict]:
+def operator_render(tmp_path: Path, variables: dict[str, str], namespace: str = "opendatahub") -> list[dict]:
     """What the operator applies for its runtimes and imagestreams sets, before its apply-time metadata."""
     out = []
     for name, params in OPERATOR_PARAMS.items():
@@ -49,8 +48,8 @@ def operator_render(tmp_path: Path, env: dict[str, str], namespace: str = "opend
         lines = (work / "params.env").read_text().splitlines()
         values = dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
         for key, var in params.items():
-            if env.get(var):
-                values[key] = env[var]
+            if variables.get(var):
+                values[key] = variables[var]
         (work / "params.env").write_text("".join(f"{k}={v}\n" for k, v in values.items()))
         built = kubectl_kustomize(work)
         assert built.returncode == 0, built.stderr
@@ -75,10 +74,10 @@ def by_identity(objects: list[dict], drop_label: str | None = None) -> dict[tupl
     return out
 
 
-def ours(env: dict[str, str], owner: tuple[str, str] = (OWNER_KEY, "trainer")) -> list[dict]:
+def ours(variables: dict[str, str], owner: tuple[str, str] = (OWNER_KEY, "trainer")) -> list[dict]:
     checkout = require_shared() / "upstream" / ODH_350[0] / ODH_350[1]
     return render(RenderOptions(source_path=checkout, components={"runtimes", "imagestreams"}, platform="openshift",
-                                env=env, owner_label=owner)).objects
+                                env=variables, owner_label=owner)).objects
 
 
 def test_render_matches_the_operator_object_for_object(tmp_path):
@@ -92,11 +91,11 @@ def test_render_matches_the_operator_object_for_object(tmp_path):
 
 def test_related_image_variables_land_where_the_operator_puts_them(tmp_path):
     variables = sorted({v for params in OPERATOR_PARAMS.values() for v in params.values()})
-    env = {var: f"registry.example.com/{var.lower().replace('_', '-')}:1" for var in variables}
-    operator = by_identity(operator_render(tmp_path, env))
-    assert by_identity(ours(env)) == operator
+    images = {var: f"registry.example.com/{var.lower().replace('_', '-')}:1" for var in variables}
+    operator = by_identity(operator_render(tmp_path, images))
+    assert by_identity(ours(images)) == operator
     text = yaml.safe_dump(list(operator.values()))
-    assert all(ref in text for ref in env.values())  # every variable reached some object
+    assert all(ref in text for ref in images.values())  # every variable reached some object
 
 
 def test_a_runtime_the_refs_crd_cannot_take_is_left_out_with_one_line(tmp_path, capsys, monkeypatch):

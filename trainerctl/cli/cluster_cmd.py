@@ -102,10 +102,9 @@ def _operator_namespace(ctx: typer.Context, cluster, namespace: str, take_over: 
     if not take_over or ctx.get_parameter_source("namespace").name != "DEFAULT":
         return namespace
     from trainerctl.cluster import go_operator
-    from trainerctl.cluster.discovery import Discovery
 
-    state = go_operator.detect(cluster, Discovery(cluster), deployments=[])
-    return state.app_namespace or namespace
+    cr = go_operator.read_cr(cluster)
+    return go_operator.OperatorState(cr=cr).app_namespace or namespace
 
 
 @app.command("install")

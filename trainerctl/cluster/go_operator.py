@@ -25,7 +25,6 @@ from dataclasses import dataclass, field
 
 from trainerctl.cluster.apply import get_meta
 from trainerctl.cluster.client import ApiError, Cluster, object_path
-from trainerctl.cluster.discovery import Discovery
 from trainerctl.cluster.report import ObjectResult
 from trainerctl.errors import InputError, PreflightError, WaitTimeout
 
@@ -62,7 +61,6 @@ class OperatorDeployment:
 class OperatorState:
     cr: dict | None = None  # the Trainer CR, when it exists
     deployments: list[OperatorDeployment] = field(default_factory=list)
-    cr_path: str = ""
 
     @property
     def present(self) -> bool:
@@ -126,26 +124,18 @@ def find_deployments(cluster: Cluster) -> list[OperatorDeployment]:
     return out
 
 
-def trainer_cr_path(discovery: Discovery) -> str | None:
-    res = discovery.lookup(*TRAINER_API)
-    if res is None or not res.served:
-        return None
-    return object_path(res.group, res.version, res.resource, None, TRAINER_CR)
+TRAINER_CR_PATH = object_path("components.platform.opendatahub.io", "v1alpha1", "trainers", None, TRAINER_CR)
 
 
-def detect(cluster: Cluster, discovery: Discovery,
-           deployments: list[OperatorDeployment] | None = None) -> OperatorState:
-    """The operator's CR and Deployment(s), as they are now (two or three reads)."""
-    state = OperatorState(deployments=find_deployments(cluster) if deployments is None else deployments)
-    path = trainer_cr_path(discovery)
-    if path:
-        state.cr_path = path
-        try:
-            state.cr = cluster.request("GET", path)
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-    return state
+def read_cr(cluster: Cluster) -> dict | None:
+    """The operator's CR; None when it (or its API) does not exist. A fixed path, so it can be read
+    together with the other first reads of a run instead of after discovery."""
+    try:
+        return cluster.request("GET", TRAINER_CR_PATH)
+    except ApiError as exc:
+        if exc.status == 404:
+            return None
+        raise
 
 
 def check_namespace(state: OperatorState, namespace: str) -> None:
@@ -223,7 +213,7 @@ def release_owned(cluster: Cluster, found: list, uid: str, dry_run: bool) -> int
 
 
 def _delete_cr(cluster: Cluster, state: OperatorState, deadline: float, timeout: float) -> None:
-    path = state.cr_path
+    path = TRAINER_CR_PATH
     meta = state.cr["metadata"]
     finalizers = meta.get("finalizers") or []
     if CLEANUP_FINALIZER in finalizers:

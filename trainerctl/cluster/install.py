@@ -162,14 +162,14 @@ class Installer:
         t = time.monotonic()
         # Independent first reads go out together: they are most of a no-op run's latency.
         steps = [self.discovery.refresh, lambda: inv_mod.read(self.cluster, self.namespace),
-                 lambda: go_operator.find_deployments(self.cluster)]
+                 lambda: go_operator.read_cr(self.cluster), lambda: go_operator.find_deployments(self.cluster)]
         if not self.options.skip_preflight:
             steps.insert(0, lambda: preflight.server_version(self.cluster))  # first: its error is the clearest
         results = parallel_map(lambda step: step(), steps)
-        self.operator = go_operator.detect(self.cluster, self.discovery, deployments=results[-1])
+        self.operator = go_operator.OperatorState(cr=results[-2], deployments=results[-1])
         self._operator_guard()
         self.discovery.add_rendered_crds(self.objects)
-        self.previous = self.last_written = results[-2]
+        self.previous = self.last_written = results[-3]
         if not self.options.skip_preflight:
             target = self.report.source.get("trainer_version")
             installed = (self.previous.source.get("trainer_version") if self.previous else None)
