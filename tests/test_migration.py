@@ -239,3 +239,24 @@ def test_take_over_installs_into_the_namespace_the_operator_used(env, capsys, mo
         f"error: -n {ODH_NS}: the operator installed Trainer into ml-trainer (Trainer {TRAINER_CR} "
         "spec.appNamespace); install into the same namespace to take it over: -n ml-trainer")
     assert env.get(CR_PATH)["metadata"]["finalizers"] == [CLEANUP_FINALIZER]
+
+
+def test_every_install_strips_the_legacy_finalizer_from_the_runtimes_it_keeps(env):
+    """Trainer 2.0-2.2 controllers add it to runtimes in use; an install strips it, not only a prune."""
+    from tests.test_cluster_support import odh_objects
+    from trainerctl.cluster.install import InstallOptions, install
+
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    with FakeController(env, objects):
+        install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        for name in ("torch-distributed", "training-hub-cpu"):
+            add_legacy_finalizer(env, name)
+        report = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        again = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+    notes = {o.name: o.message for o in report.objects if "legacy finalizer" in o.message}
+    assert set(notes) == {"torch-distributed", "training-hub-cpu"}
+    assert all(m.endswith(f"legacy finalizer {LEGACY_FINALIZER} removed") for m in notes.values())
+    for item in env.cluster.request("GET", CTR)["items"]:
+        assert LEGACY_FINALIZER not in (item["metadata"].get("finalizers") or []), item["metadata"]["name"]
+    assert again.changed == 0 and set(again.counts()) == {"unchanged"}
