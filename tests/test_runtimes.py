@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -80,10 +81,19 @@ def ours(variables: dict[str, str], owner: tuple[str, str] = (OWNER_KEY, "traine
                                 env=variables, owner_label=owner)).objects
 
 
-def test_render_matches_the_operator_object_for_object(tmp_path):
+def test_render_matches_the_operator_object_for_object(tmp_path, capsys, monkeypatch):
+    from trainerctl.cli import main
+
     operator = by_identity(operator_render(tmp_path, {}))
     assert len(operator) == 17  # 14 runtimes, 3 ImageStreams
-    assert by_identity(ours({})) == operator
+    for var in [v for v in os.environ if v.startswith("RELATED_IMAGE_")]:
+        monkeypatch.delenv(var)
+    monkeypatch.chdir(tmp_path)
+    checkout = require_shared() / "upstream" / ODH_350[0] / ODH_350[1]
+    code = main(["render", "-c", "runtimes", "-c", "imagestreams", "--platform", "openshift", "--source", str(checkout)])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert by_identity(list(yaml.safe_load_all(captured.out))) == operator
     # With another ownership label, that label is the only difference.
     mine = by_identity(ours({}, ("example.com/owner", "ml-platform")), drop_label="example.com/owner")
     assert mine == by_identity(operator.values(), drop_label=OWNER_KEY)
