@@ -260,3 +260,66 @@ def test_every_install_strips_the_legacy_finalizer_from_the_runtimes_it_keeps(en
     for item in env.cluster.request("GET", CTR)["items"]:
         assert LEGACY_FINALIZER not in (item["metadata"].get("finalizers") or []), item["metadata"]["name"]
     assert again.changed == 0 and set(again.counts()) == {"unchanged"}
+
+
+# -- without a cluster: the refusals and rules the cluster tests do not reach ---------------
+def _state(**kw):
+    from trainerctl.cluster.go_operator import OperatorDeployment, OperatorState
+
+    deps = [OperatorDeployment("openshift-operators", "trainer-operator-controller-manager", 1, 1,
+                               kw.pop("olm", ""))]
+    return OperatorState(cr=kw.pop("cr", None), deployments=deps)
+
+
+def test_hand_over_refuses_what_would_undo_it_before_writing():
+    from trainerctl.cluster.go_operator import check_hand_over
+    from trainerctl.errors import PreflightError
+
+    with pytest.raises(PreflightError, match=r"installed by OLM \(ClusterServiceVersion trainer-operator.v1 in "
+                                             r"openshift-operators\), which would scale it back up"):
+        check_hand_over(_state(olm="ClusterServiceVersion trainer-operator.v1 in openshift-operators"))
+    owned = {"metadata": {"name": TRAINER_CR, "ownerReferences": [
+        {"kind": "DataScienceCluster", "name": "default-dsc", "controller": True}]}}
+    with pytest.raises(PreflightError, match="managed by DataScienceCluster default-dsc, which would recreate it"):
+        check_hand_over(_state(cr=owned))
+    # Already being deleted (its owner let go, the stopped operator cannot clean up): proceed.
+    owned["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    check_hand_over(_state(cr=owned))
+
+
+def test_unfinished_trainjobs_protect_their_runtime_only():
+    from trainerctl.cluster.in_use import is_finished, referenced_by, runtime_key
+    from trainerctl.cluster.objects import Ref
+
+    done = {"status": {"conditions": [{"type": "Complete", "status": "True"}]}}
+    failed = {"status": {"conditions": [{"type": "Failed", "status": "True"}]}}
+    suspended = {"spec": {"suspend": True}, "status": {"conditions": [{"type": "Suspended", "status": "True"}]}}
+    assert is_finished(done) and is_finished(failed) and not is_finished(suspended) and not is_finished({})
+    refs = {runtime_key("ClusterTrainingRuntime", "team-a", "a"): ["team-a/j1"],
+            runtime_key("TrainingRuntime", "team-b", "b"): ["team-b/j2"]}
+    assert referenced_by(refs, Ref("trainer.kubeflow.org", "ClusterTrainingRuntime", "", "a")) == ["team-a/j1"]
+    assert referenced_by(refs, Ref("trainer.kubeflow.org", "TrainingRuntime", "team-b", "b")) == ["team-b/j2"]
+    assert referenced_by(refs, Ref("trainer.kubeflow.org", "TrainingRuntime", "team-c", "b")) == []
+    assert referenced_by(refs, Ref("", "ConfigMap", "", "a")) == []
+
+
+def test_only_what_the_operator_applied_seeds_the_prune_set():
+    from trainerctl.cluster.discovery import Resource
+    from trainerctl.cluster.migration import seed
+    from trainerctl.cluster.objects import Ref
+    from trainerctl.cluster.uninstall import Found
+
+    def found(group, version, kind, resource, namespaced, name, manager):
+        res = Resource(group, version, kind, resource, namespaced)
+        meta = {"name": name, "managedFields": [{"manager": manager, "operation": "Apply"}]}
+        return Found(Ref(group, kind, ODH_NS if namespaced else "", name), res, meta)
+
+    inv = seed([found("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False,
+                      "old", MANAGER),
+                found("", "v1", "ConfigMap", "configmaps", True, "mine", "someone-else"),
+                found("", "v1", "Namespace", "namespaces", False, ODH_NS, MANAGER),
+                found("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
+                      "x.example.com", "platform.opendatahub.io")], ODH_NS, [])
+    assert list(inv.entries) == ["trainer.kubeflow.org/ClusterTrainingRuntime//old"]
+    assert inv.entries["trainer.kubeflow.org/ClusterTrainingRuntime//old"].stage == "admitted"
+    assert seed([], ODH_NS, []) is None

@@ -31,6 +31,7 @@ from trainerctl.errors import InputError, PreflightError, WaitTimeout
 TRAINER_API = ("components.platform.opendatahub.io/v1alpha1", "Trainer")
 TRAINER_CR = "default-trainer"
 CLEANUP_FINALIZER = "components.platform.opendatahub.io/trainer-cleanup"
+TRAINER_CR_PATH = object_path("components.platform.opendatahub.io", "v1alpha1", "trainers", None, TRAINER_CR)
 DEFAULT_APP_NAMESPACE = "opendatahub"
 # Its reconciler applies as trainer-module-controller; CRDs go out as platform.opendatahub.io.
 FIELD_MANAGERS = ("trainer-module-controller", "platform.opendatahub.io")
@@ -50,7 +51,6 @@ class OperatorDeployment:
     replicas: int
     ready: int
     olm_owner: str = ""  # "ClusterServiceVersion NAME in NAMESPACE" when OLM manages it
-    meta: dict = field(default_factory=dict)
 
     @property
     def display(self) -> str:
@@ -119,12 +119,8 @@ def find_deployments(cluster: Cluster) -> list[OperatorDeployment]:
     for (ns, name), dep in sorted(seen.items()):
         status = dep.get("status") or {}
         out.append(OperatorDeployment(ns, name, int((dep.get("spec") or {}).get("replicas", 1) or 0),
-                                      int(status.get("readyReplicas") or 0), _olm_owner(dep["metadata"]),
-                                      dep["metadata"]))
+                                      int(status.get("readyReplicas") or 0), _olm_owner(dep["metadata"])))
     return out
-
-
-TRAINER_CR_PATH = object_path("components.platform.opendatahub.io", "v1alpha1", "trainers", None, TRAINER_CR)
 
 
 def read_cr(cluster: Cluster) -> dict | None:
