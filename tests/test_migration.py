@@ -104,6 +104,8 @@ def operator_cluster(env):
     wait_for(lambda: established(env, f"trainers.{GROUP}"), "the Trainer CRD")
     for ns in (OPERATOR_NS, JOB_NS):
         env.cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
+    # What the service account controller would add: pods need it.
+    env.cluster.request("POST", f"/api/v1/namespaces/{OPERATOR_NS}/serviceaccounts", body={"metadata": {"name": "default"}})
     # The operator's ensureNamespace creates the app namespace, labelled.
     env.cluster.request("POST", "/api/v1/namespaces", body={"metadata": {
         "name": ODH_NS, "labels": {"platform.opendatahub.io/part-of": "trainer"}}})
@@ -177,6 +179,7 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
     assert report[("ClusterTrainingRuntime", IN_USE)]["action"] == "skipped"
     assert f"{JOB_NS}/finetune" in report[("ClusterTrainingRuntime", IN_USE)]["message"]
     assert operator.deleted == [], operator.deleted  # neither its cleanup nor the garbage collector ran
+    assert operator.raced == [], operator.raced  # its pod was gone before its CR was touched
     assert operator.errors == [], operator.errors
     assert env.get(CR_PATH) is None and not operator.running()
     assert env.get(DEPLOY_PATH)["spec"]["replicas"] == 0

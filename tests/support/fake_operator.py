@@ -4,16 +4,17 @@ What is simulated, from the operator's source (opendatahub-io/trainer-operator c
 odh-platform-utilities framework it uses):
 - its API: `Trainer` `default-trainer` (components.platform.opendatahub.io/v1alpha1, cluster
   scope) with the finalizer `components.platform.opendatahub.io/trainer-cleanup`;
-- its Deployment `trainer-operator-controller-manager` (label app.kubernetes.io/name=trainer-operator);
+- its Deployment `trainer-operator-controller-manager` (label app.kubernetes.io/name=trainer-operator)
+  and its pod, which outlives a scale to 0 by a grace period (the operator runs while it exists);
 - its install: every object server-side applied as field manager `trainer-module-controller`,
   labelled `platform.opendatahub.io/part-of: trainer`, annotated with the instance it belongs to
   and owned by the CR (controller ownerReference), as its deploy action does;
-- while its pod runs, deleting the CR runs the cleanup finalizer, which deletes every labelled
-  object (the trap the hand-over must avoid);
+- while its pod runs, it puts the cleanup finalizer back on the CR if removed, and deleting the CR
+  runs that finalizer, which deletes every labelled object (the trap the hand-over must avoid);
 - the garbage collector's part: a CR deleted with orphan propagation releases its dependents; one
   deleted otherwise takes every object still owned by it along.
 `FakeOperator.deleted` lists what the operator or the collector deleted, so a test can assert that
-nothing was.
+nothing was; `FakeOperator.raced` notes any moment its CR was released while its pod still ran.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ GROUP = "components.platform.opendatahub.io"
 CR_PATH = f"/apis/{GROUP}/v1alpha1/trainers/{TRAINER_CR}"
 OPERATOR_NS = "trainer-operator-system"
 DEPLOY_PATH = f"/apis/apps/v1/namespaces/{OPERATOR_NS}/deployments/{DEPLOYMENT_NAME}"
+POD_PATH = f"/api/v1/namespaces/{OPERATOR_NS}/pods/{DEPLOYMENT_NAME}-7d9f8-x2k4q"
+GRACE_SECONDS = 10  # its terminationGracePeriodSeconds (config/manager/manager.yaml): a pod may take that long
 MANAGER = "trainer-module-controller"
 OWNER = ("platform.opendatahub.io/part-of", "trainer")
 
@@ -87,9 +90,11 @@ class FakeOperator:
         self.cluster: Cluster = env.cluster
         self.kubeconfig, self.app_namespace, self._get = env.kubeconfig, app_namespace, env.get
         self.deleted: list[str] = []
+        self.raced: list[str] = []
         self.errors: list[str] = []
         self.cr_uid = ""
         self._last_collect = 0.0
+        self._stopping_since = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -113,25 +118,44 @@ class FakeOperator:
             self._stop.wait(0.1)
 
     def running(self) -> bool:
-        dep = self._get(DEPLOY_PATH)
-        return bool(dep and (dep.get("status") or {}).get("readyReplicas"))
+        """Its pod exists: a pod that is shutting down still finishes what it reconciles."""
+        return self._get(POD_PATH) is not None
 
     def _tick(self) -> None:
         from tests.testenv import readiness
 
         dep = self._get(DEPLOY_PATH)
-        if dep is not None:  # the deployment controller and kubelet: pods follow spec.replicas
+        if dep is not None:  # the deployment controller: status follows spec.replicas at once ...
             status = dep.get("status") or {}
             want = (dep.get("spec") or {}).get("replicas", 1)
             if status.get("observedGeneration") != dep["metadata"]["generation"] or status.get("replicas") != want:
                 readiness.mark_deployment_available(Path(self.kubeconfig), OPERATOR_NS, DEPLOYMENT_NAME)
                 dep = self._get(DEPLOY_PATH)
-        running = bool(dep and (dep.get("status") or {}).get("readyReplicas"))
+            # ... while the pod takes its termination grace period to go away.
+            pod = self._get(POD_PATH)
+            if want and pod is None:
+                labels = dep["spec"]["selector"]["matchLabels"]
+                self.cluster.request("POST", f"/api/v1/namespaces/{OPERATOR_NS}/pods", body={
+                    "metadata": {"name": POD_PATH.rsplit("/", 1)[1], "labels": labels},
+                    "spec": {"containers": [{"name": "manager", "image": "quay.io/opendatahub/trainer-operator:x"}]}})
+                self._stopping_since = 0.0
+            elif not want and pod is not None:
+                self._stopping_since = self._stopping_since or time.monotonic()
+                if time.monotonic() - self._stopping_since > GRACE_SECONDS:
+                    self.cluster.request("DELETE", POD_PATH)
+        running = self.running()
         cr = self._get(CR_PATH)
+        if running and self.cr_uid and (cr is None or cr["metadata"].get("deletionTimestamp")
+                                        or CLEANUP_FINALIZER not in (cr["metadata"].get("finalizers") or [])):
+            # The real operator reacts to that within milliseconds: a hand-over that lets it see
+            # this has lost the race, whether or not this slower stand-in got to act on it.
+            self.raced.append("the CR was released or deleted while the operator's pod still ran")
         if cr is not None:
             self.cr_uid = cr["metadata"]["uid"]
             finalizers = cr["metadata"].get("finalizers") or []
-            if cr["metadata"].get("deletionTimestamp"):
+            if running and not cr["metadata"].get("deletionTimestamp") and CLEANUP_FINALIZER not in finalizers:
+                self._set_finalizers(cr, [*finalizers, CLEANUP_FINALIZER])  # its reconciler ensures it
+            elif cr["metadata"].get("deletionTimestamp"):
                 if running and CLEANUP_FINALIZER in finalizers:
                     self._cleanup()
                     self._set_finalizers(cr, [f for f in finalizers if f != CLEANUP_FINALIZER])

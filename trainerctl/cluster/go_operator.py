@@ -158,6 +158,23 @@ def check_hand_over(state: OperatorState) -> None:
                     f"{HAND_OVER_FLAG} (see {GUIDE})")
 
 
+def _pods_left(cluster: Cluster, dep: dict) -> int:
+    """Pods of the Deployment that still exist, terminating ones included: a pod shutting down
+    can still finish a reconcile, so "stopped" means gone. -1 when we may not list pods."""
+    match = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    if not match:
+        return -1
+    selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
+    try:
+        pods = cluster.request("GET", object_path("", "v1", "pods", dep["metadata"]["namespace"]),
+                               query={"labelSelector": selector}).get("items") or []
+    except ApiError as exc:
+        if exc.status in (401, 403):
+            return -1
+        raise
+    return sum(1 for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+
+
 def _wait_stopped(cluster: Cluster, d: OperatorDeployment, deadline: float, timeout: float) -> None:
     path = object_path("apps", "v1", "deployments", d.namespace, d.name)
     delay = 0.05
@@ -167,7 +184,9 @@ def _wait_stopped(cluster: Cluster, d: OperatorDeployment, deadline: float, time
         left = max(int(status.get("replicas") or 0), int(status.get("readyReplicas") or 0),
                    int(status.get("terminatingReplicas") or 0))
         if status.get("observedGeneration", 0) >= dep["metadata"].get("generation", 0) and left == 0:
-            return
+            left = max(_pods_left(cluster, dep), 0)
+            if left == 0:
+                return
         if time.monotonic() > deadline:
             raise WaitTimeout(f"timed out after {timeout:g}s waiting for the operator's {d.display} to stop "
                               f"({left} pod(s) left); nothing else was changed, re-run to continue")
