@@ -326,3 +326,18 @@ def test_only_what_the_operator_applied_seeds_the_prune_set():
     assert list(inv.entries) == ["trainer.kubeflow.org/ClusterTrainingRuntime//old"]
     assert inv.entries["trainer.kubeflow.org/ClusterTrainingRuntime//old"].stage == "admitted"
     assert seed([], ODH_NS, []) is None
+
+
+def test_the_operator_can_write_while_its_cr_exists_or_its_pods_are_ready():
+    from trainerctl.cluster.go_operator import OperatorDeployment, OperatorState
+
+    cr = {"metadata": {"name": TRAINER_CR}, "spec": {}}
+    stopped = OperatorDeployment(OPERATOR_NS, "trainer-operator-controller-manager", 0, 0)
+    running = OperatorDeployment(OPERATOR_NS, "trainer-operator-controller-manager", 1, 1)
+    assert not OperatorState().can_write and not OperatorState(deployments=[stopped]).can_write
+    only_cr = OperatorState(cr=cr, deployments=[stopped])
+    assert only_cr.can_write and only_cr.app_namespace == "opendatahub"  # the operator's default
+    assert only_cr.refusal() == (f"the Go trainer-operator can still write to this cluster (its Trainer {TRAINER_CR} "
+                                 "exists): re-run with --take-over-operator to stop it and hand over safely "
+                                 "(see README: Migrating from the operator)")
+    assert "has 1 ready replica(s)" in OperatorState(deployments=[running]).refusal()
