@@ -142,6 +142,8 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
     base = ["install", "-f", str(rendered), "--kubeconfig", env.kubeconfig, "-n", ODH_NS, "--timeout", "60"]
     before = labelled(env)
     assert len(before) > len(ours)  # ours, the two old runtimes, the namespace
+    code, out, err = _cli(capsys, "status", "--kubeconfig", env.kubeconfig, "-n", ODH_NS)
+    assert code == 1 and "the Go trainer-operator manages Trainer here" in err and "--take-over-operator" in err
 
     # While the operator can still write: refuse, write nothing.
     code, out, err = _cli(capsys, *base)

@@ -43,10 +43,12 @@ def _listed(names: list[str]) -> str:
     return ", ".join(names[:_EXAMPLES]) + more
 
 
-def provisioning(installed: bool, complete: bool, namespace: str, objects: list[dict]) -> dict:
+def provisioning(installed: bool, complete: bool, namespace: str, objects: list[dict],
+                 operator_managed: bool = False) -> dict:
     if not installed:
-        return condition(PROVISIONED, False, NOT_INSTALLED,
-                         f"no trainerctl inventory in namespace {namespace}: run trainerctl install")
+        hint = ("the Go trainer-operator manages Trainer here (its Trainer default-trainer exists): hand over with "
+                "trainerctl install --take-over-operator" if operator_managed else "run trainerctl install")
+        return condition(PROVISIONED, False, NOT_INSTALLED, f"no trainerctl inventory in namespace {namespace}: {hint}")
     if not complete:
         return condition(PROVISIONED, False, "InstallIncomplete",
                          "the last install did not finish: run trainerctl install again")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from trainerctl.cluster import dependencies, health
+from trainerctl.cluster import dependencies, go_operator, health
 from trainerctl.cluster import inventory as inv_mod
 from trainerctl.cluster.apply import get_meta
 from trainerctl.cluster.client import Cluster, object_path
@@ -73,9 +73,10 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     rendered_crds = {k[len(_CRD_PREFIX):] for k in states if k.startswith(_CRD_PREFIX)}
     deps = dependencies.check(cluster, discovery, openshift=discovery.has_group(OPENSHIFT_GROUP),
                               rendered_crds=rendered_crds)
+    operator_managed = inventory is None and go_operator.read_cr(cluster) is not None
     out["conditions"] = health.conditions(
         deps, health.provisioning(inventory is not None, bool(inventory and inventory.complete), namespace,
-                                  out["objects"]),
+                                  out["objects"], operator_managed),
         health.deployments(out["deployments"]))
     out["ready"] = health.is_ready(out["conditions"])
     return out
