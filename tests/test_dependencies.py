@@ -121,3 +121,34 @@ def test_each_jobset_operator_reason_is_one_line_and_exit_3(env, tmp_path, capsy
                                               "reason": "DependenciesAvailable",
                                               "message": "all required dependencies are available"}
     assert conds["Degraded"]["status"] == "False"
+
+
+class _NoJobSetDiscovery:
+    """Discovery a moment after the CRD became Established: it does not serve the kind yet."""
+
+    def lookup(self, api_version: str, kind: str):
+        return None
+
+
+class _CrdCluster:
+    def __init__(self, crd: dict | None):
+        self.crd, self.paths = crd, []
+
+    def request(self, method: str, path: str, **_):
+        from trainerctl.cluster.client import ApiError
+
+        self.paths.append(path)
+        if self.crd is None:
+            raise ApiError(404, "NotFound", "not found")
+        return self.crd
+
+
+def test_an_established_crd_counts_even_before_discovery_serves_its_kind():
+    established = {"status": {"conditions": [{"type": "Established", "status": "True"}]}}
+    cluster = _CrdCluster(established)
+    state = dependencies.check(cluster, _NoJobSetDiscovery(), openshift=False)
+    assert state.ok and state.jobset == "cluster"
+    assert cluster.paths == ["/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobsets.jobset.x-k8s.io"]
+    pending = {"status": {"conditions": [{"type": "Established", "status": "False"}]}}
+    for crd_obj in (pending, None):
+        assert dependencies.check(_CrdCluster(crd_obj), _NoJobSetDiscovery(), openshift=False).reason == "JobSetCRDNotFound"

@@ -63,6 +63,17 @@ def _list(cluster: Cluster, discovery: Discovery, api: tuple[str, str]) -> list[
         raise
 
 
+def _crd_established(cluster: Cluster, name: str) -> bool:
+    try:
+        crd = cluster.request("GET", object_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", None, name))
+    except ApiError as exc:
+        if exc.status in (403, 404):
+            return False
+        raise
+    return any(c.get("type") == "Established" and c.get("status") == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [])
+
+
 def degraded_conditions(cr: dict) -> list[str]:
     """The JobSetOperator's unhealthy conditions, as the operator judges them ("" list when healthy)."""
     conditions = (cr.get("status") or {}).get("conditions") or []
@@ -100,9 +111,10 @@ def check(cluster: Cluster, discovery: Discovery, *, openshift: bool, rendered_c
         if bad:
             return DependencyState(OPERATOR_DEGRADED, f"JobSetOperator {crs[0]['metadata']['name']} is degraded: "
                                    + "; ".join(bad))
-    # Discovery serves a CRD's kind only once it is Established.
+    # Discovery serves a CRD's kind only once it is Established, but it lags the CRD's condition by
+    # a moment: when discovery lacks the kind, the CRD itself (what the operator reads) decides.
     res = discovery.lookup(*JOBSET_API)
-    if res is None or not res.served:
+    if (res is None or not res.served) and not _crd_established(cluster, JOBSET_CRD):
         hint = ("it should be created by the JobSet Operator: check the operator's status and logs" if openshift
                 else JOBSET_HINT)
         return DependencyState(CRD_NOT_FOUND, f"JobSet is not installed: the CRD {JOBSET_CRD} (v1alpha2) is missing "
