@@ -197,6 +197,11 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
             continue  # not ours to render: kept as the operator left it, until its TrainJob finishes
         managers = {e["manager"] for e in live["metadata"].get("managedFields") or []}
         assert MANAGER not in managers and "trainerctl" in managers, (key, managers)
+        # Field by field: what the operator owned is ours now, except what only its deploy action
+        # adds (the instance annotations and the owner reference to its CR), which goes with it.
+        theirs = {f for f in owned_fields(before[key], MANAGER) if not _operator_only(f)}
+        missing = theirs - owned_fields(live["metadata"], "trainerctl")
+        assert not missing, (key, sorted(missing)[:5])
         assert not any(a.startswith("platform.opendatahub.io/instance")
                        for a in live["metadata"].get("annotations") or {}), key
     # Acceptance 3: no kept runtime has the legacy finalizer any more.
@@ -210,6 +215,28 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
     again = json.loads(out)
     assert again["summary"]["changed"] == 0, [o for o in again["objects"] if o["action"] != "unchanged"]
     assert operator.deleted == []
+
+
+def owned_fields(meta: dict, manager: str) -> set[tuple[str, ...]]:
+    """The leaf field paths (fieldsV1, flattened) that `manager` owns on an object."""
+    out: set[tuple[str, ...]] = set()
+
+    def walk(node: dict, path: tuple[str, ...]) -> None:
+        for k, sub in node.items():
+            if k != "." and not {s for s in (sub or {}) if s != "."}:
+                out.add(path + (k,))
+            elif k != ".":
+                walk(sub, path + (k,))
+
+    for entry in meta.get("managedFields") or []:
+        if entry.get("manager") == manager and not entry.get("subresource"):
+            walk(entry.get("fieldsV1") or {}, ())
+    return out
+
+
+def _operator_only(field: tuple[str, ...]) -> bool:
+    return field[:2] == ("f:metadata", "f:ownerReferences") or (
+        field[:2] == ("f:metadata", "f:annotations") and len(field) > 2 and field[2].startswith("f:platform.opendatahub.io/"))
 
 
 def _path(env, key: str) -> str:
