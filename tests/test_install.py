@@ -144,17 +144,25 @@ def test_ctrl_c_stops_cleanly_and_says_what_was_applied(env):
 
     from trainerctl.errors import EXIT_INTERRUPTED
 
+    from trainerctl.ui import Progress
+
+    class CtrlCWhileWaitingForTheController(Progress):
+        """Ctrl-C on the first wait of stage webhooks, however long the stages before it took."""
+
+        def stage(self, name: str, count: int) -> None:
+            self.current = name
+
+        def waiting(self, what: str, seconds: float) -> None:
+            if getattr(self, "current", "") == "webhooks" and not getattr(self, "fired", False):
+                self.fired = True
+                _thread.interrupt_main()
+
     prepare_cluster_for_odh(env.cluster)
     objects = odh_objects()
     with FakeController(env, objects, ready=False):
-        # Ctrl-C while install waits for the controller.
-        timer = threading.Timer(3.0, _thread.interrupt_main)
-        timer.start()
-        try:
-            with pytest.raises(RunFailed) as info:
-                install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
-        finally:
-            timer.cancel()
+        with pytest.raises(RunFailed) as info:
+            install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60),
+                    progress=CtrlCWhileWaitingForTheController(len(objects), enabled=False))
     assert info.value.exit_code == EXIT_INTERRUPTED
     assert "interrupted during stage webhooks; so far: 17 created; re-run to converge" in str(info.value)
 

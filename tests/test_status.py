@@ -4,6 +4,7 @@ Degraded) with its reasons; exit 0 only when Ready; --wait; `-o json` against it
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import time
@@ -15,7 +16,7 @@ import yaml
 from tests.support import json_schema
 from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
 from tests.test_install import ODH_NS
-from trainerctl.cluster import dependencies, health
+from trainerctl.cluster import dependencies, health, inventory
 from trainerctl.cluster.install import InstallOptions, install
 from trainerctl.cluster.status import status, status_text
 
@@ -86,6 +87,18 @@ def test_status_text_names_a_local_source_by_its_path():
     assert "Ready: True (Ready)" in text
 
 
+def test_the_field_digest_is_of_our_apply_only():
+    ours = {"manager": "trainerctl", "operation": "Apply", "fieldsV1": {"f:data": {"f:a": {}}}}
+    meta = {"managedFields": [
+        {"manager": "trainerctl", "operation": "Update", "fieldsV1": {"f:x": {}}},
+        {"manager": "trainerctl", "operation": "Apply", "subresource": "status", "fieldsV1": {"f:status": {}}},
+        {"manager": "kubectl-edit", "operation": "Update", "fieldsV1": {"f:data": {"f:b": {}}}}, ours]}
+    digest = inventory.fields_digest(meta, "trainerctl")
+    assert digest and digest == inventory.fields_digest({"managedFields": [ours]}, "trainerctl")
+    assert digest != inventory.fields_digest({"managedFields": [dict(ours, fieldsV1={"f:data": {}})]}, "trainerctl")
+    assert inventory.fields_digest(meta, "other") == "" == inventory.fields_digest(None, "trainerctl")
+
+
 def _cli(capsys, *args: str) -> tuple[int, str, str]:
     from trainerctl.cli import main
 
@@ -109,6 +122,15 @@ def test_status_reports_source_presence_drift_availability_and_gates_on_ready(en
               "releases": [{"name": "Kubeflow Trainer", "version": "2.1.0", "repoUrl": "https://github.com/kubeflow/trainer"}]}
     with FakeController(env, objects):
         install(objects, cluster=env.cluster, namespace=ODH_NS, source=source, options=InstallOptions(timeout=60))
+        # An inventory from before field digests were recorded gets them on the next (no-op) install.
+        recorded = inventory.read(env.cluster, ODH_NS)
+        assert all(e.fields for e in recorded.entries.values())
+        inventory.write(env.cluster, dataclasses.replace(recorded, entries={
+            k: dataclasses.replace(e, fields="") for k, e in recorded.entries.items()}), "trainerctl")
+        again = install(objects, cluster=env.cluster, namespace=ODH_NS, source=source, options=InstallOptions(timeout=60))
+        filled = inventory.read(env.cluster, ODH_NS).entries
+        assert again.changed == 0 and {k: e.fields for k, e in filled.items()} == \
+            {k: e.fields for k, e in recorded.entries.items()}
     st = status(cluster=env.cluster, namespace=ODH_NS)
     assert st["installed"] and st["source"] == source and st["trainerVersion"] == "2.1.0"
     assert st["releases"] == source["releases"] and st["ready"]
@@ -138,6 +160,22 @@ def test_status_reports_source_presence_drift_availability_and_gates_on_ready(en
     assert time.monotonic() - start >= 1.5 and "waiting for Ready: DeploymentsNotReady" in err
     assert "Ready: True (Ready)" in out
 
+    # Drift without the render: another manager took a field we applied; re-installing (forcing the
+    # conflict that edit made) takes it back.
+    svc = f"/api/v1/namespaces/{ODH_NS}/services/{DEPLOY}"
+    env.cluster.request("PATCH", svc, body={"metadata": {"labels": {"app.kubernetes.io/name": "edited"}}},
+                        content_type="application/merge-patch+json", query={"fieldManager": "kubectl-edit"})
+    code, out, err = _cli(capsys, *base, "-o", "json")
+    doc = json.loads(out)
+    assert code == 1 and schema_errors(doc) == []
+    assert [(o["kind"], o["name"]) for o in doc["objects"] if o["state"] != "present"] == [("Service", DEPLOY)]
+    assert f"(ObjectsDrifted): 1 object(s) drifted: Service {ODH_NS}/{DEPLOY}" in err
+    with FakeController(env, objects):
+        install(objects, cluster=env.cluster, namespace=ODH_NS, source=source,
+                options=InstallOptions(timeout=60, force_conflicts=True))
+    code, out, err = _cli(capsys, *base)
+    assert code == 0, err
+
     # Missing and drifted objects: exit 1, naming them.
     env.cluster.request("DELETE", f"/api/v1/namespaces/{ODH_NS}/configmaps/kubeflow-trainer-config")
     env.cluster.request("PATCH", f"/api/v1/namespaces/{ODH_NS}/services/{DEPLOY}",
@@ -158,4 +196,6 @@ def test_status_reports_source_presence_drift_availability_and_gates_on_ready(en
     assert code == 1
     assert "ref odh-3.5.0 commit d063877c480bbd9a35512691ded96c97d8937b44" in out
     assert "ConfigMap opendatahub/kubeflow-trainer-config: missing" in out
+    # Without the render too: the edited label left our apply's fields.
+    assert f"Service {ODH_NS}/{DEPLOY}: drifted" in out
     assert "  ProvisioningSucceeded: False (ObjectsMissing)" in out

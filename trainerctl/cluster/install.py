@@ -352,7 +352,9 @@ class Installer:
             result.action, result.message = "skipped", 'trainerctl.io/managed is "false"'
             self.recorded[p.ref.key] = self._entry(p, meta.get("resourceVersion", ""))
         elif self._unchanged_since_last_apply(p):
-            self.recorded[p.ref.key] = prev
+            # Unchanged since our apply, so the live field set is still the one our apply left.
+            self.recorded[p.ref.key] = prev if prev.fields else dataclasses.replace(
+                prev, fields=inv_mod.fields_digest(meta, self.options.field_manager))
         else:
             applied: Applied | None = None
             opts = self.apply_opts
@@ -376,7 +378,7 @@ class Installer:
             if result.took_over_from and applied.action == "unchanged":
                 result.action = "configured"  # ownership moved even if no field did
             if applied.action != "failed":
-                self.recorded[p.ref.key] = self._entry(p, applied.rv)
+                self.recorded[p.ref.key] = self._entry(p, applied.rv, applied.obj)
                 p.applied = applied.obj  # type: ignore[attr-defined]
         if result.took_over_from:
             verb = "would take" if self.options.dry_run else "took"
@@ -389,8 +391,9 @@ class Installer:
     def _verb(self, action: str) -> str:
         return f"would be {action}" if self.options.dry_run and action not in ("failed", "unchanged") else action
 
-    def _entry(self, p: Planned, rv: str) -> Entry:
-        return Entry(p.res.api_version, p.res.resource, p.res.namespaced, p.stage, p.hash, rv)
+    def _entry(self, p: Planned, rv: str, applied: dict | None = None) -> Entry:
+        fields = inv_mod.fields_digest((applied or {}).get("metadata"), self.options.field_manager)
+        return Entry(p.res.api_version, p.res.resource, p.res.namespaced, p.stage, p.hash, rv, fields)
 
     def _note_rv(self, key: str, rv: str) -> None:
         entry = self.recorded.get(key)

@@ -23,7 +23,8 @@ _CRD_PREFIX = "apiextensions.k8s.io/CustomResourceDefinition//"
 
 def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = None,
            owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl") -> dict:
-    """Objects from the render when given (drift checked by server-side dry-run), else the inventory."""
+    """Objects from the render when given (drift checked by server-side dry-run), else the inventory
+    (drift seen in our managed fields)."""
     discovery = Discovery(cluster)
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)
@@ -50,7 +51,11 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
             if res is None:
                 return "missing"
             meta = get_meta(cluster, object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name))
-            return "present" if meta else "missing"
+            if not meta:
+                return "missing"
+            # Someone edited or took a field we applied: it left our apply's field set (inventory.py).
+            drifted = entry.fields and inv_mod.fields_digest(meta.get("metadata"), field_manager) != entry.fields
+            return "drifted" if drifted else "present"
 
         items = sorted(inventory.entries.items())
         states = dict(zip([k for k, _ in items], parallel_map(present, items)))
