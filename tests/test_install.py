@@ -121,10 +121,12 @@ def test_cli_install_json_summary_and_timeout_exit_code(env, tmp_path, capsys):
     rendered = tmp_path / "render.yaml"
     rendered.write_text(yaml.safe_dump_all(objects))
     with FakeController(env, objects, ready=False):
-        code = main(["install", "-f", str(rendered), "--kubeconfig", env.kubeconfig, "--timeout", "2", "-o", "json"])
+        # Long enough for the CRDs to be Established on a loaded machine (2 s was not, at load 10):
+        # the time-out this test wants is the controller's.
+        code = main(["install", "-f", str(rendered), "--kubeconfig", env.kubeconfig, "--timeout", "8", "-o", "json"])
     captured = capsys.readouterr()
     assert code == EXIT_TIMEOUT
-    assert "error: timed out after 2s" in captured.err
+    assert "error: timed out after 8s" in captured.err
     # Not a terminal: one plain line per event on stderr, the JSON summary alone on stdout.
     assert "stage crds: 3 object(s)" in captured.err
     assert "CustomResourceDefinition.apiextensions.k8s.io trainjobs.trainer.kubeflow.org created" in captured.err
