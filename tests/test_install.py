@@ -196,3 +196,9 @@ def test_cli_renders_rhoai_with_our_runtimes_installs_and_reinstalls_as_noop(env
     assert main(["status", "--kubeconfig", env.kubeconfig, "-o", "json"]) == 0
     st = json.loads(capsys.readouterr().out)
     assert st["trainerVersion"] == "2.1.0" and st["summary"] == {"present": len(rendered) + 1}
+    assert st["releases"] == [{"name": "Kubeflow Trainer", "version": "2.1.0",
+                               "repoUrl": "https://github.com/kubeflow/trainer"}]
+    # A local source is named by its path (issue 10: not `?`).
+    assert st["source"]["path"] == str(checkout / "manifests")
+    assert main(["status", "--kubeconfig", env.kubeconfig]) == 0
+    assert capsys.readouterr().out.startswith(f"source: {checkout / 'manifests'} (local checkout, overlay rhoai)")

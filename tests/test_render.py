@@ -152,6 +152,9 @@ def test_related_images_land_exactly_where_they_should(cli, mirrors, monkeypatch
     found = _images_by_value(load(out))
     cm = ("ConfigMap", "rhoai-config-HASH")  # upstream's params.env as a ConfigMap: the source, not a use
 
+    def runtimes(*names):
+        return {("ClusterTrainingRuntime", name, NODE) for name in names}
+
     def tags(accel, key):
         return {("ImageStream", f"training-hub-universal-{accel}", "spec.tags[3.5].from.name"),
                 (*cm, f"data.odh-training-universal-workbench-image-{accel}-3-5")}
@@ -160,16 +163,16 @@ def test_related_images_land_exactly_where_they_should(cli, mirrors, monkeypatch
         "RELATED_IMAGE_ODH_TRAINER_IMAGE": {
             ("Deployment", "kubeflow-trainer-controller-manager", "spec.template.spec.containers[manager].image"),
             (*cm, "data.odh-kubeflow-trainer-controller-image")},
-        "RELATED_IMAGE_ODH_TH_TORCH_CUDA_PY312_IMAGE": {
-            ("ClusterTrainingRuntime", "torch-distributed", NODE), ("ClusterTrainingRuntime", "training-hub", NODE),
-            *tags("cuda", "cuda")},
-        "RELATED_IMAGE_ODH_TH_TORCH_ROCM_PY312_IMAGE": {
-            ("ClusterTrainingRuntime", "torch-distributed-rocm", NODE), ("ClusterTrainingRuntime", "training-hub-rocm", NODE),
-            *tags("rocm", "rocm")},
-        "RELATED_IMAGE_ODH_TH_TORCH_CPU_PY312_IMAGE": {
-            ("ClusterTrainingRuntime", "torch-distributed-cpu", NODE), ("ClusterTrainingRuntime", "training-hub-cpu", NODE),
-            *tags("cpu", "cpu")},
-        "RELATED_IMAGE_RHAII_MODEL_OPT_CUDA_IMAGE": {("ClusterTrainingRuntime", "vllm-extract-cuda", NODE)},
+        "RELATED_IMAGE_ODH_TH_TORCH_CUDA_PY312_IMAGE": {*runtimes("torch-distributed", "torch-distributed-cuda130-torch211-py312",
+                                                                 "training-hub", "training-hub-th09-cuda130-torch211-py312"),
+                                                        *tags("cuda", "cuda")},
+        "RELATED_IMAGE_ODH_TH_TORCH_ROCM_PY312_IMAGE": {*runtimes("torch-distributed-rocm", "torch-distributed-rocm714-torch211-py312",
+                                                                 "training-hub-rocm", "training-hub-th09-rocm714-torch211-py312"),
+                                                        *tags("rocm", "rocm")},
+        "RELATED_IMAGE_ODH_TH_TORCH_CPU_PY312_IMAGE": {*runtimes("torch-distributed-cpu", "torch-distributed-cpu-torch211-py312",
+                                                                "training-hub-cpu", "training-hub-th09-cpu-torch211-py312"),
+                                                       *tags("cpu", "cpu")},
+        "RELATED_IMAGE_RHAII_MODEL_OPT_CUDA_IMAGE": {*runtimes("speculator-model-opt-cuda", "vllm-extract-cuda")},
         "RELATED_IMAGE_RHAII_VLLM_CUDA_IMAGE": {("ClusterTrainingRuntime", "vllm-extract-cuda", INIT)},
     }
     for var, value in values.items():
@@ -213,17 +216,25 @@ def test_image_flags_and_kubeflow_images_transformer(cli, mirrors, monkeypatch):
     assert code == 2 and "not a valid image reference" in err
 
 
+OUR_RUNTIMES = {
+    "torch-distributed", "torch-distributed-rocm", "torch-distributed-cpu", "torch-distributed-cuda130-torch211-py312",
+    "torch-distributed-rocm714-torch211-py312", "torch-distributed-cpu-torch211-py312", "training-hub",
+    "training-hub-rocm", "training-hub-cpu", "training-hub-th09-cuda130-torch211-py312",
+    "training-hub-th09-rocm714-torch211-py312", "training-hub-th09-cpu-torch211-py312", "speculator-model-opt-cuda",
+    "vllm-extract-cuda"}
+
+
 @pytest.mark.parametrize("repo, ref", REFS)
 def test_our_runtimes_validate_against_the_rendered_crds(repo, ref, cli, mirrors):
     code, out, err = cli("render", *source_args(mirrors, repo, ref), "--platform", "openshift")
     assert code == 0, err
+    assert "left out" not in err  # every ref we ship takes every runtime
     objects = load(out)
-    ours = [o for o in objects if o["metadata"]["labels"].get("trainer.kubeflow.org/webhook-validation") == "disabled"
-            and o["kind"] == "ClusterTrainingRuntime"]
-    names = {o["metadata"]["name"] for o in ours}
-    assert {"torch-distributed", "torch-distributed-rocm", "torch-distributed-cpu", "training-hub",
-            "training-hub-rocm", "training-hub-cpu", "vllm-extract-cuda"} <= names
+    ours = [o for o in objects if o["kind"] == "ClusterTrainingRuntime" and o["metadata"]["name"] in OUR_RUNTIMES]
+    assert {o["metadata"]["name"] for o in ours} == OUR_RUNTIMES
     for obj in ours:
+        # Through the webhook like the operator's: no opt-out label.
+        assert "trainer.kubeflow.org/webhook-validation" not in obj["metadata"]["labels"]
         assert validate_against_crd(obj, objects) == [], obj["metadata"]["name"]
     streams = [o for o in objects if o["kind"] == "ImageStream"]
     assert {o["metadata"]["name"] for o in streams} >= {f"training-hub-universal-{a}" for a in ("cpu", "cuda", "rocm")}

@@ -33,6 +33,9 @@ def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):
         # A runtime still holding the finalizer older controllers put on runtimes in use.
         env.cluster.request("PATCH", f"{CTR}/torch-distributed", body={"metadata": {"finalizers": [LEGACY_FINALIZER]}},
                             content_type="application/merge-patch+json")
+        # --dry-run deletes nothing (the API server ignores a dryRun query when DeleteOptions come in the body).
+        dry = uninstall(cluster=env.cluster, namespace=ODH_NS, options=UninstallOptions(dry_run=True, timeout=30))
+        assert dry.objects and all(v is not None for v in live_objects(env, report).values())
         result = uninstall(cluster=env.cluster, namespace=ODH_NS, options=UninstallOptions(timeout=30))
     assert not result.failed
     live = live_objects(env, report)

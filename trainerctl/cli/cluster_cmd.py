@@ -25,6 +25,7 @@ from trainerctl.cli.flags import (
     RenderFlags,
     SkipPreflight,
     SourceFlags,
+    TakeOverOperator,
     Timeout,
     Wait,
     Yes,
@@ -102,6 +103,18 @@ def errors_above_one(fn):
         raise
 
 
+def operator_namespace(api, namespace: str | None, source: SourceFlags) -> str | None:
+    """For --take-over-operator with no namespace from -n or trainerctl.yaml: where the Go operator
+    installed Trainer (its CR's spec.appNamespace)."""
+    from trainerctl.config import load_config
+
+    if namespace is not None or load_config(source.config).get("namespace") is not None:
+        return namespace
+    from trainerctl.cluster import go_operator
+
+    return go_operator.OperatorState(cr=go_operator.read_cr(api)).app_namespace
+
+
 @command("install")
 @uses(cluster_flags, source_flags, render_flags)
 def install_cmd(
@@ -120,6 +133,7 @@ def install_cmd(
     skip_preflight: SkipPreflight = False,
     allow_breaking: AllowBreaking = False,
     field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
+    take_over_operator: TakeOverOperator = False,
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
     from trainerctl.cluster.install import InstallOptions, RunFailed, install
@@ -127,10 +141,12 @@ def install_cmd(
     output = check_output(output)
     check_timeout(timeout)
     api = cluster.connect()
+    if take_over_operator:
+        namespace = operator_namespace(api, namespace, source)
     goal = target(api, filename, source, render, namespace)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
-                          allow_breaking=allow_breaking)
+                          allow_breaking=allow_breaking, take_over_operator=take_over_operator)
     try:
         report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
                          source=goal.source, options=opts, progress=progress(len(goal.objects)))
@@ -210,16 +226,35 @@ def status_cmd(
     filename: Filename = None,
     output: Output = None,
     field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
+    wait: Wait = False,
+    timeout: Timeout = DEFAULT_TIMEOUT,
 ) -> None:
-    """Installed source, ref, commit and Trainer version; each object present/missing/drifted."""
+    """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
+    Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
     from trainerctl import target as targets
-    from trainerctl.cluster.status import status, status_text
+    from trainerctl.cluster.status import not_ready_line, status, status_text, wait_ready
+    from trainerctl.errors import WaitTimeout
 
     output = check_output(output)
+    check_timeout(timeout)
     ns = namespace_of(namespace)
     objects = targets.load_file(filename) if filename else None
     api = cluster.connect()
-    st = status(cluster=api, namespace=ns, objects=objects, field_manager=field_manager)
+    args = dict(cluster=api, namespace=ns, objects=objects, field_manager=field_manager)
+    if wait:
+        from trainerctl import ui
+
+        seen: list[str] = []
+
+        def on_wait(ready: dict) -> None:
+            if ready["reason"] not in seen[-1:]:
+                seen.append(ready["reason"])
+                ui.info(f"waiting for Ready: {ready['reason']}: {ready['message']}")
+
+        st, ready = wait_ready(timeout, on_wait, **args)
+    else:
+        st = status(**args)
+        ready = st["ready"]
     if output == "json":
         import json
 
@@ -230,3 +265,7 @@ def status_cmd(
         sys.stdout.write(yaml.safe_dump(st, sort_keys=False))
     else:
         sys.stdout.write(status_text(st))
+    if not ready:
+        if wait:
+            raise WaitTimeout(f"timed out after {timeout:g}s: {not_ready_line(st)}")
+        raise TrainerctlError(not_ready_line(st), EXIT_FAILED)

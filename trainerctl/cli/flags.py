@@ -131,6 +131,10 @@ DeleteCrds = Annotated[bool, typer.Option(
     "--delete-crds", rich_help_panel=CLUSTER_PANEL, help="Also delete the CRDs, and with them every TrainJob.")]
 Yes = Annotated[bool, typer.Option(
     "--yes", rich_help_panel=CLUSTER_PANEL, help="Do not ask before deleting CRDs.")]
+TakeOverOperator = Annotated[bool, typer.Option(
+    "--take-over-operator", rich_help_panel=CLUSTER_PANEL,
+    help="Hand over from the Go trainer-operator first: stop it, release and delete its Trainer CR without its "
+         "cleanup (namespace: the CR's spec.appNamespace unless given).")]
 
 # --- output ---------------------------------------------------------------------------------
 Output = Annotated[Optional[str], typer.Option(

@@ -149,15 +149,16 @@ def _recreate(cluster: Cluster, planned: Planned, opts: ApplyOptions, deadline: 
                    message=f"an immutable field changed: {first_line}", obj=out)
 
 
-def strip_legacy_finalizer(cluster: Cluster, path: str, meta: dict) -> bool:
+def strip_legacy_finalizer(cluster: Cluster, path: str, meta: dict) -> str:
+    """Remove Trainer 2.0-2.2's runtime finalizer; the new resourceVersion, or "" when it was not there."""
     finalizers = meta.get("finalizers") or []
     if LEGACY_FINALIZER not in finalizers:
-        return False
+        return ""
     idx = finalizers.index(LEGACY_FINALIZER)
     patch = [{"op": "test", "path": f"/metadata/finalizers/{idx}", "value": LEGACY_FINALIZER},
              {"op": "remove", "path": f"/metadata/finalizers/{idx}"}]
-    cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json")
-    return True
+    out = cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json")
+    return (out.get("metadata") or {}).get("resourceVersion", "") or "stripped"
 
 
 def delete_and_wait(cluster: Cluster, path: str, deadline: float, dry_run: bool = False) -> bool:
@@ -165,8 +166,10 @@ def delete_and_wait(cluster: Cluster, path: str, deadline: float, dry_run: bool 
     try:
         meta = cluster.request("GET", path, accept=PARTIAL_META)
         strip_legacy_finalizer(cluster, path, meta.get("metadata") or {}) if not dry_run else None
-        query = {"dryRun": "All"} if dry_run else None
-        cluster.request("DELETE", path, body={"propagationPolicy": "Background"}, query=query)
+        # With a body, the API server reads every delete option from it and ignores the query:
+        # dryRun must be in the body, or a "dry-run" deletes for real.
+        options = {"propagationPolicy": "Background", **({"dryRun": ["All"]} if dry_run else {})}
+        cluster.request("DELETE", path, body=options)
     except ApiError as exc:
         if exc.status == 404:
             return False

@@ -14,20 +14,20 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from trainerctl.cluster import go_operator, in_use, migration, preflight, wait
 from trainerctl.cluster import inventory as inv_mod
-from trainerctl.cluster import preflight, wait
-from trainerctl.cluster.apply import Applied, ApplyOptions, Planned, apply_one, get_meta
+from trainerctl.cluster.apply import Applied, ApplyOptions, Planned, apply_one, get_meta, strip_legacy_finalizer
 from trainerctl.cluster.client import ApiError, Cluster, object_path
 from trainerctl.cluster.discovery import Discovery
 from trainerctl.cluster.inventory import Entry, Inventory
-from trainerctl.cluster.objects import (DEFAULT_OWNER_LABEL, body_hash, is_exempt, label_selector, parse_label,
-                                        prepare, ref_of)
+from trainerctl.cluster.objects import (DEFAULT_OWNER_LABEL, LEGACY_FINALIZER, Ref, body_hash, is_exempt,
+                                        label_selector, parse_label, prepare, ref_of)
 from trainerctl.cluster.pool import parallel_map
-from trainerctl.cluster.prune import prune
+from trainerctl.cluster.prune import KEPT_IN_USE, prune
 from trainerctl.cluster.report import ObjectResult, Report, StageResult
 from trainerctl.cluster.stages import STAGES, WebhookRules, stage_of
-from trainerctl.cluster.takeover import LEGACY_MANAGERS, take_over
-from trainerctl.errors import EXIT_INTERRUPTED, InputError, PreflightError, TrainerctlError
+from trainerctl.cluster.takeover import LEGACY_MANAGERS, migrated_managed_fields, take_over
+from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, InputError, PreflightError, TrainerctlError
 
 
 @dataclass
@@ -42,6 +42,7 @@ class InstallOptions:
     skip_preflight: bool = False
     allow_breaking: bool = False  # apply even when upgrade-check finds a blocking CRD change
     legacy_managers: tuple[str, ...] = LEGACY_MANAGERS
+    take_over_operator: bool = False  # stop the Go operator and release its CR first (go_operator.py)
 
 
 class RunFailed(TrainerctlError):
@@ -126,6 +127,8 @@ class Installer:
         self.stage_name = "preflight"
         self.leftovers: dict[str, Entry] = {}
         self.last_written: Inventory | None = None
+        self.operator = go_operator.OperatorState()
+        self.refusal = ""  # a dry-run against a live operator still shows its plan, then fails with this
 
     # -- steps -------------------------------------------------------------------------
     def run(self) -> Report:
@@ -159,12 +162,15 @@ class Installer:
     def _run(self) -> None:
         t = time.monotonic()
         # Independent first reads go out together: they are most of a no-op run's latency.
-        steps = [self.discovery.refresh, lambda: inv_mod.read(self.cluster, self.namespace)]
+        steps = [self.discovery.refresh, lambda: inv_mod.read(self.cluster, self.namespace),
+                 lambda: go_operator.read_cr(self.cluster), lambda: go_operator.find_deployments(self.cluster)]
         if not self.options.skip_preflight:
             steps.insert(0, lambda: preflight.server_version(self.cluster))  # first: its error is the clearest
         results = parallel_map(lambda step: step(), steps)
+        self.operator = go_operator.OperatorState(cr=results[-2], deployments=results[-1])
+        self._operator_guard()
         self.discovery.add_rendered_crds(self.objects)
-        self.previous = self.last_written = results[-1]
+        self.previous = self.last_written = results[-3]
         if not self.options.skip_preflight:
             target = self.report.source.get("trainer_version")
             installed = (self.previous.source.get("trainer_version") if self.previous else None)
@@ -172,10 +178,13 @@ class Installer:
                           target_version=target, version=results[0])
         planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager)
         self._read_live(planned)
+        labelled = self._adopt_operator_install(planned)
         if not self.options.skip_preflight:
             self._upgrade_guard(planned)
         self.report.stages.append(StageResult("preflight", time.monotonic() - t, 0))
         self.progress.total = len(planned)
+        if self.operator.present and self.options.take_over_operator:
+            self._hand_over(planned, labelled)
 
         for spec in STAGES:
             items = [p for p in planned if p.stage == spec.name]
@@ -204,6 +213,8 @@ class Installer:
                 self._refresh_kinds(planned)
             elif spec.wait == "controllers":
                 self._wait_controllers(planned)
+            if spec.name == "admitted":
+                self._strip_legacy_finalizers(items)
             stage.waited_seconds = time.monotonic() - tw
             stage.seconds = time.monotonic() - t
 
@@ -216,16 +227,89 @@ class Installer:
                 self.progress.stage("prune", len(gone))
                 results = prune(self.cluster, self.discovery, gone, self.owner_label, dry_run=self.options.dry_run,
                                 timeout=self.options.timeout,
-                                on_done=lambda r: self.progress.object_done(r.display, self._verb(r.action), r.message))
+                                on_done=lambda r: self.progress.object_done(r.display, self._verb(r.action), r.message),
+                                in_use=self._in_use(gone))
                 self.report.objects.extend(results)
-                failed_keys = {f"{r.group}/{r.kind}/{r.namespace}/{r.name}" for r in results if r.action == "failed"}
-                # What could not be pruned stays on record, so a later run tries again.
-                self.leftovers = {k: e for k, e in gone.items() if k in failed_keys}
+                retry = {f"{r.group}/{r.kind}/{r.namespace}/{r.name}" for r in results
+                         if r.action == "failed" or r.message.startswith(KEPT_IN_USE)}
+                # What could not be pruned (or is still in use) stays on record, so a later run tries again.
+                self.leftovers = {k: e for k, e in gone.items() if k in retry}
                 self.report.stages.append(StageResult("prune", time.monotonic() - t, len(gone)))
         self._write_inventory(planned, complete=True)
         failed = self.report.failed
         if failed:
             raise RunFailed(f"{len(failed)} object(s) failed: {failed[0].display}: {failed[0].message}", self.report)
+        if self.refusal:
+            raise RunFailed(self.refusal, self.report, EXIT_PREFLIGHT)
+
+    # -- the Go operator ---------------------------------------------------------------
+    def _operator_guard(self) -> None:
+        """Refuse (before any write) while the Go operator can still write, unless handing over."""
+        op = self.operator
+        if op.cr is not None and self.options.take_over_operator:
+            go_operator.check_namespace(op, self.namespace)
+        if not op.can_write:
+            return
+        if self.options.take_over_operator:
+            go_operator.check_hand_over(op)
+        elif self.options.dry_run:
+            self.refusal = op.refusal()
+        else:
+            raise PreflightError(op.refusal())
+
+    def _adopt_operator_install(self, planned: list[Planned]) -> list:
+        """With no inventory, what the operator applied here is the previous install (migration.py).
+
+        The search lists every type by label, so it only runs when there is a sign of the operator:
+        its CR or Deployment, or its field manager on an object we render."""
+        if self.previous is not None and not (self.operator.cr is not None and self.options.take_over_operator):
+            return []
+        if not (self.operator.present or any(migration.managed_by_operator((p.live or {}).get("metadata"))
+                                             for p in planned)):
+            return []
+        labelled = migration.labelled_objects(self.cluster, self.discovery, self.namespace, self.owner_label)
+        if self.previous is None:
+            self.previous = migration.seed(labelled, self.namespace, self.objects)
+        return labelled
+
+    def _hand_over(self, planned: list[Planned], labelled: list) -> None:
+        self.stage_name = "handover"
+        t = time.monotonic()
+        self.progress.stage("handover", 2)
+        results = go_operator.hand_over(self.cluster, self.operator, labelled, field_manager=self.options.field_manager,
+                                        timeout=self.options.timeout, dry_run=self.options.dry_run)
+        for r in results:
+            self.report.add(r)
+            self.progress.object_done(r.display, self._verb(r.action), r.message)
+        self.report.stages.append(StageResult("handover", time.monotonic() - t, len(results)))
+        if results and not self.options.dry_run:
+            self._read_live(planned)  # releasing the CR's objects changed their resourceVersions
+
+    def _in_use(self, gone: dict[str, Entry]):
+        """Which runtimes among `gone` unfinished TrainJobs reference (read once, only if needed)."""
+        refs = [Ref.from_key(k) for k in gone]
+        if not any(r.group == in_use.GROUP and r.kind in in_use.RUNTIME_KINDS for r in refs):
+            return None
+        jobs = in_use.unfinished_references(self.cluster, self.discovery)
+        return lambda ref: in_use.referenced_by(jobs, ref)
+
+    def _strip_legacy_finalizers(self, items: list[Planned]) -> None:
+        """Trainer 2.0-2.2 put a finalizer on runtimes in use; 2.3 only removes it. Like the operator,
+        every install strips it from the runtimes it keeps, once the new controller runs."""
+        results = {(r.group, r.kind, r.namespace, r.name): r for r in self.report.objects}
+        for p in items:
+            if p.ref.group != in_use.GROUP or p.ref.kind not in in_use.RUNTIME_KINDS:
+                continue
+            obj = getattr(p, "applied", None) or p.live or {}
+            meta = obj.get("metadata") or {}
+            if LEGACY_FINALIZER not in (meta.get("finalizers") or []) or is_exempt(meta):
+                continue
+            result = results.get((p.ref.group, p.ref.kind, p.ref.namespace, p.ref.name))
+            if not self.options.dry_run:
+                self._note_rv(p.ref.key, strip_legacy_finalizer(self.cluster, p.path, meta))
+            if result is not None:
+                note = f"legacy finalizer {LEGACY_FINALIZER} {'would be ' if self.options.dry_run else ''}removed"
+                result.message = f"{result.message}; {note}" if result.message else note
 
     def _upgrade_guard(self, planned: list[Planned]) -> None:
         """The CRD compatibility check (issue 6), skipped when every CRD is provably as we left it."""
@@ -291,9 +375,12 @@ class Installer:
             result.action, result.message = "skipped", 'trainerctl.io/managed is "false"'
             self.recorded[p.ref.key] = self._entry(p, meta.get("resourceVersion", ""))
         elif self._unchanged_since_last_apply(p):
-            self.recorded[p.ref.key] = prev
+            # Unchanged since our apply, so the live field set is still the one our apply left.
+            self.recorded[p.ref.key] = prev if prev.fields else dataclasses.replace(
+                prev, fields=inv_mod.fields_digest(meta, self.options.field_manager))
         else:
             applied: Applied | None = None
+            opts = self.apply_opts
             if p.live is not None and not self.options.dry_run:
                 try:
                     took = take_over(self.cluster, p.path, meta, self.options.field_manager, p.res.api_version,
@@ -302,16 +389,24 @@ class Installer:
                     took, applied = None, Applied("failed", message=f"taking over managed fields: {exc}")
                 if took:
                     p.live["metadata"]["resourceVersion"], result.took_over_from = took
-            applied = applied or apply_one(self.cluster, p, self.apply_opts, deadline)
+            elif p.live is not None:
+                # A dry-run cannot move managed fields; the real run would take them over first, so
+                # it may take them here too instead of reporting a conflict the real run will not have.
+                legacy = migrated_managed_fields(meta.get("managedFields") or [], self.options.field_manager,
+                                                 p.res.api_version, self.options.legacy_managers)
+                if legacy:
+                    opts, result.took_over_from = dataclasses.replace(opts, force_conflicts=True), legacy[1]
+            applied = applied or apply_one(self.cluster, p, opts, deadline)
             result.action, result.message = applied.action, applied.message
             if result.took_over_from and applied.action == "unchanged":
                 result.action = "configured"  # ownership moved even if no field did
             if applied.action != "failed":
-                self.recorded[p.ref.key] = self._entry(p, applied.rv)
+                self.recorded[p.ref.key] = self._entry(p, applied.rv, applied.obj)
                 p.applied = applied.obj  # type: ignore[attr-defined]
         if result.took_over_from:
+            verb = "would take" if self.options.dry_run else "took"
             result.message = (result.message + "; " if result.message else "") + \
-                "took over fields from " + ", ".join(result.took_over_from)
+                f"{verb} over fields from " + ", ".join(result.took_over_from)
         self.report.add(result)
         self.progress.object_done(result.display, self._verb(result.action), result.message)
         return result
@@ -319,8 +414,9 @@ class Installer:
     def _verb(self, action: str) -> str:
         return f"would be {action}" if self.options.dry_run and action not in ("failed", "unchanged") else action
 
-    def _entry(self, p: Planned, rv: str) -> Entry:
-        return Entry(p.res.api_version, p.res.resource, p.res.namespaced, p.stage, p.hash, rv)
+    def _entry(self, p: Planned, rv: str, applied: dict | None = None) -> Entry:
+        fields = inv_mod.fields_digest((applied or {}).get("metadata"), self.options.field_manager)
+        return Entry(p.res.api_version, p.res.resource, p.res.namespaced, p.stage, p.hash, rv, fields)
 
     def _note_rv(self, key: str, rv: str) -> None:
         entry = self.recorded.get(key)

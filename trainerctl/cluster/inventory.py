@@ -4,7 +4,9 @@ It follows the ApplySet convention (KEP-3659) for the parent: `applyset.kubernet
 label, tooling and contains-group-kinds annotations. Members are listed in the data instead of
 being labelled, because trainerctl's ownership label already marks them. Each member records
 the hash of the body we applied and the resourceVersion we last saw, which together prove that a
-re-apply would be a no-op.
+re-apply would be a no-op, and a digest of the fields our apply owned afterwards: when someone else
+edits or takes one of them, server-side apply moves it out of our set, so `status` sees the drift
+without the render (status changes and controllers' own fields leave our set alone).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class Entry:
     stage: str
     hash: str = ""
     rv: str = ""
+    fields: str = ""  # fields_digest() right after our apply; "" when unknown (older inventories)
 
 
 @dataclass
@@ -71,6 +74,16 @@ class Inventory:
         entries = {k: Entry(**v) for k, v in json.loads(data.get("objects") or "{}").items()}
         return cls(cm["metadata"]["namespace"], json.loads(data.get("source") or "{}"), entries,
                    data.get("complete", "true") == "true")
+
+
+def fields_digest(meta: dict | None, field_manager: str) -> str:
+    """A digest of the fields `field_manager`'s apply owns on an object ("" when it owns none)."""
+    for entry in (meta or {}).get("managedFields") or []:
+        if (entry.get("manager") == field_manager and entry.get("operation") == "Apply"
+                and not entry.get("subresource")):
+            text = json.dumps(entry.get("fieldsV1") or {}, sort_keys=True, separators=(",", ":"))
+            return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return ""
 
 
 def _group_kind(key: str) -> str:

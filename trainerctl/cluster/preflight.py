@@ -5,14 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from trainerctl.cluster import dependencies
 from trainerctl.cluster.client import ApiError, Cluster, Unreachable
 from trainerctl.cluster.discovery import Discovery
 from trainerctl.errors import PreflightError
 
 MIN_SERVER = (1, 28)
-JOBSET_CRD = "jobsets.jobset.x-k8s.io"
-JOBSET_HINT = ("install JobSet first, e.g. `kubectl apply --server-side -f "
-               "https://github.com/kubernetes-sigs/jobset/releases/download/v0.10.1/manifests.yaml`")
 OPENSHIFT_GROUP = "image.openshift.io"
 
 
@@ -72,14 +70,10 @@ def run(cluster: Cluster, discovery: Discovery, objects: list[dict], *, installe
                              f"{MIN_SERVER[0]}.{MIN_SERVER[1]} or newer")
     result = PreflightResult(server_version=version, openshift=discovery.has_group(OPENSHIFT_GROUP))
     rendered_crds = {(o.get("metadata") or {}).get("name") for o in objects if o.get("kind") == "CustomResourceDefinition"}
-    if JOBSET_CRD in rendered_crds:
-        result.jobset = "render"
-    elif discovery.lookup("jobset.x-k8s.io/v1alpha2", "JobSet") is not None:
-        # Discovery serves a CRD's kinds only once it is Established.
-        result.jobset = "cluster"
-    else:
-        raise PreflightError(f"JobSet is not installed: the CRD {JOBSET_CRD} is missing or not "
-                             f"Established; {JOBSET_HINT}")
+    deps = dependencies.check(cluster, discovery, openshift=result.openshift, rendered_crds=rendered_crds)
+    if not deps.ok:
+        raise PreflightError(deps.line())
+    result.jobset = deps.jobset
     missing = unserved_kinds(discovery, objects)
     if missing:
         raise PreflightError(f"the cluster does not serve {', '.join(missing)} and no rendered CRD "

@@ -1,25 +1,28 @@
 """Delete what the previous install applied and this one no longer renders.
 
 An object is pruned only when it is in the previous inventory AND still carries our ownership
-label AND is not exempted by `trainerctl.io/managed: "false"`. CRDs (their deletion deletes every
-custom resource), Leases (the controller's) and Namespaces are never pruned.
+label AND is not exempted by `trainerctl.io/managed: "false"` AND no unfinished TrainJob
+references it (a runtime). CRDs (their deletion deletes every custom resource), Leases (the
+controller's), Namespaces and TrainJobs are never pruned.
 """
 
 from __future__ import annotations
 
 import time
+from typing import Callable
 
-from trainerctl.cluster.apply import delete_and_wait, get_meta
+from trainerctl.cluster.apply import delete_and_wait, get_meta, strip_legacy_finalizer
 from trainerctl.cluster.client import ApiError, Cluster, object_path
 from trainerctl.cluster.discovery import Discovery, split_api_version
 from trainerctl.cluster.inventory import Entry
-from trainerctl.cluster.objects import Ref, is_exempt, parse_label
+from trainerctl.cluster.objects import LEGACY_FINALIZER, Ref, is_exempt, parse_label
 from trainerctl.cluster.pool import parallel_map
 from trainerctl.cluster.report import ObjectResult
 from trainerctl.cluster.stages import STAGE_INDEX
 
 NEVER_PRUNE = frozenset({("apiextensions.k8s.io", "CustomResourceDefinition"), ("coordination.k8s.io", "Lease"),
-                         ("", "Namespace")})
+                         ("", "Namespace"), ("trainer.kubeflow.org", "TrainJob")})
+KEPT_IN_USE = "kept: referenced by unfinished TrainJob"
 
 
 def resolve_entry(discovery: Discovery, ref: Ref, entry: Entry):
@@ -31,7 +34,9 @@ def resolve_entry(discovery: Discovery, ref: Ref, entry: Entry):
 
 
 def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], owner_label: str, *,
-          dry_run: bool = False, timeout: float = 120.0, on_done=None) -> list[ObjectResult]:
+          dry_run: bool = False, timeout: float = 120.0, on_done=None,
+          in_use: Callable[[Ref], list[str]] | None = None) -> list[ObjectResult]:
+    """`in_use(ref)`: the unfinished TrainJobs that reference a runtime (kept, named in the result)."""
     label_key, label_value = parse_label(owner_label)
     results: list[ObjectResult] = []
     by_stage: dict[int, list[tuple[Ref, Entry]]] = {}
@@ -56,6 +61,12 @@ def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], 
             result.action, result.message = "skipped", f"not pruned: no {owner_label} label"
         elif is_exempt(md):
             result.action, result.message = "skipped", 'not pruned: trainerctl.io/managed is "false"'
+        elif in_use and (jobs := in_use(ref)):
+            result.action, result.message = "skipped", f"{KEPT_IN_USE} {', '.join(jobs)}"
+            if LEGACY_FINALIZER in (md.get("finalizers") or []):  # kept, so stripped like every runtime we keep
+                if not dry_run:
+                    strip_legacy_finalizer(cluster, path, md)
+                result.message += f"; legacy finalizer {'would be ' if dry_run else ''}removed"
         else:
             try:
                 delete_and_wait(cluster, path, time.monotonic() + timeout, dry_run=dry_run)

@@ -29,6 +29,10 @@ STAGES: tuple[StageSpec, ...] = (
 )
 STAGE_INDEX = {s.name: i for i, s in enumerate(STAGES)}
 _BY_KIND = {k: s.name for s in STAGES for k in s.kinds}
+# Every Trainer release validates its runtimes with a webhook; they wait for it even when the
+# render has no webhook configuration of its own (`-c runtimes` onto an installed Trainer).
+ALWAYS_ADMITTED = frozenset({("trainer.kubeflow.org", "clustertrainingruntimes"),
+                             ("trainer.kubeflow.org", "trainingruntimes")})
 
 
 @dataclass
@@ -58,6 +62,6 @@ def stage_of(kind: str, group: str, resource: str, rules: WebhookRules) -> str:
     named = _BY_KIND.get(kind)
     if named:
         return named
-    if rules.matches(group, resource):
+    if (group, resource) in ALWAYS_ADMITTED or rules.matches(group, resource):
         return "admitted"
     return "config"

@@ -1,27 +1,38 @@
-"""`status`: what is installed (from the inventory), whether each object is there and as rendered."""
+"""`status`: what is installed (from the inventory), whether each object is there and as rendered,
+and the Go operator's conditions over it (health.py), so a pipeline can gate on `Ready`."""
 
 from __future__ import annotations
 
+import time
+
+from trainerctl.cluster import dependencies, go_operator, health
 from trainerctl.cluster import inventory as inv_mod
 from trainerctl.cluster.apply import get_meta
 from trainerctl.cluster.client import Cluster, object_path
 from trainerctl.cluster.discovery import Discovery
 from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL, Ref
 from trainerctl.cluster.pool import parallel_map
+from trainerctl.cluster.preflight import OPENSHIFT_GROUP
 from trainerctl.cluster.prune import resolve_entry
 from trainerctl.cluster.wait import deployment_is_available
 from trainerctl.errors import TrainerctlError
 
+SCHEMA = "status.schema.json"  # in trainerctl/data: the JSON Schema of `status -o json`
+_CRD_PREFIX = "apiextensions.k8s.io/CustomResourceDefinition//"
+
 
 def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = None,
            owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl") -> dict:
-    """Objects from the render when given (drift checked by server-side dry-run), else the inventory."""
+    """Objects from the render when given (drift checked by server-side dry-run), else the inventory
+    (drift seen in our managed fields)."""
     discovery = Discovery(cluster)
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)
-    out: dict = {"namespace": namespace, "installed": inventory is not None,
-                 "source": inventory.source if inventory else {}, "objects": [], "deployments": []}
-    out["trainerVersion"] = out["source"].get("trainer_version", "")
+    source = inventory.source if inventory else {}
+    out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": source,
+                 "trainerVersion": source.get("trainer_version") or "",
+                 "releases": list(source.get("releases") or []), "conditions": [], "objects": [],
+                 "deployments": []}
     states: dict[str, str] = {}
     if objects is not None:
         from trainerctl.cluster.diff import diff
@@ -40,7 +51,11 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
             if res is None:
                 return "missing"
             meta = get_meta(cluster, object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name))
-            return "present" if meta else "missing"
+            if not meta:
+                return "missing"
+            # Someone edited or took a field we applied: it left our apply's field set (inventory.py).
+            drifted = entry.fields and inv_mod.fields_digest(meta.get("metadata"), field_manager) != entry.fields
+            return "drifted" if drifted else "present"
 
         items = sorted(inventory.entries.items())
         states = dict(zip([k for k, _ in items], parallel_map(present, items)))
@@ -60,7 +75,51 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     for o in out["objects"]:
         counts[o["state"]] = counts.get(o["state"], 0) + 1
     out["summary"] = counts
+    rendered_crds = {k[len(_CRD_PREFIX):] for k in states if k.startswith(_CRD_PREFIX)}
+    deps = dependencies.check(cluster, discovery, openshift=discovery.has_group(OPENSHIFT_GROUP),
+                              rendered_crds=rendered_crds)
+    operator_managed = inventory is None and go_operator.read_cr(cluster) is not None
+    out["conditions"] = health.conditions(
+        deps, health.provisioning(inventory is not None, bool(inventory and inventory.complete), namespace,
+                                  out["objects"], operator_managed),
+        health.deployments(out["deployments"]))
+    out["ready"] = health.is_ready(out["conditions"])
     return out
+
+
+def wait_ready(timeout: float, on_wait=None, **kwargs) -> tuple[dict, bool]:
+    """`status(**kwargs)` until Ready or `timeout` seconds: (the last status, whether it is Ready)."""
+    deadline = time.monotonic() + timeout
+    delay = 0.5
+    while True:
+        st = status(**kwargs)
+        now = time.monotonic()
+        if st["ready"] or now >= deadline:
+            return st, st["ready"]
+        if on_wait:
+            on_wait(ready_condition(st))
+        time.sleep(min(delay, max(0.0, deadline - now)))
+        delay = min(delay * 2, 2.0)
+
+
+def ready_condition(st: dict) -> dict:
+    return next(c for c in st["conditions"] if c["type"] == health.READY)
+
+
+def not_ready_line(st: dict) -> str:
+    ready = ready_condition(st)
+    return f"Trainer in namespace {st['namespace']} is not Ready ({ready['reason']}): {ready['message']}"
+
+
+def _source_line(src: dict) -> str:
+    if src.get("url"):
+        return f"source: {src['url']} ref {src.get('ref', '?')} commit {src.get('commit', '?')}"
+    if src.get("path"):
+        digest = f" digest {src['digest']}" if src.get("digest") else ""
+        return f"source: {src['path']} (local checkout{', overlay ' + src['overlay'] if src.get('overlay') else ''}){digest}"
+    if src.get("file"):
+        return f"source: {src['file']} (rendered file)"
+    return "source: unknown (the inventory does not record one)"
 
 
 def status_text(st: dict) -> str:
@@ -68,9 +127,12 @@ def status_text(st: dict) -> str:
     if not st["installed"]:
         lines.append(f"Trainer is not installed by trainerctl in namespace {st['namespace']} (no inventory)")
     else:
-        src = st["source"]
-        lines.append(f"source: {src.get('url', '?')} ref {src.get('ref', '?')} commit {src.get('commit', '?')}")
-        lines.append(f"trainer version: {st.get('trainerVersion') or 'unknown'}")
+        lines.append(_source_line(st["source"]))
+        releases = ", ".join(f"{r.get('name', '?')} {r.get('version', '?')}" for r in st.get("releases") or [])
+        lines.append(f"trainer version: {st.get('trainerVersion') or 'unknown'}" + (f" ({releases})" if releases else ""))
+    for c in st["conditions"]:
+        indent = "" if c["type"] == health.READY else "  "
+        lines.append(f"{indent}{c['type']}: {c['status']} ({c['reason']}) {c['message']}".rstrip())
     for o in st["objects"]:
         if o["state"] != "present":
             name = f"{o['namespace']}/{o['name']}" if o["namespace"] else o["name"]

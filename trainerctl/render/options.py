@@ -57,6 +57,7 @@ class SourceInfo:
     overlay: str
     trainer_version: str | None
     path: str | None = None  # the local checkout, for --source PATH
+    releases: tuple[dict, ...] = ()  # component_metadata.yaml releases: name, version, repoUrl
 
 
 @dataclass

@@ -29,6 +29,7 @@ from trainerctl.render.options import (
     validate_namespace,
 )
 from trainerctl.render.overlay import choose_overlay, sort_options, wrapper_kustomization, write_kustomization
+from trainerctl.render.runtime_compat import compatible_runtimes
 from trainerctl.source import (
     DEFAULT_LOCK_FILE,
     PinError,
@@ -135,13 +136,18 @@ def check_tree(source: SourceTree, copy_to: Path | None = None) -> str:
     return digest
 
 
-def _trainer_version(manifests: Path, ref: str | None) -> str | None:
-    """The Trainer version from component_metadata.yaml (releases[0].version), else the ref."""
+def _component_releases(manifests: Path) -> list[dict]:
+    """component_metadata.yaml's releases (name, version, repoUrl), as the Go operator reports them."""
     try:
         data = yaml.safe_load((manifests / "component_metadata.yaml").read_text(encoding="utf-8"))
-        return str(data["releases"][0]["version"])
-    except (OSError, KeyError, IndexError, TypeError, yaml.YAMLError):
-        return ref
+        releases = data["releases"]
+    except (OSError, KeyError, TypeError, yaml.YAMLError):
+        return []
+    out = []
+    for rel in releases if isinstance(releases, list) else ():
+        if isinstance(rel, dict) and rel.get("version") is not None:
+            out.append({k: str(rel[k]) for k in ("name", "version", "repoUrl") if rel.get(k) is not None})
+    return out
 
 
 def _apply_params(work: Path, overrides: ImageOverrides) -> None:
@@ -282,13 +288,18 @@ def render(options: RenderOptions | None = None) -> RenderResult:
                     objects = [o for o in objects
                                if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]
                 rendered[name] = objects
-            trainer_version = _trainer_version(manifests, source.ref)
+            releases = _component_releases(manifests)
+            # The Trainer version: component_metadata.yaml's first release, else the ref.
+            trainer_version = releases[0]["version"] if releases else source.ref
         except TrainerctlError as exc:
             raise _in_user_terms(exc, work, source) from None
     if "manifests" in rendered:  # before merging, so components["manifests"] has the patches too
         rendered["manifests"] = _apply_manager(rendered["manifests"], options)
     if "manifests" in rendered:
         rendered["manifests"] = _drop_openshift_only(rendered["manifests"], platform)
+        if "runtimes" in rendered:
+            rendered["runtimes"] = compatible_runtimes(rendered["runtimes"], rendered["manifests"],
+                                                       source.ref or str(source.manifests))
     objects = _merge(rendered)
     unlabelled = [o for o in objects if (o.get("metadata", {}).get("labels") or {}).get(owner_label[0]) != owner_label[1]]
     if unlabelled:  # prune and uninstall find objects by this label: never emit one without it
@@ -303,5 +314,6 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         overlay=overlay,
         trainer_version=trainer_version,
         path=None if source.url else str(source.manifests),
+        releases=tuple(releases),
     )
     return RenderResult(objects, rendered, info, options.namespace, owner_label, platform)
