@@ -137,7 +137,12 @@ def uninstall(*, cluster: Cluster, namespace: str, owner_label: str = DEFAULT_OW
             what = ", ".join(f"{n} {k}" + ("s" if n > 1 else "") for k, n in counts.items() if n) or "no custom resources"
             question = (f"deleting {len(crds)} CRD(s) ({', '.join(c.ref.name for c in crds)}) also deletes "
                         f"{what}")
-            if not options.yes and not options.dry_run:
+            if options.yes or options.dry_run:
+                # Said even when not asked: a CI log must show what the CRDs took with them.
+                from trainerctl import ui
+
+                ui.info(f"uninstall: {question}")
+            else:
                 if confirm is None:
                     raise InputError(f"{question}; refusing without --yes (stdin is not a terminal)")
                 if not confirm(question + "; continue?"):
