@@ -41,6 +41,7 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -224,6 +225,8 @@ class Kubelet:
             except ApiError as exc:
                 if exc.status != 404:  # the pod went away meanwhile
                     log(f"{pod['metadata']['namespace']}/{pod['metadata']['name']}: {exc}")
+            except Exception:  # one pod's trouble must not stop the others: log it, retry next pass
+                log(f"{pod['metadata']['namespace']}/{pod['metadata']['name']}: {traceback.format_exc()}")
         for uid in [u for u in self.runs if u not in seen]:
             run = self.runs[uid]
             log(f"{run.namespace}/{run.name}: pod is gone; stopping its process")

@@ -85,6 +85,11 @@ class PodNetwork:
         address = f"{self.prefix}.{host}"
         outside, inside = f"tcv{self.index}x{host}", f"tcp{self.index}x{host}"
         ip("netns", "del", name, check=False)
+        # A namespace is destroyed asynchronously once its last process is gone, and its veth
+        # with it: a pair of the same name may still be there from the pod that had this address.
+        for link in (outside, inside):
+            if Path(f"/sys/class/net/{link}").exists():
+                ip("link", "del", link, check=False)
         ip("netns", "add", name)
         try:
             ip("link", "add", outside, "type", "veth", "peer", "name", inside)
