@@ -11,7 +11,8 @@ other pod), this process:
   /var/run/secrets/kubernetes.io/serviceaccount, and its config and webhook certs where the
   Deployment mounts them;
 - runs the container's command and args (with $(VAR) expansion) and env, as the pod's user, chrooted
-  there and inside that network namespace; KUBERNETES_SERVICE_HOST is the pod network's gateway,
+  there, inside that network namespace and with the pod's hostname (its own UTS namespace);
+  KUBERNETES_SERVICE_HOST is the pod network's gateway,
   which the service proxy forwards to kube-apiserver;
 - reports the pod's status: Running with its IP, Ready from the container's readiness probe,
   restarts with back-off when the process exits, and on deletion stops it within the grace period
@@ -59,6 +60,7 @@ MAX_GRACE_SECONDS = 10
 DEFAULT_UID = 65532  # the distroless `nonroot` user both controller images run as
 MERGE_PATCH = "application/merge-patch+json"
 CLONE_NEWNET = 0x40000000
+CLONE_NEWUTS = 0x04000000
 PR_SET_PDEATHSIG = 1
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -453,7 +455,8 @@ class Kubelet:
             f"in {run.netns}")
         run.proc = subprocess.Popen([*command, *args], env=env, stdin=subprocess.DEVNULL, stdout=out,
                                     stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
-                                    preexec_fn=_enter(run.netns, str(run.root), uid, gid, groups))
+                                    preexec_fn=_enter(run.netns, str(run.root), uid, gid, groups,
+                                                      (pod["spec"].get("hostname") or run.name)[:63].encode()))
         out.close()
         self._pid_file(run).parent.mkdir(parents=True, exist_ok=True)
         self._pid_file(run).write_text(str(run.proc.pid))
@@ -603,12 +606,15 @@ def _identity(pod: dict, container: dict) -> tuple[int, int, list[int]]:
     return uid, gid, groups
 
 
-def _enter(netns: str, root: str, uid: int, gid: int, groups: list[int]):
+def _enter(netns: str, root: str, uid: int, gid: int, groups: list[int], hostname: bytes):
     def enter() -> None:
         fd = os.open(netns, os.O_RDONLY)
         if _libc.setns(fd, CLONE_NEWNET) != 0:
             raise OSError(ctypes.get_errno(), f"setns {netns}")
         os.close(fd)
+        # The pod's own hostname (controllers put it in their leader election identity).
+        if _libc.unshare(CLONE_NEWUTS) != 0 or _libc.sethostname(hostname, len(hostname)) != 0:
+            raise OSError(ctypes.get_errno(), "hostname")
         os.chroot(root)
         os.chdir("/")
         os.setgroups(groups)
