@@ -10,6 +10,7 @@ on the fresh v2.3.0 install, 6 uninstalls it, then 4 and 7 start again from v2.2
 from __future__ import annotations
 
 import copy
+import json
 import os
 import secrets
 import signal
@@ -96,7 +97,8 @@ def test_1_fresh_install_waits_for_the_real_webhooks_and_they_admit_our_runtimes
     bad["spec"]["template"]["spec"]["replicatedJobs"][0]["replicas"] = 2
     with pytest.raises(ApiError) as refused:
         h.dry_run_create(api, f"{TRAINER}/clustertrainingruntimes", bad)
-    assert 'admission webhook "validator.clustertrainingruntime.trainer.kubeflow.org" denied' in refused.value.body
+    message = json.loads(refused.value.body)["message"]
+    assert message.startswith('admission webhook "validator.clustertrainingruntime.trainer.kubeflow.org" denied'), message
 
 
 def _subset(rendered, live) -> bool:
@@ -291,7 +293,7 @@ def test_4_upgrade_from_v2_2_0_keeps_trainjobs_and_enforces_new_immutability_rul
     job_path = f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-v22-suspended"
 
     check = tctl.run("upgrade-check", *tctl.source_args("v2.3.0"), "-o", "json")
-    findings = __import__("json").loads(check.stdout)["findings"]
+    findings = json.loads(check.stdout)["findings"]
     immutable = {f["path"]: f for f in findings if f.get("immutable")}
     assert set(immutable) == set(IMMUTABLE_UPDATES), "a new immutability rule needs an update to try here"
 
