@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import base64
 import ctypes
-import json
 import os
 import re
 import shutil
