@@ -1,90 +1,118 @@
-"""The transformer configuration a build accumulates: built-in field specs plus whatever
-`configurations:` files add (and bases pass up to their parents)."""
+"""The transformer configuration a build accumulates (kustomize's TransformerConfig): built-in
+field specs plus whatever `configurations:` and `crds:` files add; bases pass theirs up."""
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
 
-from trainerctl.kustomize import fieldspecs, yamlio
+from trainerctl.kustomize import fieldspecs, schema, yamlio
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.fieldspecs import FieldSpec
 
-_LISTS = ("namePrefix", "nameSuffix", "commonLabels", "templateLabels", "commonAnnotations",
-          "namespace", "varReference", "images", "replicas")
+LISTS = ("namePrefix", "nameSuffix", "namespace", "commonLabels", "labels", "templateLabels",
+         "commonAnnotations", "varReference", "images", "replicas")
+_FS_LIST = schema.List(schema.FIELD_SPEC)
+CONFIG_FILE = schema.Struct("TransformerConfig", {
+    **{name: _FS_LIST for name in LISTS},
+    "nameReference": schema.List(schema.Struct("NameBackReferences", {
+        **schema.GVK, "fieldSpecs": _FS_LIST})),
+})
+
+
+def merge_one(specs: list[FieldSpec], new: FieldSpec, where: str) -> None:
+    """kustomize's FsSlice.MergeOne: a spec already covered (same path, selected by the new
+    one's kind/group/version) is not added twice; one differing only in `create` conflicts."""
+    for existing in specs:
+        if existing.path == new.path and existing.selected_by(new):
+            if existing.create != new.create:
+                raise KustomizeError(f"{where}: conflicting fieldspecs for {new.path_string}")
+            return
+    specs.append(new)
 
 
 @dataclass
 class TransformerConfig:
     specs: dict[str, list[FieldSpec]] = field(default_factory=dict)
-    # referral kind selector (group, version, kind) -> referrer field specs
+    # referral (group, version, kind) -> referrer field specs
     name_reference: list[tuple[tuple[str, str, str], list[FieldSpec]]] = field(default_factory=list)
 
     @classmethod
     def default(cls) -> "TransformerConfig":
         return _default_config().copy()
 
+    @classmethod
+    def for_kustomization(cls, loader, paths: list[str]) -> "TransformerConfig":
+        """kustomize's MakeTransformerConfig: the `configurations:` files, then the built-in
+        specs they do not already cover (a file's `metadata/name` spec for one kind replaces the
+        built-in one for all kinds)."""
+        if not paths:
+            return cls.default()
+        own = cls()
+        for path in paths:
+            own.load_file(loader.read_text(path), loader.name(path))
+        own.merge(_default_config())
+        return own
+
     def copy(self) -> "TransformerConfig":
         return TransformerConfig({k: list(v) for k, v in self.specs.items()},
                                  [(k, list(v)) for k, v in self.name_reference])
 
-    def _add_nameref(self, entry: dict, source: str) -> None:
-        if not isinstance(entry, dict) or not entry.get("kind"):
-            raise KustomizeError(f"{source}: nameReference entries need a `kind`")
-        unknown = set(entry) - {"kind", "group", "version", "fieldSpecs"}
-        if unknown:
-            raise KustomizeError(f"{source}: unknown nameReference field(s) {sorted(unknown)}")
-        key = (entry.get("group") or "", entry.get("version") or "", entry["kind"])
-        specs = [FieldSpec.parse(f, source) for f in entry.get("fieldSpecs") or []]
+    def add(self, name: str, spec: FieldSpec, where: str) -> None:
+        merge_one(self.specs.setdefault(name, []), spec, where)
+
+    def add_nameref(self, key: tuple[str, str, str], specs: list[FieldSpec], where: str) -> None:
         for existing_key, existing in self.name_reference:
             if existing_key == key:
                 for s in specs:
-                    if s not in existing:
-                        existing.append(s)
+                    merge_one(existing, s, where)
                 return
-        self.name_reference.append((key, specs))
+        self.name_reference.append((key, list(specs)))
 
-    def merge(self, other: "TransformerConfig") -> None:
+    def merge(self, other: "TransformerConfig", where: str = "configurations") -> None:
+        """kustomize's Merge: our specs stay, and one of `other`'s that ours already cover (same
+        path, ours selected by its kind/group/version) is dropped."""
         for name, specs in other.specs.items():
             mine = self.specs.setdefault(name, [])
+            if not mine:
+                mine.extend(specs)
+                continue
             if mine is specs or mine == specs:
                 continue
-            have = set(mine)
-            mine.extend(s for s in specs if s not in have)
-        mine_refs = dict(self.name_reference)
+            for s in specs:
+                merge_one(mine, s, where)
         for key, specs in other.name_reference:
-            target = mine_refs.get(key)
-            if target is None:
-                target = []
-                self.name_reference.append((key, target))
-                mine_refs[key] = target
-            if target == specs:
-                continue
-            have = set(target)
-            target.extend(s for s in specs if s not in have)
+            self.add_nameref(key, specs, where)
 
     def load_file(self, text: str, source: str) -> None:
-        data = yamlio.load(text, source) or {}
+        """A `configurations:` file, read strictly (kustomize's yaml.UnmarshalStrict)."""
+        data = yamlio.load(text, source, yaml11=True)
+        if data is None:
+            return
         if not isinstance(data, dict):
             raise KustomizeError(f"{source}: a configurations file must be a mapping")
-        for key, value in data.items():
-            if key == "nameReference":
-                for entry in value or []:
-                    self._add_nameref(entry, source)
-            elif key in _LISTS:
-                mine = self.specs.setdefault(key, [])
-                for raw in value or []:
-                    s = FieldSpec.parse(raw, source)
-                    if s not in mine:
-                        mine.append(s)
-            else:
+        for key in data:
+            if key not in CONFIG_FILE.fields:
                 raise KustomizeError(f"{source}: unknown transformer configuration `{key}`")
+        cfg = schema.Decoder(source, strict=True).struct(data, CONFIG_FILE, "")
+        for name in LISTS:
+            for i, raw in enumerate(cfg.get(name) or []):
+                self.add(name, FieldSpec.from_config(raw, f"{source}: {name}[{i}]"), source)
+        for i, entry in enumerate(cfg.get("nameReference") or []):
+            if not entry.get("kind"):
+                raise KustomizeError(f"{source}: nameReference[{i}] needs a `kind`")
+            key = (entry.get("group", ""), entry.get("version", ""), entry["kind"])
+            specs = [FieldSpec.from_config(f, f"{source}: nameReference[{i}]")
+                     for f in entry.get("fieldSpecs") or []]
+            self.add_nameref(key, specs, source)
 
 
 @functools.lru_cache(maxsize=1)
 def _default_config() -> TransformerConfig:
     # Parsed once per process; every kustomization starts from a copy.
-    cfg = TransformerConfig({name: fieldspecs.builtin(name) for name in _LISTS})
+    cfg = TransformerConfig({name: fieldspecs.builtin(name) for name in LISTS})
     for entry in fieldspecs.builtin_namereference():
-        cfg._add_nameref(entry, "built-in nameReference")
+        key = (entry.get("group") or "", entry.get("version") or "", entry["kind"])
+        cfg.add_nameref(key, [FieldSpec.parse(f, "built-in nameReference")
+                              for f in entry.get("fieldSpecs") or []], "built-in")
     return cfg

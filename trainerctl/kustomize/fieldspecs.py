@@ -65,6 +65,26 @@ class FieldSpec:
             bool(raw.get("create", False)),
         )
 
+    @classmethod
+    def from_config(cls, raw: dict, source: str) -> "FieldSpec":
+        """A spec already read by schema.FIELD_SPEC (a plugin config or configurations file)."""
+        return cls(split_path(raw.get("path", "")), raw.get("group", ""), raw.get("version", ""),
+                   raw.get("kind", ""), bool(raw.get("create")))
+
+    def as_config(self) -> dict:
+        out = {"path": self.path_string}
+        out.update({k: v for k, v in (("group", self.group), ("version", self.version),
+                                      ("kind", self.kind)) if v})
+        if self.create:
+            out["create"] = True
+        return out
+
+    def selected_by(self, other: "FieldSpec") -> bool:
+        """kyaml's Gvk.IsSelected: `other`'s non-empty kind/group/version equal ours."""
+        return ((not other.group or other.group == self.group)
+                and (not other.version or other.version == self.version)
+                and (not other.kind or other.kind == self.kind))
+
     def applies_to(self, gvk: Gvk) -> bool:
         return gvk.selected_by(self.group, self.version, self.kind)
 
@@ -138,7 +158,7 @@ def _builtin_raw() -> dict:
 def builtin(name: str) -> list[FieldSpec]:
     """The built-in specs of one kind: namePrefix, commonLabels, namespace, images, ..."""
     raw = _builtin_raw()
-    return [FieldSpec.parse(r, f"built-in {name}") for r in raw.get(name, [])]
+    return [FieldSpec.parse(r, f"built-in {name}") for r in raw.get(name) or []]
 
 
 def builtin_namereference() -> list[dict]:

@@ -1,86 +1,102 @@
-"""Reading a kustomization file: every field is known, checked for shape, or refused by name."""
+"""Reading a kustomization file as kustomize does: YAML 1.1 (a repeated key takes the last
+value), every field typed (schema.KUSTOMIZATION), keys in any letter case, unknown fields and
+wrong types refused by name; then kustomize's FixKustomization (bases → resources, imageTags →
+images, env → envs) and its emptiness and kind/apiVersion checks."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from trainerctl.kustomize import yamlio
+from trainerctl.kustomize import schema, yamlio
 from trainerctl.kustomize.errors import KustomizeError
 
-# Fields of kustomize's types.Kustomization that this engine implements.
-SUPPORTED = {
-    "apiVersion": str, "kind": str, "metadata": dict,
-    "resources": list, "bases": list, "components": list, "crds": list,
-    "namespace": str, "namePrefix": str, "nameSuffix": str,
-    "commonLabels": dict, "labels": list, "commonAnnotations": dict,
-    "images": list, "replicas": list,
-    "configMapGenerator": list, "secretGenerator": list, "generatorOptions": dict,
-    "patches": list, "patchesStrategicMerge": list, "patchesJson6902": list,
-    "replacements": list, "configurations": list, "vars": list,
-    "sortOptions": dict, "buildMetadata": list,
-}
-# Fields kustomize knows that trainerctl does not: refused by name rather than ignored.
+KINDS = {"Kustomization": "kustomize.config.k8s.io/v1beta1",
+         "Component": "kustomize.config.k8s.io/v1alpha1"}
+# Fields kustomize knows that trainerctl does not build, with the reason given to the user.
 UNSUPPORTED = {
-    "helmCharts", "helmGlobals", "helmChartInflationGenerator", "generators", "transformers",
-    "validators", "openapi", "imageTags",
+    "helmCharts": "needs the helm binary (kubectl kustomize --enable-helm)",
+    "helmGlobals": "needs the helm binary (kubectl kustomize --enable-helm)",
+    "helmChartInflationGenerator": "needs the helm binary (kubectl kustomize --enable-helm)",
 }
-KINDS = {"Kustomization", "Component"}
+BUILD_METADATA = ("originAnnotations", "transformerAnnotations", "managedByLabel")
 
 
 def parse(text: str, source: str) -> dict:
-    data = yamlio.load(text, source)
+    docs = yamlio.load_all(text, source, yaml11=True)
+    if len(docs) > 1:
+        raise KustomizeError(f"{source}: expected one YAML document, found {len(docs)}")
+    data = docs[0] if docs else None
     if data is None:
-        raise KustomizeError(f"{source}: kustomization is empty")
+        data = {}
     if not isinstance(data, dict):
-        raise KustomizeError(f"{source}: expected a mapping at the top level")
-    for key, value in data.items():
-        if key in UNSUPPORTED:
-            raise KustomizeError(f"{source}: field `{key}` is not supported by trainerctl")
-        expected = SUPPORTED.get(key)
-        if expected is None:
-            raise KustomizeError(f"{source}: invalid Kustomization: unknown field `{key}`")
-        if value is None:
-            continue
-        if not isinstance(value, expected):
-            raise KustomizeError(
-                f"{source}: field `{key}` must be a {_type_word(expected)}, "
-                f"got {_type_word(type(value))}"
-            )
-    kind = data.get("kind") or "Kustomization"
+        raise KustomizeError(f"{source}: invalid Kustomization: expected a mapping at the top level")
+    k = schema.Decoder(source, strict=True).struct(data, schema.KUSTOMIZATION, "")
+    for key in UNSUPPORTED:
+        if k.get(key):
+            raise KustomizeError(f"{source}: field `{key}` is not supported by trainerctl: "
+                                 f"{UNSUPPORTED[key]}")
+    _fix(k)
+    if not any(v for key, v in k.items() if key not in ("apiVersion", "kind")):
+        raise KustomizeError(f"{source}: kustomization.yaml is empty")
+    kind = k.get("kind") or "Kustomization"
     if kind not in KINDS:
-        raise KustomizeError(f"{source}: kind `{kind}` is not Kustomization or Component")
-    for key in ("resources", "bases", "components", "crds", "configurations",
-                "patchesStrategicMerge"):
-        for item in data.get(key) or []:
-            if not isinstance(item, str):
-                raise KustomizeError(f"{source}: `{key}` entries must be strings, got {item!r}")
-    for key in ("commonLabels", "commonAnnotations"):
-        for k, v in (data.get(key) or {}).items():
-            if not isinstance(v, str):
-                raise KustomizeError(f"{source}: `{key}.{k}` must be a string, got {v!r}")
-    if data.get("sortOptions"):
-        order = data["sortOptions"].get("order")
-        if order not in ("legacy", "fifo"):
-            raise KustomizeError(f"{source}: sortOptions.order must be legacy or fifo, got {order!r}")
-    if data.get("buildMetadata"):
-        for opt in data["buildMetadata"]:
-            if opt not in ("originAnnotations", "transformerAnnotations", "managedByLabel"):
-                raise KustomizeError(f"{source}: unknown buildMetadata option {opt!r}")
-            if opt != "managedByLabel":
-                raise KustomizeError(f"{source}: buildMetadata `{opt}` is not supported by trainerctl")
-    return data
+        raise KustomizeError(f"{source}: field `kind` should be Kustomization or Component, "
+                             f"got {kind!r}")
+    if k.get("apiVersion") and k["apiVersion"] != KINDS[kind]:
+        raise KustomizeError(f"{source}: field `apiVersion` for {kind} should be {KINDS[kind]}, "
+                             f"got {k['apiVersion']!r}")
+    k["kind"] = kind
+    for opt in k.get("buildMetadata") or []:
+        if opt not in BUILD_METADATA:
+            raise KustomizeError(f"{source}: field `buildMetadata` takes {', '.join(BUILD_METADATA)};"
+                                 f" got {opt!r}")
+    _check_sort_options(k.get("sortOptions"), source)
+    _check_openapi(k.get("openapi"), source)
+    return k
 
 
-def _type_word(t: Any) -> str:
-    return {str: "string", dict: "mapping", list: "list", int: "number", float: "number",
-            bool: "boolean", type(None): "null"}.get(t, getattr(t, "__name__", str(t)))
+# The Kubernetes OpenAPI data built into kustomize v5.8.1 (kyaml's kubernetesapi).
+OPENAPI_VERSION = "v1.21.2"
 
 
-def check_fields(entry: Any, allowed: set[str], where: str) -> dict:
-    """A mapping entry (a generator, a patch, ...) with only known fields."""
-    if not isinstance(entry, dict):
-        raise KustomizeError(f"{where}: expected a mapping, got {entry!r}")
-    unknown = set(entry) - allowed
-    if unknown:
-        raise KustomizeError(f"{where}: unknown field(s) {', '.join(sorted(map(str, unknown)))}")
-    return entry
+def _check_openapi(openapi: dict | None, source: str) -> None:
+    if not openapi:
+        return
+    if openapi.get("path") and openapi.get("version"):
+        raise KustomizeError(f"{source}: field `openapi`: builtin version and custom schema "
+                             f"provided, cannot use both")
+    if openapi.get("path"):
+        raise KustomizeError(f"{source}: field `openapi.path` (a custom OpenAPI schema) is not "
+                             f"supported by trainerctl: it would change strategic merge and "
+                             f"namespace rules for every kind in the build")
+    version = openapi.get("version")
+    if version and version != OPENAPI_VERSION:
+        raise KustomizeError(f"{source}: field `openapi.version`: {version!r} is not built in "
+                             f"(kustomize v5.8.1 has {OPENAPI_VERSION})")
+
+
+def _fix(k: dict) -> None:
+    """kustomize's FixKustomization: deprecated spellings folded into their successors."""
+    if k.get("bases"):
+        k["resources"] = list(k.get("resources") or []) + k.pop("bases")
+    k.pop("bases", None)
+    if k.get("imageTags"):
+        k["images"] = list(k.get("images") or []) + k.pop("imageTags")
+    k.pop("imageTags", None)
+    for key in ("configMapGenerator", "secretGenerator"):
+        for gen in k.get(key) or []:
+            if gen.get("env"):
+                gen["envs"] = list(gen.get("envs") or []) + [gen.pop("env")]
+            gen.pop("env", None)
+
+
+def _check_sort_options(opts: dict | None, source: str) -> None:
+    """kustomize's SortOrderTransformer configuration checks."""
+    if opts is None:
+        return
+    order = opts.get("order", "")
+    legacy = opts.get("legacySortOptions")
+    if order not in ("legacy", "fifo"):
+        raise KustomizeError(f"{source}: field `sortOptions.order` must be legacy or fifo, "
+                             f"got {order!r}")
+    if order == "fifo" and legacy is not None:
+        raise KustomizeError(f"{source}: field `sortOptions.legacySortOptions` is not allowed "
+                             f"with order fifo")

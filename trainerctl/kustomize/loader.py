@@ -77,9 +77,24 @@ class Loader:
         return Loader(real, self.chain + (self.root,), top, self.remote, display)
 
 
-def find_kustomization(directory: Path, display: str) -> Path:
-    found = [directory / n for n in KUSTOMIZATION_FILES if (directory / n).is_file()]
+def find_kustomization(loader: Loader) -> Path:
+    """The one kustomization file of a root. Like kustomize, a file it may not read (a symlink
+    leading out of the root) does not count, and is named in the error."""
+    directory, display = loader.root, loader.name("")
+    found, outside = [], []
+    for n in KUSTOMIZATION_FILES:
+        path = directory / n
+        if not (path.is_file() or path.is_symlink()):
+            continue
+        try:
+            loader.resolve_file(n)
+        except KustomizeError as exc:
+            outside.append(str(exc))
+            continue
+        found.append(path)
     if not found:
+        if outside:
+            raise KustomizeError(outside[0])
         raise KustomizeError(
             f"{display}: unable to find one of 'kustomization.yaml', 'kustomization.yml' or "
             f"'Kustomization' in directory '{directory}'"

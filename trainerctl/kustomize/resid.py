@@ -4,24 +4,55 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Kinds the API serves cluster-scoped. kustomize takes this from its OpenAPI data; anything not
-# listed (every custom resource, ClusterTrainingRuntime included) counts as namespaced, as there.
-CLUSTER_SCOPED_KINDS = frozenset(
-    """APIService CSIDriver CSINode CertificateSigningRequest ClusterRole ClusterRoleBinding
-    ComponentStatus CustomResourceDefinition FlowSchema IngressClass MutatingWebhookConfiguration
-    MutatingAdmissionPolicy MutatingAdmissionPolicyBinding Namespace Node PersistentVolume
-    PodSecurityPolicy PriorityClass PriorityLevelConfiguration RuntimeClass SelfSubjectAccessReview
-    SelfSubjectRulesReview SelfSubjectReview StorageClass StorageVersion SubjectAccessReview
-    TokenReview ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding
-    ValidatingWebhookConfiguration VolumeAttachment VolumeAttributesClass IPAddress ServiceCIDR
-    ClusterTrustBundle DeviceClass ResourceSlice""".split()
-)
+# (apiVersion, kind) pairs kustomize knows to be cluster-scoped: its built-in OpenAPI data
+# (Kubernetes 1.21, kyaml's precomputed table). Anything else, newer built-in kinds and every
+# custom resource included, counts as namespaced there, and so here.
+CLUSTER_SCOPED = frozenset(tuple(line.split()) for line in """
+admissionregistration.k8s.io/v1 MutatingWebhookConfiguration
+admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration
+admissionregistration.k8s.io/v1beta1 MutatingWebhookConfiguration
+admissionregistration.k8s.io/v1beta1 ValidatingWebhookConfiguration
+apiextensions.k8s.io/v1 CustomResourceDefinition
+apiextensions.k8s.io/v1beta1 CustomResourceDefinition
+apiregistration.k8s.io/v1 APIService
+apiregistration.k8s.io/v1beta1 APIService
+certificates.k8s.io/v1 CertificateSigningRequest
+certificates.k8s.io/v1beta1 CertificateSigningRequest
+flowcontrol.apiserver.k8s.io/v1beta1 FlowSchema
+flowcontrol.apiserver.k8s.io/v1beta1 PriorityLevelConfiguration
+networking.k8s.io/v1 IngressClass
+networking.k8s.io/v1beta1 IngressClass
+node.k8s.io/v1 RuntimeClass
+node.k8s.io/v1beta1 RuntimeClass
+policy/v1beta1 PodSecurityPolicy
+rbac.authorization.k8s.io/v1 ClusterRole
+rbac.authorization.k8s.io/v1 ClusterRoleBinding
+rbac.authorization.k8s.io/v1beta1 ClusterRole
+rbac.authorization.k8s.io/v1beta1 ClusterRoleBinding
+scheduling.k8s.io/v1 PriorityClass
+scheduling.k8s.io/v1beta1 PriorityClass
+storage.k8s.io/v1 CSIDriver
+storage.k8s.io/v1 CSINode
+storage.k8s.io/v1 StorageClass
+storage.k8s.io/v1 VolumeAttachment
+storage.k8s.io/v1beta1 CSIDriver
+storage.k8s.io/v1beta1 CSINode
+storage.k8s.io/v1beta1 StorageClass
+storage.k8s.io/v1beta1 VolumeAttachment
+v1 ComponentStatus
+v1 Namespace
+v1 Node
+v1 NodeProxyOptions
+v1 PersistentVolume
+""".strip().splitlines())
+# A custom `openapi` schema may declare more (schema.py adds them here for the build).
+EXTRA_CLUSTER_SCOPED: set[tuple[str, str]] = set()
 
 # kustomize's legacy output order (api/resid/gvk.go): these first, in this order ...
 ORDER_FIRST = [
     "Namespace", "ResourceQuota", "StorageClass", "CustomResourceDefinition", "ServiceAccount",
     "PodSecurityPolicy", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ConfigMap",
-    "Secret", "Service", "LimitRange", "PriorityClass", "PersistentVolume",
+    "Secret", "Endpoints", "Service", "LimitRange", "PriorityClass", "PersistentVolume",
     "PersistentVolumeClaim", "Deployment", "StatefulSet", "CronJob", "PodDisruptionBudget",
 ]
 # ... these last, and everything else in between.
@@ -36,15 +67,32 @@ class Gvk:
 
     @classmethod
     def of(cls, obj: dict) -> "Gvk":
-        api_version = obj.get("apiVersion") or ""
+        key = (obj.get("apiVersion"), obj.get("kind"))
+        try:
+            return _GVK_CACHE[key]
+        except (KeyError, TypeError):
+            pass
+        api_version = key[0] or ""
         if not isinstance(api_version, str):
             api_version = str(api_version)
-        group, _, version = api_version.rpartition("/")
-        kind = obj.get("kind") or ""
-        return cls(group, version, kind if isinstance(kind, str) else str(kind))
+        group, _, version = api_version.partition("/")
+        if not _:
+            group, version = "", api_version
+        kind = key[1] or ""
+        gvk = cls(group, version, kind if isinstance(kind, str) else str(kind))
+        try:
+            _GVK_CACHE[key] = gvk
+        except TypeError:  # an unhashable apiVersion or kind: bad input, not cached
+            pass
+        return gvk
 
     def __str__(self) -> str:
         return "_".join([self.group or "~G", self.version or "~V", self.kind or "~K"])
+
+    def id_string(self) -> str:
+        """kyaml's Gvk.String(): Kind.version.group."""
+        return ".".join([self.kind or "[noKind]", self.version or "[noVer]",
+                         self.group or "[noGrp]"])
 
     @property
     def api_version(self) -> str:
@@ -52,7 +100,8 @@ class Gvk:
 
     @property
     def cluster_scoped(self) -> bool:
-        return self.kind in CLUSTER_SCOPED_KINDS
+        key = (self.api_version, self.kind)
+        return key in CLUSTER_SCOPED or key in EXTRA_CLUSTER_SCOPED
 
     def selected_by(self, group: str | None, version: str | None, kind: str | None) -> bool:
         """Empty selector fields are wildcards."""
@@ -63,6 +112,10 @@ class Gvk:
         )
 
 
+NOT_A_NAMESPACE = "_non_namespaceable_"
+_GVK_CACHE: dict = {}
+
+
 @dataclass(frozen=True)
 class ResId:
     gvk: Gvk
@@ -71,14 +124,24 @@ class ResId:
 
     @property
     def effective_namespace(self) -> str:
-        """Cluster-scoped objects have none; namespaced ones default to `default`."""
+        """kyaml's EffectiveNamespace: cluster-scoped objects have none, and a namespaced one
+        without a namespace is in `default`."""
         if self.gvk.cluster_scoped:
-            return ""
+            return NOT_A_NAMESPACE
         return self.namespace or "default"
+
+    effective_namespace_go = effective_namespace
 
     def key(self) -> tuple:
         return (self.gvk, self.name, self.effective_namespace)
 
+    def equals(self, other: "ResId") -> bool:
+        return (self.name == other.name and self.gvk == other.gvk
+                and self.effective_namespace == other.effective_namespace)
+
+    def gvkn_equals(self, other: "ResId") -> bool:
+        return self.name == other.name and self.gvk == other.gvk
+
     def __str__(self) -> str:
-        ns = f"[ns={self.namespace}]" if self.namespace else ""
-        return f"{self.gvk.kind}/{self.name}{ns} ({self.gvk.api_version or 'no apiVersion'})"
+        """kyaml's ResId.String(): Kind.version.group/name.namespace."""
+        return f"{self.gvk.id_string()}/{self.name or '[noName]'}.{self.namespace or '[noNs]'}"

@@ -1,4 +1,6 @@
-"""A resource under construction: the object plus the build state kustomize keeps beside it."""
+"""A resource under construction: the object plus the build state kustomize keeps beside it
+(in its build annotations: previous ids, name prefixes and suffixes, generator behaviour,
+hash request, origin). Here the state is fields; `finish` gives the object kustomize prints."""
 
 from __future__ import annotations
 
@@ -6,19 +8,36 @@ from dataclasses import dataclass, field
 
 from trainerctl.kustomize.resid import Gvk, ResId
 
+# Annotations kustomize removes from every object it prints (its build annotations and the
+# reader's bookkeeping), whether it wrote them or the input did.
+BUILD_ANNOTATIONS = frozenset([
+    *(f"internal.config.kubernetes.io/{k}" for k in (
+        "previousKinds", "previousNames", "prefixes", "suffixes", "previousNamespaces",
+        "allowNameChange", "allowKindChange", "refBy", "generatorBehavior", "needsHashSuffix",
+        "path", "index", "seqindent", "id", "annotations-migration-resource-id",
+        "helm-generated")),
+    "config.kubernetes.io/path", "config.kubernetes.io/index", "config.k8s.io/id",
+])
+ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
+TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
+
 
 @dataclass
 class Resource:
     obj: dict
     source: str  # file (or generator) it came from, for error messages
-    # (name, namespace, kind) before each rename, oldest first: name references written against
-    # an earlier name still find this object (kustomize's previousNames build annotations).
+    # (name, effective namespace, kind) before each rename, oldest first: kustomize's
+    # previousNames/previousNamespaces/previousKinds. Name references follow them.
     previous: list[tuple[str, str, str]] = field(default_factory=list)
+    prefixes: list[str] = field(default_factory=list)
+    suffixes: list[str] = field(default_factory=list)
     needs_hash: bool = False
     behavior: str = ""  # generators: create | merge | replace
-    # (prefix, suffix) pairs applied, innermost first: a reference prefers the referral that
-    # went through the same kustomizations as the referrer.
-    affixes: list[tuple[str, str]] = field(default_factory=list)
+    allow_name_change: bool = False  # a patch's options
+    allow_kind_change: bool = False
+    ref_var_names: list[str] = field(default_factory=list)
+    origin: dict | None = None  # buildMetadata: where the object came from
+    transformations: list[dict] | None = None
 
     @property
     def gvk(self) -> Gvk:
@@ -26,7 +45,8 @@ class Resource:
 
     @property
     def kind(self) -> str:
-        return self.obj.get("kind") or ""
+        kind = self.obj.get("kind")
+        return kind if isinstance(kind, str) else ""
 
     @property
     def metadata(self) -> dict:
@@ -39,16 +59,23 @@ class Resource:
     @property
     def name(self) -> str:
         md = self.obj.get("metadata")
-        return (md.get("name") or "") if isinstance(md, dict) else ""
+        name = md.get("name") if isinstance(md, dict) else None
+        return name if isinstance(name, str) else ""
 
     @property
     def namespace(self) -> str:
         md = self.obj.get("metadata")
-        return (md.get("namespace") or "") if isinstance(md, dict) else ""
+        ns = md.get("namespace") if isinstance(md, dict) else None
+        return ns if isinstance(ns, str) else ""
 
     @property
     def id(self) -> ResId:
         return ResId(self.gvk, self.name, self.namespace)
+
+    def prev_ids(self) -> list[ResId]:
+        gvk = self.gvk
+        return [ResId(Gvk(gvk.group, gvk.version, kind), name, ns)
+                for name, ns, kind in self.previous]
 
     def orig_id(self) -> ResId:
         """The id this object had when first read or generated."""
@@ -58,15 +85,13 @@ class Resource:
             return ResId(Gvk(gvk.group, gvk.version, kind), name, ns)
         return self.id
 
-    def store_previous(self) -> None:
-        """Remember the current id before a transformer may change it."""
-        entry = (self.name, self.namespace, self.kind)
-        if not self.previous or self.previous[-1] != entry:
-            self.previous.append(entry)
+    def all_ids(self) -> list[ResId]:
+        return self.prev_ids() + [self.id]
 
-    def all_names(self) -> list[tuple[str, str]]:
-        """(name, namespace) pairs this object was known by, including the current one."""
-        return [(n, ns) for n, ns, _ in self.previous] + [(self.name, self.namespace)]
+    def store_previous(self) -> None:
+        """kustomize's StorePreviousId, before a transformer may change the id."""
+        cur = self.id
+        self.previous.append((cur.name, cur.effective_namespace_go, cur.gvk.kind))
 
     def labels(self) -> dict:
         labels = self.metadata.get("labels")
@@ -75,3 +100,62 @@ class Resource:
     def annotations(self) -> dict:
         ann = self.metadata.get("annotations")
         return ann if isinstance(ann, dict) else {}
+
+    def copy_build_state(self, other: "Resource") -> None:
+        self.previous = list(other.previous)
+        self.prefixes = list(other.prefixes)
+        self.suffixes = list(other.suffixes)
+        self.ref_var_names = list(other.ref_var_names)
+
+    def finish(self, keep_origin: bool, keep_transformations: bool) -> dict:
+        """The object as kustomize prints it. Every object goes through its SetAnnotations at
+        the end: build annotations leave, values become strings of their text, and an empty
+        `annotations` disappears."""
+        md = self.obj.get("metadata")
+        if not isinstance(md, dict):
+            return self.obj
+        ann = md.get("annotations")
+        if isinstance(ann, dict):
+            ann = {k: v for k, v in ann.items() if k not in BUILD_ANNOTATIONS}
+        elif ann is None:
+            ann = {}
+        else:
+            return self.obj
+        if keep_origin and self.origin is not None:
+            from trainerctl.kustomize.origin import as_text
+
+            ann[ORIGIN_ANNOTATION] = as_text(self.origin)
+        elif not keep_origin:
+            ann.pop(ORIGIN_ANNOTATION, None)
+        if keep_transformations and self.transformations:
+            from trainerctl.kustomize.origin import as_text
+
+            ann[TRANSFORMATIONS_ANNOTATION] = as_text(self.transformations)
+        elif not keep_transformations:
+            ann.pop(TRANSFORMATIONS_ANNOTATION, None)
+        if not ann:
+            if keep_origin and keep_transformations and "annotations" in md and not md["annotations"]:
+                return self.obj
+            md.pop("annotations", None)
+            return self.obj
+        md["annotations"] = {k: annotation_text(v) for k, v in ann.items()}
+        return self.obj
+
+
+def annotation_text(value) -> str:
+    """An annotation value as kustomize's GetAnnotations reads it: the scalar's text."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        from trainerctl.kustomize.yamlio import _go_float
+
+        return _go_float(value)
+    return value

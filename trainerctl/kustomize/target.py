@@ -1,99 +1,54 @@
-"""One kustomization's build: accumulate resources and bases, generate, transform.
+"""One kustomization's build (kustomize's KustTarget): resources → configurations and crds →
+generators → components → transformers → vars.
 
-The order follows kustomize's KustTarget: resources → configurations → generators →
-components → transformers (patchesStrategicMerge, patches, namespace, prefix/suffix, labels,
-annotations, patchesJson6902, replicas, images, replacements). Name hashes, name references
-and local-config pruning happen once, at the top (see `build`).
+Every kustomization field that generates or transforms becomes the config of a builtin plugin,
+exactly as kustomize's configurators build them, and runs through the same `configure` a
+`generators:` / `transformers:` config file uses (plugins.py). Hashes, name references, vars
+and local-config pruning happen once, at the top (`__init__.build_resources`).
 """
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainerctl.kustomize import generators, kustfile, remote, yamlio
+from trainerctl.kustomize import crds, kustfile, origin, plugins, remote, yamlio
 from trainerctl.kustomize.config import TransformerConfig
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.generators import kv
 from trainerctl.kustomize.loader import Loader, find_kustomization
-from trainerctl.kustomize.resource import Resource
-from trainerctl.kustomize.transformers import patches, replacements, simple
+from trainerctl.kustomize.loadres import resources_from
+from trainerctl.kustomize.resmap import ResMap
+from trainerctl.kustomize.transformers import refvar
 
 
 @dataclass
 class Accumulated:
-    resources: list[Resource] = field(default_factory=list)
-    config: TransformerConfig = field(default_factory=TransformerConfig.default)
+    """kustomize's ResAccumulator."""
+    resmap: ResMap = field(default_factory=ResMap)
+    config: TransformerConfig = field(default_factory=TransformerConfig)
+    variables: dict[str, dict] = field(default_factory=dict)
     kustomization: dict = field(default_factory=dict)
 
-    def append(self, r: Resource, where: str) -> None:
-        key = r.id.key()
-        for existing in self.resources:
-            if existing.id.key() == key:
-                raise KustomizeError(
-                    f"{where}: may not add resource with an already registered id: {r.id}"
-                )
-        self.resources.append(r)
+    @property
+    def resources(self):
+        return self.resmap.items
 
-    def absorb_generated(self, r: Resource, where: str) -> None:
-        gvk, name = r.gvk, r.name
-        want_ns = r.id.effective_namespace
-        matches = [
-            e for e in self.resources
-            if e.gvk == gvk and any(
-                n == name and ("" if gvk.cluster_scoped else (ns or "default")) == want_ns
-                for n, ns in e.all_names()
-            )
-        ]
-        if not matches:
-            if r.behavior in ("merge", "replace"):
-                raise KustomizeError(f"{where}: {r.id} does not exist; cannot merge or replace")
-            self.append(r, where)
-            return
-        old = matches[0]
-        if r.behavior == "create":
-            raise KustomizeError(f"{where}: {r.id} exists; behavior must be merge or replace")
-        md = r.metadata
-        labels = {**old.labels(), **r.labels()}
-        annotations = {**old.annotations(), **r.annotations()}
-        if labels:
-            md["labels"] = labels
-        if annotations:
-            md["annotations"] = annotations
-        md["name"] = old.name
-        if old.namespace:
-            md["namespace"] = old.namespace
-        if r.behavior == "merge":
-            for key in ("data", "binaryData"):
-                merged = {**(old.obj.get(key) or {}), **(r.obj.get(key) or {})}
-                if merged or key in old.obj or key in r.obj:
-                    r.obj[key] = merged
-        r.previous = list(old.previous)
-        r.affixes = list(old.affixes)
-        self.resources[self.resources.index(old)] = r
+    def merge(self, other: "Accumulated", where: str) -> None:
+        self.resmap.append_all(other.resmap.items, where)
+        self.config.merge(other.config, where)
+        refvar.merge(self.variables, list(other.variables.values()), where)
 
 
-def _load_file_resources(text: str, source: str) -> list[Resource]:
-    out = []
-    for doc in yamlio.load_all(text, source):
-        if not isinstance(doc, dict):
-            raise KustomizeError(f"{source}: expected a Kubernetes object, got {type(doc).__name__}")
-        items = [doc]
-        if doc.get("kind") == "List" or (doc.get("kind", "").endswith("List") and "items" in doc
-                                         and "metadata" not in doc):
-            items = [i for i in (doc.get("items") or []) if i]
-        for obj in items:
-            if not isinstance(obj, dict) or not obj.get("kind"):
-                raise KustomizeError(f"{source}: missing `kind` in object {_brief(obj)}")
-            md = obj.get("metadata")
-            if not isinstance(md, dict) or not md.get("name"):
-                raise KustomizeError(f"{source}: missing metadata.name in object {_brief(obj)}")
-            out.append(Resource(obj, source))
-    return out
-
-
-def _brief(obj) -> str:
-    text = repr(obj)
-    return text if len(text) < 80 else text[:77] + "..."
+@dataclass
+class Target:
+    """One kustomization being built: its loader, file and origin (for buildMetadata)."""
+    loader: Loader
+    k: dict
+    kname: str
+    kfile: str
+    origin: origin.Origin | None
 
 
 class Builder:
@@ -102,114 +57,278 @@ class Builder:
     def __init__(self, fetcher: remote.Fetcher):
         self.fetcher = fetcher
 
-    def build_dir(self, loader: Loader, component_parent: Accumulated | None = None) -> Accumulated:
-        kfile = find_kustomization(loader.root, loader.name(""))
+    # --- entry points
+
+    def load(self, loader: Loader, build_metadata: list | None = None,
+             track: origin.Origin | None = None) -> Target:
+        kfile = find_kustomization(loader)
         kname = loader.name(kfile.name)
         k = kustfile.parse(_read(kfile, kname), kname)
-        is_component = k.get("kind") == "Component"
-        if (component_parent is not None) != is_component:
-            if is_component:
-                raise KustomizeError(f"{kname}: a Component can only be used under `components`")
-            raise KustomizeError(f"{kname}: expected kind Component for a `components` entry")
-        acc = component_parent if component_parent is not None else Accumulated()
-        acc.kustomization = k
+        if build_metadata is not None:
+            # kustomize gives every kustomization of a build the top one's buildMetadata.
+            k["buildMetadata"] = build_metadata
+        return Target(loader, k, kname, kfile.name, track)
 
-        for path in list(k.get("resources") or []) + list(k.get("bases") or []):
-            self._accumulate(acc, loader, path, kname)
-
-        for cfg_path in k.get("configurations") or []:
-            acc.config.load_file(loader.read_text(cfg_path), loader.name(cfg_path))
-        if k.get("crds"):
-            raise KustomizeError(f"{kname}: field `crds` is not supported by trainerctl")
-
-        defaults = k.get("generatorOptions") or {}
-        for i, gen in enumerate(k.get("configMapGenerator") or []):
-            acc.absorb_generated(generators.generate("ConfigMap", gen, loader, defaults, i), kname)
-        for i, gen in enumerate(k.get("secretGenerator") or []):
-            acc.absorb_generated(generators.generate("Secret", gen, loader, defaults, i), kname)
-
-        for path in k.get("components") or []:
-            sub = self._child_loader(loader, path, kname)
-            self.build_dir(sub, component_parent=acc)
-            acc.kustomization = k
-
-        self._transform(acc, k, loader, kname)
-        if k.get("vars"):
-            raise KustomizeError(f"{kname}: field `vars` is not supported by trainerctl; use replacements")
+    def build_top(self, loader: Loader) -> Accumulated:
+        kt = self.load(loader)
+        track = origin.Origin() if kt.k.get("buildMetadata") else None
+        kt.origin = track
+        acc = Accumulated()
+        self.accumulate_target(kt, acc)
+        acc.kustomization = kt.k
         return acc
 
-    def _transform(self, acc: Accumulated, k: dict, loader: Loader, kname: str) -> None:
-        res, cfg = acc.resources, acc.config
-        if k.get("patchesStrategicMerge"):
-            patches.apply_patches_strategic_merge(res, k["patchesStrategicMerge"], loader)
-        if k.get("patches"):
-            patches.apply_patches(res, k["patches"], loader)
-        if k.get("namespace"):
-            simple.set_namespace(res, k["namespace"], cfg.specs["namespace"])
-        if k.get("namePrefix") or k.get("nameSuffix"):
-            specs = cfg.specs["namePrefix"] if k.get("namePrefix") else cfg.specs["nameSuffix"]
-            simple.add_affix(res, k.get("namePrefix") or "", k.get("nameSuffix") or "", specs)
-        for i, entry in enumerate(k.get("labels") or []):
-            where = f"{kname}: labels[{i}]"
-            kustfile.check_fields(entry, {"pairs", "includeSelectors", "includeTemplates", "fields"}, where)
-            from trainerctl.kustomize.fieldspecs import FieldSpec
+    # --- kustomize's accumulateTarget
 
-            specs = [FieldSpec.parse(f, where) for f in entry.get("fields") or []]
-            if entry.get("includeSelectors"):
-                specs += cfg.specs["commonLabels"]
-            else:
-                specs.append(FieldSpec(("metadata", "labels"), create=True))
-                if entry.get("includeTemplates"):
-                    specs += cfg.specs["templateLabels"]
-            simple.set_map_entries(res, entry.get("pairs") or {}, specs, where)
-        if k.get("commonLabels"):
-            simple.set_map_entries(res, k["commonLabels"], cfg.specs["commonLabels"], f"{kname}: commonLabels")
-        if k.get("commonAnnotations"):
-            simple.set_map_entries(res, k["commonAnnotations"], cfg.specs["commonAnnotations"],
-                                   f"{kname}: commonAnnotations")
-        if k.get("patchesJson6902"):
-            patches.apply_patches_json6902(res, k["patchesJson6902"], loader)
-        if k.get("replicas"):
-            simple.set_replicas(res, k["replicas"], cfg.specs["replicas"], kname)
-        if k.get("images"):
-            simple.set_images(res, k["images"], cfg.specs["images"], kname)
-        if k.get("replacements"):
-            replacements.apply(res, k["replacements"], loader)
+    def accumulate_target(self, kt: Target, acc: Accumulated) -> Accumulated:
+        k, loader, kname = kt.k, kt.loader, kt.kname
+        self.accumulate_resources(kt, acc, k.get("resources") or [], kname)
+        acc.config.merge(TransformerConfig.for_kustomization(loader, k.get("configurations") or []),
+                         kname)
+        for path in k.get("crds") or []:
+            acc.config.merge(crds.config_from(loader.read(path), loader.name(path)),
+                             loader.name(path))
+        self.run_generators(kt, acc)
+        for path in k.get("components") or []:
+            self.accumulate_component(kt, acc, path)
+        self.run_transformers(kt, acc)
+        self.run_validators(kt, acc)
+        refvar.mark(acc.resources, k.get("vars") or [], kname)
+        refvar.merge(acc.variables, k.get("vars") or [], kname)
+        return acc
 
-    def _child_loader(self, loader: Loader, path: str, kname: str) -> Loader:
-        if remote.is_remote(path):
-            top, directory = self.fetcher.clone(path, kname)
-            return Loader(directory.resolve(), loader.chain + (loader.root,), top.resolve(),
-                          self.fetcher, path)
-        candidate = loader.root / path
-        if not candidate.is_dir():
-            raise KustomizeError(f"{kname}: resource {path!r}: no such file or directory")
-        return loader.child(candidate, f"{loader.display}/{path}" if loader.display else str(candidate))
+    def accumulate_resources(self, kt: Target, acc: Accumulated, paths: list[str], where: str,
+                             resmap: ResMap | None = None) -> None:
+        resmap = resmap if resmap is not None else acc.resmap
+        loader = kt.loader
+        for path in paths:
+            if not path:
+                raise KustomizeError(f"{where}: an entry of `resources` is empty")
+            if remote.is_remote(path):
+                if self.fetcher.looks_like_git(path):
+                    sub = self.base(kt, path, where)
+                    self._merge_base(acc, sub, resmap, where)
+                else:
+                    data = self.fetcher.get_file(path, where)
+                    found = resources_from(data.decode("utf-8", "replace"), path)
+                    self._add_files(kt, resmap, found, path, where)
+                continue
+            candidate = loader.root / path
+            if candidate.is_dir():
+                sub = self.base(kt, path, where)
+                self._merge_base(acc, sub, resmap, where)
+                continue
+            text = loader.read_text(path)
+            self._add_files(kt, resmap, resources_from(text, loader.name(path)), path, where)
 
-    def _accumulate(self, acc: Accumulated, loader: Loader, path: str, kname: str) -> None:
-        if remote.is_remote(path):
-            if self.fetcher.looks_like_git(path):
-                sub = self._child_loader(loader, path, kname)
-                self._merge(acc, self.build_dir(sub), kname)
-            else:
-                data = self.fetcher.get_file(path, kname)
-                for r in _load_file_resources(data.decode("utf-8", "replace"), path):
-                    acc.append(r, kname)
-            return
-        candidate = loader.root / path
-        if candidate.is_dir():
-            sub = self._child_loader(loader, path, kname)
-            self._merge(acc, self.build_dir(sub), kname)
-            return
-        text = loader.read_text(path)
-        for r in _load_file_resources(text, loader.name(path)):
-            acc.append(r, loader.name(path))
+    def _add_files(self, kt: Target, resmap: ResMap, found, path: str, where: str) -> None:
+        if kt.origin is not None:
+            o = kt.origin.append(path)
+            for r in found:
+                r.origin = o.as_dict()
+        resmap.append_all(found, where)
 
     @staticmethod
-    def _merge(acc: Accumulated, sub: Accumulated, where: str) -> None:
-        for r in sub.resources:
-            acc.append(r, where)
-        acc.config.merge(sub.config)
+    def _merge_base(acc: Accumulated, sub: Accumulated, resmap: ResMap, where: str) -> None:
+        if resmap is acc.resmap:
+            acc.merge(sub, where)
+        else:
+            resmap.append_all(sub.resmap.items, where)
+
+    def _loader_for(self, kt: Target, path: str, where: str) -> Loader:
+        loader = kt.loader
+        if remote.is_remote(path):
+            top, directory = self.fetcher.clone(path, where)
+            return Loader(directory.resolve(), loader.chain + (loader.root,), top.resolve(),
+                          self.fetcher, path)
+        if posixpath.isabs(path):
+            raise KustomizeError(f"{where}: new root '{path}' cannot be absolute")
+        candidate = loader.root / path
+        if not candidate.is_dir():
+            raise KustomizeError(f"{where}: {path!r}: no such file or directory")
+        display = f"{loader.display}/{path}" if loader.display else str(candidate)
+        return loader.child(candidate, display)
+
+    def base(self, kt: Target, path: str, where: str) -> Accumulated:
+        """A resource that is a kustomization: built on its own, then merged."""
+        sub = self.load(self._loader_for(kt, path, where), kt.k.get("buildMetadata"),
+                        kt.origin.append(path) if kt.origin is not None else None)
+        if sub.k["kind"] == "Component":
+            raise KustomizeError(f"{sub.kname}: expected kind != 'Component' for a resource "
+                                 f"(list it under `components`)")
+        return self.accumulate_target(sub, Accumulated())
+
+    def accumulate_component(self, kt: Target, acc: Accumulated, path: str) -> None:
+        sub = self.load(self._loader_for(kt, path, kt.kname), kt.k.get("buildMetadata"),
+                        kt.origin.append(path) if kt.origin is not None else None)
+        if sub.k["kind"] != "Component":
+            raise KustomizeError(f"{sub.kname}: expected kind 'Component' for a `components` "
+                                 f"entry, got {sub.k['kind']!r}")
+        self.accumulate_target(sub, acc)
+
+    # --- generators
+
+    def run_generators(self, kt: Target, acc: Accumulated) -> None:
+        k, kname = kt.k, kt.kname
+        defaults = k.get("generatorOptions")
+        made = []
+        for key, kind in (("configMapGenerator", "ConfigMapGenerator"),
+                          ("secretGenerator", "SecretGenerator")):
+            for i, args in enumerate(k.get(key) or []):
+                args = dict(args)
+                args["options"] = kv.merged_options(args.get("options"), defaults)
+                ctx = plugins.Context(kt.loader, f"{kname}: {key}[{i}]")
+                made.append((plugins.configure(kind, args, ctx), self._builtin_origin(kt, kind)))
+        for res in self._plugin_configs(kt, acc, k.get("generators") or [], "generators"):
+            made.append((plugins.from_config(res, "generator", kt.loader),
+                         origin.of_plugin(res)))
+        for generate, gen_origin in made:
+            for r in generate():
+                if kt.origin is not None and r.origin is None and gen_origin is not None:
+                    r.origin = gen_origin
+                acc.resmap.absorb(r, kname)
+
+    def _builtin_origin(self, kt: Target, kind: str) -> dict | None:
+        if kt.origin is None:
+            return None
+        return kt.origin.configured(kt.kfile, kind)
+
+    def _plugin_configs(self, kt: Target, acc: Accumulated, entries: list[str], field_name: str):
+        """`generators:` / `transformers:` entries: inline YAML objects, files or directories."""
+        configs = ResMap()
+        paths = []
+        for i, entry in enumerate(entries):
+            inline = _inline_objects(entry, f"{kt.kname}: {field_name}[{i}]")
+            if inline is None:
+                paths.append(entry)
+                continue
+            for r in inline:
+                if kt.origin is not None:
+                    r.origin = kt.origin.append(kt.kfile).as_dict()
+            configs.append_all(inline, kt.kname)
+        self.accumulate_resources(kt, Accumulated(resmap=configs), paths,
+                                  f"{kt.kname}: {field_name}", resmap=configs)
+        return configs.items
+
+    # --- transformers
+
+    def run_transformers(self, kt: Target, acc: Accumulated) -> None:
+        k, kname, cfg = kt.k, kt.kname, acc.config
+        steps = []
+
+        def builtin(kind: str, config: dict, where: str) -> None:
+            fn = plugins.configure(kind, config, plugins.Context(kt.loader, where))
+            steps.append((fn, self._builtin_origin(kt, kind)))
+
+        specs = {name: [s.as_config() for s in cfg.specs.get(name, [])] for name in
+                 ("namespace", "namePrefix", "nameSuffix", "commonLabels", "labels",
+                  "templateLabels", "commonAnnotations", "images", "replicas")}
+        if k.get("patchesStrategicMerge"):
+            builtin("PatchStrategicMergeTransformer", {"paths": k["patchesStrategicMerge"]},
+                    f"{kname}: patchesStrategicMerge")
+        for i, p in enumerate(k.get("patches") or []):
+            builtin("PatchTransformer", p, f"{kname}: patches[{i}]")
+        if k.get("namespace"):
+            builtin("NamespaceTransformer", {"metadata": {"namespace": k["namespace"]},
+                                             "fieldSpecs": specs["namespace"]},
+                    f"{kname}: namespace")
+        if k.get("namePrefix"):
+            builtin("PrefixTransformer", {"prefix": k["namePrefix"],
+                                          "fieldSpecs": specs["namePrefix"]}, f"{kname}: namePrefix")
+        if k.get("nameSuffix"):
+            builtin("SuffixTransformer", {"suffix": k["nameSuffix"],
+                                          "fieldSpecs": specs["nameSuffix"]}, f"{kname}: nameSuffix")
+        if k.get("labels") or k.get("commonLabels"):
+            for i, label in enumerate(k.get("labels") or []):
+                where = f"{kname}: labels[{i}]"
+                fss = _merge_specs(list(label.get("fields") or []), specs["labels"], where)
+                if label.get("includeSelectors"):
+                    fss = _merge_specs(fss, specs["commonLabels"], where)
+                else:
+                    if label.get("includeTemplates"):
+                        fss = _merge_specs(fss, specs["templateLabels"], where)
+                    fss = _merge_specs(fss, [{"path": "metadata/labels", "create": True}], where)
+                builtin("LabelTransformer", {"labels": label.get("pairs") or {},
+                                             "fieldSpecs": fss}, where)
+            builtin("LabelTransformer", {"labels": k.get("commonLabels") or {},
+                                         "fieldSpecs": specs["commonLabels"]},
+                    f"{kname}: commonLabels")
+        if k.get("commonAnnotations"):
+            builtin("AnnotationsTransformer", {"annotations": k["commonAnnotations"],
+                                               "fieldSpecs": specs["commonAnnotations"]},
+                    f"{kname}: commonAnnotations")
+        for i, p in enumerate(k.get("patchesJson6902") or []):
+            builtin("PatchJson6902Transformer", {"target": p.get("target"), "path": p.get("path"),
+                                                 "jsonOp": p.get("patch")},
+                    f"{kname}: patchesJson6902[{i}]")
+        for i, r in enumerate(k.get("replicas") or []):
+            builtin("ReplicaCountTransformer", {"replica": r, "fieldSpecs": specs["replicas"]},
+                    f"{kname}: replicas[{i}]")
+        for i, image in enumerate(k.get("images") or []):
+            builtin("ImageTagTransformer", {"imageTag": image, "fieldSpecs": specs["images"]},
+                    f"{kname}: images[{i}]")
+        if k.get("replacements"):
+            builtin("ReplacementTransformer", {"replacements": k["replacements"]},
+                    f"{kname}: replacements")
+        for res in self._plugin_configs(kt, acc, k.get("transformers") or [], "transformers"):
+            steps.append((plugins.from_config(res, "transformer", kt.loader),
+                          origin.of_plugin(res)))
+        for transform, t_origin in steps:
+            transform(acc.resmap)
+            if t_origin is not None:
+                for r in acc.resmap.items:
+                    if r.origin is None:
+                        r.origin = t_origin
+                    else:
+                        r.transformations = (r.transformations or []) + [t_origin]
+            acc.resmap.drop_empties()
+
+
+    def run_validators(self, kt: Target, acc: Accumulated) -> None:
+        """`validators:`: (builtin) plugins that must leave the resources as they are, apart
+        from a `validated-by` label (kustomize's runValidators)."""
+        import copy
+
+        for res in self._plugin_configs(kt, acc, kt.k.get("validators") or [], "validators"):
+            validate = plugins.from_config(res, "transformer", kt.loader)
+            before = [copy.deepcopy(r.obj) for r in acc.resmap.items]
+            trial = ResMap([copy.copy(r) for r in acc.resmap.items])
+            for r, obj in zip(trial.items, before):
+                r.obj = copy.deepcopy(obj)
+            validate(trial)
+            after = []
+            for r in trial.items:
+                labels = r.obj.get("metadata", {}).get("labels")
+                if isinstance(labels, dict):
+                    labels.pop("validated-by", None)
+                after.append(r.obj)
+            if sorted(map(repr, after)) != sorted(map(repr, before)):
+                raise KustomizeError(f"{res.source}: validator {res.kind} {res.name!r} "
+                                     f"shouldn't modify the resource map")
+
+
+def _merge_specs(specs: list[dict], more: list[dict], where: str) -> list[dict]:
+    from trainerctl.kustomize.config import merge_one
+    from trainerctl.kustomize.fieldspecs import FieldSpec
+
+    parsed = [FieldSpec.from_config(s, where) for s in specs]
+    for s in more:
+        merge_one(parsed, FieldSpec.from_config(s, where), where)
+    return [s.as_config() for s in parsed]
+
+
+def _inline_objects(entry: str, where: str):
+    """An entry of `generators:`/`transformers:` that is YAML objects itself, or None for a
+    path (kustomize tries the entry as resource YAML first)."""
+    if "\n" not in entry and ":" not in entry:
+        return None
+    try:
+        docs = yamlio.load_all(entry, where)
+    except KustomizeError:
+        return None
+    if not docs or not all(isinstance(d, dict) for d in docs):
+        return None
+    return resources_from(entry, where)
 
 
 def _read(path: Path, name: str) -> str:

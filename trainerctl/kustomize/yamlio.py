@@ -12,6 +12,7 @@ details (quote characters, implicit resolution) from go-yaml v2's.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import math
 import re
@@ -24,14 +25,14 @@ from trainerctl.kustomize.errors import KustomizeError
 # ---------------------------------------------------------------- reading
 
 _INT_BASE0 = re.compile(
-    r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$"
+    r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z"
 )
-_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
-_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$")
-_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})$")
+_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
+_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})\Z")
 _DATETIME = re.compile(
     r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt]|[ ])(\d{1,2}):(\d{1,2}):(\d{1,2})(\.\d{1,9})?"
-    r"(Z|[-+]\d{2}:\d{2})?$"
+    r"(Z|[-+]\d{2}:\d{2})?\Z"
 )
 
 _NULLS = frozenset(["", "~", "null", "Null", "NULL"])
@@ -127,6 +128,19 @@ def resolve_plain(text: str) -> Any:
     return text
 
 
+_V2_TRUE = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
+_V2_FALSE = frozenset("n N no No NO false False FALSE off Off OFF".split())
+
+
+def resolve_plain_v2(text: str) -> Any:
+    """go-yaml v2 (YAML 1.1): as v3, plus yes/no/on/off/y/n as booleans."""
+    if text in _V2_TRUE:
+        return True
+    if text in _V2_FALSE:
+        return False
+    return resolve_plain(text)
+
+
 _PLAIN_TAG = "tag:trainerctl,plain"
 _STR = "tag:yaml.org,2002:str"
 _MAP = "tag:yaml.org,2002:map"
@@ -161,73 +175,208 @@ _EXPLICIT = {
     "tag:yaml.org,2002:float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
     "tag:yaml.org,2002:null": lambda v: v is None,
 }
+_MERGE = "<<"
+# kustomize (go-yaml v3) refuses documents nested deeper than this.
+MAX_DEPTH = 10_000
 
 
-def _to_python(node: yaml.Node, memo: dict) -> Any:
-    """Nodes to plain data; `memo` keeps anchors and aliases pointing at one object."""
-    cached = memo.get(id(node))
-    if cached is not None:
-        return cached[0]
-    if isinstance(node, yaml.ScalarNode):
+_OPEN = (None, -1)  # memo marker: this collection is still being converted
+_ALIAS_BUDGET = 1_000_000
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + sum(_size(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_size(v) for v in value)
+    return 1
+
+
+def _converter(resolve, last_wins: bool):
+    """A function from nodes to plain data. An alias becomes a copy of its anchor's value (as
+    kustomize de-anchors), counted against a budget before it is made so that an alias bomb is
+    refused early; `<<` merge keys are applied (explicit keys win, then earlier merges)."""
+    memo: dict[int, tuple[Any, int]] = {}
+    aliased = [0]
+
+    def alias(node, cached):
+        value, size = cached
+        if size < 0:
+            raise KustomizeError(f"line {node.start_mark.line + 1}: anchor value contains itself")
+        if size == 0:
+            size = _size(value)
+            memo[id(node)] = (value, size)
+        aliased[0] += size
+        if aliased[0] > _ALIAS_BUDGET:
+            raise KustomizeError(
+                f"line {node.start_mark.line + 1}: document contains excessive aliasing "
+                f"(aliases expand to more than {_ALIAS_BUDGET} nodes)"
+            )
+        return copy.deepcopy(value)
+
+    def scalar(node):
         tag = node.tag
         if tag == _PLAIN_TAG:
-            return resolve_plain(node.value)
+            return resolve(node.value)
         if tag == _STR or tag not in _EXPLICIT:
             return node.value
-        value = resolve_plain(node.value)
+        value = resolve(node.value)
         if not _EXPLICIT[tag](value):
             raise KustomizeError(
                 f"line {node.start_mark.line + 1}: cannot decode {node.value!r} as {tag[18:]}"
             )
         return float(value) if tag.endswith("float") else value
-    if isinstance(node, yaml.SequenceNode):
-        result_list: list = []
-        memo[id(node)] = (result_list,)
-        result_list.extend(_to_python(child, memo) for child in node.value)
-        return result_list
-    result: dict = {}
-    memo[id(node)] = (result,)
-    for key_node, value_node in node.value:
-        if isinstance(key_node, yaml.ScalarNode) and key_node.tag in (_STR, _PLAIN_TAG):
-            key = key_node.value if key_node.tag == _STR else resolve_plain(key_node.value)
+
+    ScalarNode, SequenceNode = yaml.ScalarNode, yaml.SequenceNode
+
+    def convert(node):
+        if node.__class__ is ScalarNode:
+            if node.tag == _PLAIN_TAG:
+                return resolve(node.value)
+            return scalar(node)
+        key_id = id(node)
+        cached = memo.get(key_id)
+        if cached is not None:
+            return alias(node, cached)
+        memo[key_id] = _OPEN
+        if node.__class__ is SequenceNode:
+            value: Any = [convert(child) for child in node.value]
         else:
-            key = _to_python(key_node, memo)
-        if not isinstance(key, str):
-            key = _key_string(key, key_node)
-        if key in result:
-            raise KustomizeError(
-                f"line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
-            )
-        result[key] = _to_python(value_node, memo)
-    return result
+            value = mapping(node)
+        memo[key_id] = (value, 0)
+        return value
+
+    def mapping(node):
+        result: dict = {}
+        merges = None
+        for key_node, value_node in node.value:
+            if key_node.__class__ is ScalarNode and key_node.tag in (_STR, _PLAIN_TAG):
+                if key_node.tag == _STR:
+                    key = key_node.value
+                elif key_node.value == _MERGE:
+                    merges = (merges or []) + [value_node]
+                    continue
+                else:
+                    key = resolve(key_node.value)
+            else:
+                key = convert(key_node)
+            if key.__class__ is not str:
+                if last_wins and (key is None or key.__class__ is bool):
+                    # kubectl fails on such keys later; say why here.
+                    raise KustomizeError(
+                        f"line {key_node.start_mark.line + 1}: key {key_node.value!r} reads as "
+                        f"{'null' if key is None else 'a boolean'} in YAML 1.1; quote it"
+                    )
+                key = _key_string(key, key_node)
+            if key in result and not last_wins:
+                raise KustomizeError(
+                    f"line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
+                )
+            result[key] = convert(value_node)
+        for value_node in merges or ():
+            sources = value_node.value if value_node.__class__ is SequenceNode else [value_node]
+            for source in sources:
+                merged = convert(source)
+                if not isinstance(merged, dict):
+                    raise KustomizeError(
+                        f"line {source.start_mark.line + 1}: map merge requires map or sequence "
+                        f"of maps as the value"
+                    )
+                for k, v in merged.items():
+                    result.setdefault(k, v)
+        return result
+
+    return convert
 
 
-def load_all(text: str | bytes, source: str = "<input>") -> list[Any]:
-    """Every document in `text`; empty documents are dropped as kustomize does."""
+def _raw_annotations(doc_node: yaml.Node, doc: Any) -> None:
+    """kustomize rewrites every annotation as a string of its source text (`port: 8080` becomes
+    "8080", `date: 2001-12-14` stays as written): keep that text for plain scalars."""
+    if not isinstance(doc, dict) or doc_node.__class__ is not yaml.MappingNode:
+        return
+    md = doc.get("metadata")
+    ann = md.get("annotations") if isinstance(md, dict) else None
+    if not isinstance(ann, dict) or not ann:
+        return
+    for k, v in doc_node.value:
+        if k.__class__ is yaml.ScalarNode and k.value == "metadata" \
+                and v.__class__ is yaml.MappingNode:
+            for k2, v2 in v.value:
+                if k2.__class__ is yaml.ScalarNode and k2.value == "annotations" \
+                        and v2.__class__ is yaml.MappingNode:
+                    for k3, v3 in v2.value:
+                        if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
+                                and v3.tag == _PLAIN_TAG and k3.value in ann:
+                            ann[k3.value] = v3.value
+
+
+_nest_raised = False
+
+
+def _raise_nest_limit() -> bool:
+    """libyaml stops at 1000 levels of nesting; kustomize allows 10000. The limit is a global
+    of the libyaml linked into PyYAML's extension, set through its exported setter."""
+    global _nest_raised
+    if _nest_raised:
+        return False
     try:
-        loader = _Loader(text)
-        # Path resolvers are unused; C builtins make libyaml's per-node callbacks almost free.
-        loader.descend_resolver = slice
-        loader.ascend_resolver = tuple
+        import ctypes
+
+        from yaml import _yaml
+
+        ctypes.CDLL(_yaml.__file__).yaml_set_max_nest_level(MAX_DEPTH)
+    except (ImportError, OSError, AttributeError):
+        return False
+    _nest_raised = True
+    return True
+
+
+def load_all(text: str | bytes, source: str = "<input>", *, yaml11: bool = False,
+             raw_annotations: bool = False) -> list[Any]:
+    """Every document in `text`; empty documents are dropped as kustomize does.
+
+    `yaml11` reads as kustomize reads a kustomization file (go-yaml v2: `yes`/`on` are booleans
+    and a repeated key takes the last value); otherwise as it reads resources (go-yaml v3).
+    """
+    resolve = resolve_plain_v2 if yaml11 else resolve_plain
+    while True:
         try:
-            docs = []
-            while loader.check_node():
-                docs.append(_to_python(loader.get_node(), {}))
-        finally:
-            loader.dispose()
-    except KustomizeError as exc:
-        raise KustomizeError(f"{source}: {exc}") from None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise KustomizeError(f"{source}: not valid YAML: {where}{exc.problem or exc}") from None
-    except yaml.YAMLError as exc:
-        raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
+            return _load_all(text, resolve, yaml11, raw_annotations)
+        except KustomizeError as exc:
+            raise KustomizeError(f"{source}: {exc}") from None
+        except yaml.MarkedYAMLError as exc:
+            problem = exc.problem or str(exc)
+            if "nesting depth" in problem and _raise_nest_limit():
+                continue
+            mark = exc.problem_mark or exc.context_mark
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            if "nesting depth" in problem:
+                problem = f"exceeded max depth of {MAX_DEPTH}"
+            raise KustomizeError(f"{source}: not valid YAML: {where}{problem}") from None
+        except yaml.YAMLError as exc:
+            raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
+
+
+def _load_all(text, resolve, last_wins: bool, raw_annotations: bool) -> list[Any]:
+    loader = _Loader(text)
+    # Path resolvers are unused; C builtins make libyaml's per-node callbacks almost free.
+    loader.descend_resolver = slice
+    loader.ascend_resolver = tuple
+    try:
+        docs = []
+        while loader.check_node():
+            node = loader.get_node()
+            doc = _converter(resolve, last_wins)(node)
+            if raw_annotations:
+                _raw_annotations(node, doc)
+            docs.append(doc)
+    finally:
+        loader.dispose()
     return [d for d in docs if d is not None]
 
 
-def load(text: str | bytes, source: str = "<input>") -> Any:
-    docs = load_all(text, source)
+def load(text: str | bytes, source: str = "<input>", *, yaml11: bool = False) -> Any:
+    docs = load_all(text, source, yaml11=yaml11)
     if len(docs) > 1:
         raise KustomizeError(f"{source}: expected one YAML document, found {len(docs)}")
     return docs[0] if docs else None
@@ -240,7 +389,7 @@ _V2_BOOL_NULL = frozenset(
     "y Y yes Yes YES true True TRUE on On ON n N no No NO false False FALSE off Off OFF "
     "~ null Null NULL .nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF".split()
 )
-_GO_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_GO_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\Z")
 
 
 def _v2_resolves_to_non_string(s: str) -> bool:
@@ -608,7 +757,7 @@ def _go_key_less(a: str, b: str) -> bool:
     return la < lb
 
 
-_SIMPLE_KEY = re.compile(r"^[a-z][a-zA-Z]*$")
+_SIMPLE_KEY = re.compile(r"^[a-z][a-zA-Z]*\Z")
 _sorted_cache: dict[tuple, list[str]] = {}
 
 
@@ -627,7 +776,7 @@ def _sorted_keys(d: dict) -> list[str]:
 
 
 # Plain keys that need no analysis: the overwhelmingly common case in Kubernetes objects.
-_PLAIN_SAFE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$")
+_PLAIN_SAFE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*\Z")
 _key_cache: dict[str, str] = {}
 
 

@@ -1,4 +1,5 @@
-"""`replacements`: copy a field of one resource into fields of others."""
+"""ReplacementTransformer: `replacements:` and `kind: ReplacementTransformer`: copy a field of
+one resource (or a literal `sourceValue`) into fields of others."""
 
 from __future__ import annotations
 
@@ -6,18 +7,14 @@ import copy
 import re
 from typing import Any
 
-from trainerctl.kustomize import yamlio
+from trainerctl.kustomize import schema, yamlio
 from trainerctl.kustomize.errors import KustomizeError
-from trainerctl.kustomize.kustfile import check_fields
-from trainerctl.kustomize.loader import Loader
+from trainerctl.kustomize.resid import ResId
 from trainerctl.kustomize.resource import Resource
-from trainerctl.kustomize.transformers.selectors import ids_select
+from trainerctl.kustomize.transformers.selectors import _anchored, _label_selector, _texts
 
-_SOURCE_FIELDS = {"group", "version", "kind", "name", "namespace", "fieldPath", "options"}
-_TARGET_FIELDS = {"select", "reject", "fieldPaths", "options"}
-_OPTION_FIELDS = {"delimiter", "index", "create"}
-_SELECT_FIELDS = {"group", "version", "kind", "name", "namespace", "labelSelector",
-                  "annotationSelector"}
+KIND = "ReplacementTransformer"
+CONFIG = schema.Struct(KIND, {"replacements": schema.List(schema.REPLACEMENT_FIELD)})
 
 
 def split_field_path(path: str) -> list[str]:
@@ -119,125 +116,218 @@ def _scalar_str(v: Any) -> str | None:
     return str(v) if not isinstance(v, (dict, list)) else None
 
 
-def _parse_options(raw: Any, where: str) -> dict:
-    return check_fields(raw or {}, _OPTION_FIELDS, f"{where}.options")
+def _text(v: Any) -> str:
+    """A scalar node's text (a mapping or sequence node has none)."""
+    from trainerctl.kustomize.resource import annotation_text
+
+    if isinstance(v, (dict, list)):
+        return ""
+    return annotation_text(v)
 
 
-def _source_value(resources: list[Resource], src: dict, where: str) -> Any:
-    check_fields(src, _SOURCE_FIELDS, f"{where}.source")
-    sel = {k: src[k] for k in ("group", "version", "kind", "name", "namespace") if src.get(k)}
-    matches = [r for r in resources if ids_select(r, sel)]
-    if not matches:
-        raise KustomizeError(f"{where}: nothing selected by source {_describe(sel)}")
-    if len(matches) > 1:
-        raise KustomizeError(f"{where}: more than one match for source {_describe(sel)}")
-    path = src.get("fieldPath") or "metadata.name"
-    found = _lookup(matches[0].obj, split_field_path(path), False, where)
-    if not found:
-        raise KustomizeError(f"{where}: fieldPath `{path}` is missing for replacement source {_describe(sel)}")
-    container, key = found[0]
-    value = copy.deepcopy(container[key])
-    opts = _parse_options(src.get("options"), f"{where}.source")
-    if opts.get("delimiter"):
-        if not isinstance(value, str):
-            raise KustomizeError(f"{where}: delimiter option can only be used with scalar nodes")
-        pieces = value.split(opts["delimiter"])
-        idx = int(opts.get("index") or 0)
-        if idx < 0 or idx >= len(pieces):
-            raise KustomizeError(f"{where}: options.index {idx} is out of bounds for value {value!r}")
-        value = pieces[idx]
-    return value
+def _is_selected_by(rid: ResId, sel: dict) -> bool:
+    """kyaml's ResId.IsSelectedBy: exact name, namespace compared as effective namespaces."""
+    if sel.get("name") and sel["name"] != rid.name:
+        return False
+    if sel.get("namespace") and ResId(rid.gvk, "", sel["namespace"]).effective_namespace \
+            != rid.effective_namespace:
+        return False
+    return rid.gvk.selected_by(sel.get("group"), sel.get("version"), sel.get("kind"))
 
 
 def _describe(sel: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sel.items()) or "(empty selector)"
+    return ", ".join(f"{k}={v}" for k, v in sel.items() if k != "options") or "(empty selector)"
+
+
+def _source_value(resources, src: dict, where: str) -> Any:
+    matches = [r for r in resources if any(_is_selected_by(i, src) for i in r.all_ids())]
+    if not matches:
+        raise KustomizeError(f"{where}: nothing selected by source {_describe(src)}")
+    if len(matches) > 1:
+        raise KustomizeError(f"{where}: multiple matches for source selector {_describe(src)}")
+    path = src.get("fieldPath") or "metadata.name"
+    found = _lookup(matches[0].obj, split_field_path(path), False, where)
+    if not found or _missing(found[0][0][found[0][1]]):
+        raise KustomizeError(f"{where}: fieldPath `{path}` is missing for replacement source "
+                             f"{_describe(src)}")
+    container, key = found[0]
+    value = copy.deepcopy(container[key])
+    opts = src.get("options") or {}
+    if opts.get("delimiter"):
+        if isinstance(value, (dict, list)):
+            raise KustomizeError(f"{where}: delimiter option can only be used with scalar nodes")
+        pieces = _text(value).split(opts["delimiter"])
+        idx = opts.get("index", 0)
+        if idx < 0 or idx >= len(pieces):
+            raise KustomizeError(f"{where}: options.index {idx} is out of bounds for value "
+                                 f"{_text(value)!r}")
+        value = pieces[idx] if isinstance(value, str) else _retyped(pieces[idx], value)
+    return value
+
+
+def _missing(v: Any) -> bool:
+    """kyaml's IsNilOrEmpty: null, or an empty mapping or sequence."""
+    return v is None or v == {} or v == []
+
+
+def _retyped(text: str, like: Any) -> Any:
+    """Text written into a scalar node that keeps its tag (a number stays a number)."""
+    if isinstance(like, str) or like is None:
+        return text
+    from trainerctl.kustomize.yamlio import resolve_plain
+
+    value = resolve_plain(text)
+    if isinstance(like, bool):
+        return value if isinstance(value, bool) else text
+    if isinstance(like, (int, float)):
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else text
+    return text
 
 
 def _set_target(container: Any, key: Any, value: Any, opts: dict, where: str) -> None:
+    current = container[key] if isinstance(container, list) else container.get(key)
     if opts.get("delimiter"):
-        current = container[key] if (isinstance(container, list) or key in container) else None
-        if current is None:
-            current = ""
-        if not isinstance(current, str) or not isinstance(value, str):
+        if isinstance(current, (dict, list)):
             raise KustomizeError(f"{where}: delimiter option can only be used with scalar nodes")
-        pieces = current.split(opts["delimiter"])
-        idx = int(opts.get("index") or 0)
-        if idx >= len(pieces):
-            pieces.append(value)
-        elif idx < 0:
-            pieces.insert(0, value)
+        pieces = _text(current).split(opts["delimiter"]) if current is not None else [""]
+        idx = opts.get("index", 0)
+        text = _text(value)
+        if idx < 0:
+            pieces.insert(0, text)
+        elif idx >= len(pieces):
+            pieces.append(text)
         else:
-            pieces[idx] = value
-        container[key] = opts["delimiter"].join(pieces)
+            pieces[idx] = text
+        value = opts["delimiter"].join(pieces)
+        container[key] = _retyped(value, current)
+        return
+    if current is not None and not isinstance(current, (dict, list)):
+        # A scalar target keeps its own type: only its text changes.
+        container[key] = _retyped(_text(value), current)
         return
     container[key] = copy.deepcopy(value)
 
 
-def _selected(r: Resource, selectors: list, where: str) -> bool:
-    from trainerctl.kustomize.transformers.selectors import select
+class _TargetSelector:
+    def __init__(self, target: dict, where: str):
+        self.select = target.get("select") or {}
+        self.rejects = target.get("reject") or []
+        self.sel_re = self._regexes(self.select, where)
+        self.rej_re = [self._regexes(r, where) for r in self.rejects]
+        self.where = where
 
-    for sel in selectors:
-        check_fields(sel, _SELECT_FIELDS, f"{where}.select")
-        id_sel = {k: sel[k] for k in ("group", "version", "kind", "name", "namespace") if sel.get(k)}
-        if not ids_select(r, id_sel):
-            continue
-        rest = {k: sel[k] for k in ("labelSelector", "annotationSelector") if sel.get(k)}
-        if rest and not select([r], rest, where):
-            continue
+    @staticmethod
+    def _regexes(sel: dict, where: str) -> dict:
+        return {k: _anchored(sel[k], where) for k in ("group", "version", "kind", "name",
+                                                       "namespace") if sel.get(k)}
+
+    @staticmethod
+    def _matches(res: dict, rid: ResId) -> bool:
+        gvk = rid.gvk
+        for k, rx in res.items():
+            value = getattr(gvk, k) if k in ("group", "version", "kind") else getattr(rid, k)
+            if not rx.match(value):
+                return False
         return True
-    return False
+
+    def _labels_match(self, r: Resource, sel: dict) -> bool:
+        for key, values in (("labelSelector", r.labels), ("annotationSelector", r.annotations)):
+            if sel.get(key) and not _label_selector(sel[key], self.where)(_texts(values())):
+                return False
+        return True
+
+    def selects(self, r: Resource) -> bool:
+        if not self._labels_match(r, self.select):
+            return False
+        for rej in self.rejects:
+            if (rej.get("labelSelector") or rej.get("annotationSelector")) \
+                    and self._labels_match(r, rej):
+                return False
+        ids = r.all_ids()
+        for rej, rx in zip(self.rejects, self.rej_re):
+            if any(rej.get(k) for k in ("group", "version", "kind", "name", "namespace")) \
+                    and any(self._matches(rx, i) for i in ids):
+                return False
+        return any(self._matches(self.sel_re, i) for i in ids)
 
 
-def apply(resources: list[Resource], entries: list, loader: Loader) -> None:
-    for i, entry in enumerate(_expand(entries, loader)):
-        where = f"{loader.name('')}: replacements[{i}]"
-        check_fields(entry, {"source", "targets", "path"}, where)
-        if not isinstance(entry.get("source"), dict):
-            raise KustomizeError(f"{where}: `source` is required")
-        value = _source_value(resources, entry["source"], where)
-        for t, target in enumerate(entry.get("targets") or []):
-            twhere = f"{where}.targets[{t}]"
-            check_fields(target, _TARGET_FIELDS, twhere)
-            if not target.get("select"):
-                raise KustomizeError(f"{twhere}: `select` is required")
-            select = target["select"] if isinstance(target["select"], list) else [target["select"]]
-            reject = target.get("reject") or []
-            opts = _parse_options(target.get("options"), twhere)
-            if not target.get("fieldPaths"):
-                raise KustomizeError(f"{twhere}: `fieldPaths` is required")
-            for r in resources:
-                if not _selected(r, select, twhere):
-                    continue
-                if reject and _rejected(r, reject, twhere):
-                    continue
-                for fp in target["fieldPaths"]:
-                    found = _lookup(r.obj, split_field_path(fp), bool(opts.get("create")), twhere)
-                    if not found:
-                        raise KustomizeError(
-                            f"{twhere}: unable to find field `{fp}` in replacement target {r.id}"
-                        )
-                    for container, key in found:
-                        _set_target(container, key, value, opts, twhere)
-
-
-def _rejected(r: Resource, rejects: list, where: str) -> bool:
-    for sel in rejects:
-        id_sel = {k: sel[k] for k in ("group", "version", "kind", "name", "namespace") if sel.get(k)}
-        if not id_sel and not sel.get("labelSelector") and not sel.get("annotationSelector"):
-            continue
-        if _selected(r, [sel], where):
-            return True
-    return False
-
-
-def _expand(entries: list, loader: Loader) -> list:
-    """Entries with `path:` load their replacements from a file."""
-    out = []
-    for entry in entries:
-        if isinstance(entry, dict) and "path" in entry and len(entry) == 1:
-            loaded = yamlio.load_all(loader.read_text(entry["path"]), loader.name(entry["path"]))
-            for doc in loaded:
-                out.extend(doc if isinstance(doc, list) else [doc])
+def configure(cfg: dict, ctx):
+    entries = []
+    for i, entry in enumerate(cfg.get("replacements") or []):
+        where = f"{ctx.where}.replacements[{i}]" if ctx.where.endswith("]") else \
+            f"{ctx.where}: replacements[{i}]"
+        if entry.get("path"):
+            if entry.get("source") or entry.get("targets"):
+                raise KustomizeError(f"{where}: cannot specify both path and inline replacement")
+            entries.extend(_from_file(entry["path"], ctx.loader))
         else:
-            out.append(entry)
+            entries.append((entry, where))
+
+    def transform(resmap) -> None:
+        resources = resmap.items
+        for entry, where in entries:
+            if (entry.get("sourceValue") is None and entry.get("source") is None) \
+                    or entry.get("targets") is None:
+                raise KustomizeError(f"{where}: replacements must specify a source and at least "
+                                     f"one target")
+            if entry.get("sourceValue") is not None and entry.get("source") is not None:
+                raise KustomizeError(f"{where}: value and resource selectors are mutually "
+                                     f"exclusive")
+            if entry.get("sourceValue") is not None:
+                value = entry["sourceValue"]
+            else:
+                value = _source_value(resources, entry["source"], where)
+            for t, target in enumerate(entry["targets"]):
+                twhere = f"{where}.targets[{t}]"
+                if target.get("select") is None:
+                    raise KustomizeError(f"{twhere}: target must specify resources to select")
+                selector = _TargetSelector(target, twhere)
+                opts = target.get("options") or {}
+                paths = target.get("fieldPaths") or ["metadata.name"]
+                for r in resources:
+                    if not selector.selects(r):
+                        continue
+                    for fp in paths:
+                        parts = split_field_path(fp)
+                        _refuse_structured(r.obj, parts, fp, twhere)
+                        found = _lookup(r.obj, parts, bool(opts.get("create")), twhere)
+                        if not found:
+                            what = "find or create" if opts.get("create") else "find"
+                            raise KustomizeError(
+                                f"{twhere}: unable to {what} field {fp!r} in replacement target "
+                                f"{r.id}"
+                            )
+                        for container, key in found:
+                            _set_target(container, key, value, opts, twhere)
+
+    return transform
+
+
+def _refuse_structured(obj: Any, parts: list[str], fp: str, where: str) -> None:
+    """kustomize 5.8 edits YAML or JSON held in a string field when a path runs through it;
+    trainerctl does not, and says so rather than differ."""
+    node = obj
+    for i, part in enumerate(parts[:-1]):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            return
+        if isinstance(node, str):
+            raise KustomizeError(f"{where}: field path {fp!r} runs into the string at "
+                                 f"{'.'.join(parts[:i + 1])!r}; replacing inside structured "
+                                 f"data held in a string is not supported by trainerctl")
+
+
+def _from_file(path: str, loader) -> list:
+    source = loader.name(path)
+    data = yamlio.load_all(loader.read_text(path), source)
+    decoder = schema.Decoder(source, strict=False)
+    out = []
+    for doc in data:
+        items = doc if isinstance(doc, list) else [doc]
+        if not isinstance(doc, (list, dict)):
+            raise KustomizeError(f"{source}: unsupported replacement type {type(doc).__name__}")
+        for i, item in enumerate(items):
+            out.append((decoder.decode(item, schema.REPLACEMENT, f"[{i}]") or {},
+                        f"{source}: [{i}]"))
     return out

@@ -47,21 +47,22 @@ def _label_selector(expr: str, where: str):
 
 def _anchored(pattern: str, where: str):
     try:
-        return re.compile(f"^(?:{pattern})$")
+        return re.compile(f"^(?:{pattern})\\Z")
     except re.error as exc:
         raise KustomizeError(f"{where}: invalid regular expression {pattern!r}: {exc}") from None
 
 
 def select(resources: Iterable[Resource], sel: dict, where: str) -> list[Resource]:
-    """kustomize's ResMap.Select: name and namespace are anchored regular expressions matched
-    against the original or the current id; the rest is exact."""
+    """kustomize's ResMap.Select: group, version, kind, name and namespace are anchored regular
+    expressions; name and namespace may match the original or the current id."""
     if not isinstance(sel, dict):
         raise KustomizeError(f"{where}: target must be a mapping")
     unknown = set(sel) - SELECTOR_FIELDS
     if unknown:
         raise KustomizeError(f"{where}: unknown target field(s) {', '.join(sorted(unknown))}")
-    name_re = _anchored(sel["name"], where) if sel.get("name") else None
-    ns_re = _anchored(sel["namespace"], where) if sel.get("namespace") else None
+    res = {k: _anchored(sel[k], where) for k in ("group", "version", "kind", "name", "namespace")
+           if sel.get(k)}
+    name_re, ns_re = res.get("name"), res.get("namespace")
     labels = _label_selector(sel["labelSelector"], where) if sel.get("labelSelector") else None
     annos = (_label_selector(sel["annotationSelector"], where)
              if sel.get("annotationSelector") else None)
@@ -72,27 +73,18 @@ def select(resources: Iterable[Resource], sel: dict, where: str) -> list[Resourc
             continue
         if name_re and not (name_re.match(org.name) or name_re.match(cur.name)):
             continue
-        if not r.gvk.selected_by(sel.get("group"), sel.get("version"), sel.get("kind")):
+        gvk = cur.gvk
+        if any(k in res and not res[k].match(getattr(gvk, k)) for k in ("group", "version", "kind")):
             continue
-        if labels and not labels(r.labels()):
+        if labels and not labels(_texts(r.labels())):
             continue
-        if annos and not annos(r.annotations()):
+        if annos and not annos(_texts(r.annotations())):
             continue
         out.append(r)
     return out
 
 
-def ids_select(r: Resource, sel: dict) -> bool:
-    """ResId.IsSelectedBy over every id the resource has had (replacements)."""
-    if not r.gvk.selected_by(sel.get("group"), sel.get("version"), sel.get("kind")):
-        return False
-    names = r.all_names()
-    for name, ns in names:
-        if sel.get("name") and sel["name"] != name:
-            continue
-        if sel.get("namespace"):
-            eff = "" if r.gvk.cluster_scoped else (ns or "default")
-            if sel["namespace"] != eff and not (sel["namespace"] == "default" and not ns):
-                continue
-        return True
-    return False
+def _texts(values: dict) -> dict:
+    from trainerctl.kustomize.resource import annotation_text
+
+    return {k: annotation_text(v) for k, v in values.items()}

@@ -1,0 +1,32 @@
+"""ConfigMapGenerator: `configMapGenerator` entries and `kind: ConfigMapGenerator` configs."""
+
+from __future__ import annotations
+
+from trainerctl.kustomize import schema
+from trainerctl.kustomize.generators import kv
+
+KIND = "ConfigMapGenerator"
+CONFIG = schema.CONFIGMAP_ARGS.extend(KIND, metadata=schema.OBJECT_META)
+
+
+def configure(cfg: dict, ctx):
+    args = kv.plugin_args(cfg)
+
+    def generate():
+        obj = kv.skeleton("ConfigMap", args, ctx.where)
+        data, binary = {}, {}
+        for key, value in sorted(kv.load_pairs(args, ctx.loader, ctx.where).items()):
+            if isinstance(value, bytes):
+                try:
+                    value = value.decode("utf-8")
+                except UnicodeDecodeError:
+                    binary[key] = kv.encode_base64(value)
+                    continue
+            data[key] = value
+        if data:
+            obj["data"] = data
+        if binary:
+            obj["binaryData"] = binary
+        return [kv.finish(obj, args, ctx.where)]
+
+    return generate
