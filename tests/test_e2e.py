@@ -259,7 +259,7 @@ def _cleanup_trainer(tctl, api, namespaces=(KF_NS, JOBS_NS)) -> None:
     if api.get_or_none("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org") is None \
             and all(api.get_or_none(f"/api/v1/namespaces/{ns}") is None for ns in namespaces):
         return
-    tctl.run("uninstall", "-n", KF_NS, "--delete-crds", "--yes", expect=None)
+    tctl.run("uninstall", "-n", KF_NS, "--delete-crds", "--yes")
     for ns in namespaces:
         try:
             api.request("DELETE", f"/api/v1/namespaces/{ns}")

@@ -128,10 +128,36 @@ def wait_trainjob_complete(api: Api, namespace: str, name: str, timeout: float =
     def check():
         job = api.get_or_none(path)
         if condition(job, "Failed") == "True":
-            raise AssertionError(f"TrainJob {namespace}/{name} failed: {job['status']}")
+            raise AssertionError(f"TrainJob {namespace}/{name} failed: {job['status']}\n{describe(api, namespace, name)}")
         return job if condition(job, "Complete") == "True" else None
 
-    return wait_for(f"TrainJob {namespace}/{name} Complete", check, timeout)
+    try:
+        return wait_for(f"TrainJob {namespace}/{name} Complete", check, timeout)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}\n{describe(api, namespace, name)}") from None
+
+
+def describe(api: Api, namespace: str, name: str) -> str:
+    """Where a TrainJob got to: its status, its JobSet's, its Jobs' and its pods' (for failure messages)."""
+    def brief(obj: dict | None, *keys: str) -> str:
+        status = (obj or {}).get("status") or {}
+        conds = ", ".join(f"{c.get('type')}={c.get('status')}({c.get('reason', '')})" for c in status.get("conditions") or [])
+        extra = ", ".join(f"{k}={status.get(k)}" for k in keys if k in status)
+        return f"[{conds}] {extra}".strip()
+
+    lines = [f"TrainJob: {brief(api.get_or_none(f'{TRAINER}/namespaces/{namespace}/trainjobs/{name}'))}"]
+    jobset = api.get_or_none(f"{JOBSET}/namespaces/{namespace}/jobsets/{name}")
+    if jobset is None:
+        lines.append("JobSet: absent")
+    else:
+        lines.append(f"JobSet: suspend={jobset['spec'].get('suspend')} {brief(jobset)}")
+    selector = {"labelSelector": f"jobset.sigs.k8s.io/jobset-name={name}"}
+    for job in api.request("GET", f"/apis/batch/v1/namespaces/{namespace}/jobs", query=selector).get("items") or []:
+        lines.append(f"Job {job['metadata']['name']}: suspend={job['spec'].get('suspend')} "
+                     f"{brief(job, 'active', 'succeeded', 'failed')}")
+    for pod in api.request("GET", f"/api/v1/namespaces/{namespace}/pods", query=selector).get("items") or []:
+        lines.append(f"Pod {pod['metadata']['name']}: {pod.get('status', {}).get('phase')} on {pod['spec'].get('nodeName')}")
+    return "\n".join(lines)
 
 
 def deployment_available(api: Api, namespace: str, name: str, replicas: int = 1):

@@ -270,7 +270,10 @@ class Kubelet:
             self._start(run, pod)
         if run.proc is not None and t >= run.next_probe:
             run.next_probe = t + PROBE_SECONDS
-            run.ready = self._probe(run, pod)
+            ready = self._probe(run, pod)
+            if ready != run.ready:
+                log(f"{run.namespace}/{run.name}: {'ready' if ready else 'not ready'}")
+            run.ready = ready
             if run.ready:
                 run.backoff = 1.0
         self._report(run, pod)

@@ -83,19 +83,22 @@ class Proxy:
                     self.servers[key] = await asyncio.start_server(
                         lambda r, w, key=key: self.handle(key, r, w), host=key[0], port=key[1], reuse_address=True)
                 except OSError as exc:
-                    print(f"service-proxy: cannot listen on {key[0]}:{key[1]}: {exc}", file=sys.stderr, flush=True)
+                    _log(f"cannot listen on {key[0]}:{key[1]}: {exc}")
 
     async def handle(self, key: Key, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         backends = list(self.routes.get(key) or [])
         random.shuffle(backends)
         upstream = None
+        failures = []
         for host, port in backends:
             try:
                 upstream = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT)
                 break
-            except (OSError, asyncio.TimeoutError):
-                continue
+            except (OSError, asyncio.TimeoutError) as exc:
+                failures.append(f"{host}:{port} ({exc or type(exc).__name__})")
         if upstream is None:
+            # Like kube-proxy with no endpoint: the connection is refused (here: reset).
+            _log(f"{key[0]}:{key[1]}: no endpoint answers: {', '.join(failures) or 'none is ready'}")
             writer.close()
             return
         up_reader, up_writer = upstream
@@ -114,13 +117,17 @@ class Proxy:
                     routes = refresh()
                     asyncio.run_coroutine_threadsafe(self.apply(routes), self.loop).result()
                 except Exception as exc:  # the API server restarting, say: keep the last routes
-                    print(f"service-proxy: refresh failed: {exc}", file=sys.stderr, flush=True)
+                    _log(f"refresh failed: {exc}")
                 time.sleep(POLL_SECONDS)
 
         threading.Thread(target=poll, daemon=True).start()
         await stop.wait()
         for server in self.servers.values():
             server.close()
+
+
+def _log(msg: str) -> None:
+    print(f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime())} service-proxy: {msg}", file=sys.stderr, flush=True)
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
