@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DIR = ROOT.parent / "shared"
 
 
 def _env_true(name: str) -> bool:
@@ -18,6 +19,23 @@ def _env_true(name: str) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: needs the real kube-apiserver test cluster (tests/testenv)")
     config.addinivalue_line("markers", "e2e: runs the real controllers on the e2e cluster (tests/testenv/e2e.py)")
+    _check_tested_package()
+
+
+def _check_tested_package() -> None:
+    """Under .ci/run (TRAINERCTL_TEST_INSTALLED=1) the suite must test the installed wheel.
+
+    pytest puts the checkout on sys.path (rootdir of the `tests` package), and `python -m`
+    puts the working directory there too; either would quietly test the source tree instead.
+    """
+    if not _env_true("TRAINERCTL_TEST_INSTALLED"):
+        return
+    import trainerctl
+
+    where = Path(trainerctl.__file__).resolve()
+    if where.is_relative_to(ROOT):
+        pytest.exit(f"TRAINERCTL_TEST_INSTALLED=1 but trainerctl was imported from the checkout ({where}); "
+                    "run pytest with --import-mode=append and PYTHONSAFEPATH=1 (see .ci/run)", returncode=3)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -36,7 +36,9 @@ def test_bad_kubeconfig_and_context_are_one_line_errors(env, tmp_path, capsys):
     assert "unknown context 'nope'" in capsys.readouterr().err
     broken = tmp_path / "kc"
     broken.write_text(open(env.kubeconfig).read().replace(env.tc.server, "https://127.0.0.1:1"))
-    assert main(["install", "-f", "/dev/null", "--kubeconfig", str(broken)]) == 3
+    one = tmp_path / "one.yaml"
+    one.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    assert main(["install", "-f", str(one), "--kubeconfig", str(broken)]) == 3
     err = capsys.readouterr().err
     assert err.startswith("error: cannot reach the API server https://127.0.0.1:1") and err.count("\n") == 1
 

@@ -76,7 +76,34 @@ def parse_config(text: str, where: str) -> Config:
         for item in data.get(key) or []:
             if not isinstance(item, str):
                 raise InputError(f"{where}: {key}: expected a list of strings")
+    _check_values(data, where)
     return Config(None, data)
+
+
+def _check_values(data: dict, where: str) -> None:
+    """Values with a fixed vocabulary or syntax, checked here so the error names this file."""
+    from trainerctl.images import validate_registry
+    from trainerctl.render.options import COMPONENTS, PLATFORMS, validate_namespace
+
+    source = data.get("source") or {}
+    if "url" in source and "path" in source:
+        raise InputError(f"{where}: source: give either url (with ref) or path, not both")
+    if "path" in source and "ref" in source:
+        raise InputError(f"{where}: source.ref: a local checkout (source.path) has no ref to choose")
+    if "namespace" in data:
+        validate_namespace(data["namespace"], f"{where}: namespace:")
+    if "platform" in data and data["platform"] not in PLATFORMS:
+        raise InputError(f"{where}: platform: expected one of {', '.join(PLATFORMS)}, got {data['platform']!r}")
+    for item in data.get("components") or []:
+        if item not in COMPONENTS:
+            raise InputError(f"{where}: components: expected some of {', '.join(COMPONENTS)}, got {item!r}")
+    if "requireRegistry" in data:
+        validate_registry(data["requireRegistry"], f"{where}: requireRegistry:")
+    if "ownerLabel" in data and "=" not in data["ownerLabel"]:
+        raise InputError(f"{where}: ownerLabel: expected KEY=VALUE, got {data['ownerLabel']!r}")
+    for key in ("overlay", "cacheDir"):
+        if key in data and not data[key].strip():
+            raise InputError(f"{where}: {key}: expected a non-empty string")
 
 
 def load_config(path: str | Path | None) -> Config:
@@ -88,7 +115,9 @@ def load_config(path: str | Path | None) -> Config:
         path = candidate
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); expected YAML settings") from None
     except OSError as exc:
         raise InputError(f"--config {path}: cannot read: {exc.strerror}") from None
     config = parse_config(text, str(path))

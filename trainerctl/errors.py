@@ -4,9 +4,9 @@ from __future__ import annotations
 
 # Exit codes are part of the CLI contract; README.md documents them.
 EXIT_OK = 0
-EXIT_FAILED = 1  # apply failed / drift found (diff) / blocking upgrade (upgrade-check)
+EXIT_FAILED = 1  # the command failed; diff: drift found; upgrade-check: upgrade blocked
 EXIT_BAD_INPUT = 2
-EXIT_PREFLIGHT = 3
+EXIT_PREFLIGHT = 3  # the cluster is unreachable or not ready for Trainer
 EXIT_TIMEOUT = 4
 EXIT_INTERRUPTED = 130
 
@@ -36,16 +36,10 @@ class WaitTimeout(TrainerctlError):
     exit_code = EXIT_TIMEOUT
 
 
-def report(fn, *args, **kwargs) -> int:
-    """Run `fn`; a TrainerctlError or Ctrl-C becomes one `error:` line and its exit code."""
-    import sys
+class Interrupted(TrainerctlError):
+    """Ctrl-C (or SIGTERM/SIGHUP): the command stopped; what it already did is said before."""
 
-    try:
-        fn(*args, **kwargs)
-    except TrainerctlError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    return EXIT_OK
+    exit_code = EXIT_INTERRUPTED
+
+    def __init__(self, message: str = "interrupted"):
+        super().__init__(message)

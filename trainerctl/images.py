@@ -175,6 +175,16 @@ def describe(obj: dict) -> str:
     return f"{obj.get('kind')} {name}"
 
 
+def validate_registry(registry: str, where: str = "--require-registry") -> str:
+    """A registry prefix: host[:port] and optional lower-case repository path, no scheme."""
+    if "://" in registry:
+        raise InputError(f"{where} {registry!r}: give host[:port][/path] without a scheme")
+    match = re.fullmatch(rf"(?P<domain>{_DOMAIN})(?:/{_COMPONENT})*/?", registry)
+    if not registry or not match or len(registry) > 255:
+        raise InputError(f"{where} {registry!r}: expected a registry host[:port][/path], e.g. registry.example.com")
+    return registry
+
+
 def check_registry(objects: list[dict], registry: str) -> None:
     """Fail when any rendered image is not under `registry` (a host, host:port or host/path)."""
     prefix = registry.rstrip("/") + "/"

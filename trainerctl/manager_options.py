@@ -31,11 +31,32 @@ _TOP_KEYS = {
     "affinity", "nodeSelector", "tolerations", "resources",
 }
 _PDB_KEYS = {"enabled", "minAvailable", "maxUnavailable"}
-_AFFINITY_KEYS = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
 _TSC_KEYS = {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "matchLabelKeys",
              "minDomains", "nodeAffinityPolicy", "nodeTaintsPolicy"}
 _TOLERATION_KEYS = {"key", "operator", "value", "effect", "tolerationSeconds"}
 _RESOURCES_KEYS = {"limits", "requests", "claims"}
+INT32_MAX = 2**31 - 1
+
+# The shape of pod `affinity` (core/v1 Affinity), as data: a dict is a mapping with those keys,
+# a one-item list a list of that shape; str/int/dict-of-str are leaves.
+_LABEL_SELECTOR = {"matchLabels": {str: str},
+                   "matchExpressions": [{"key": str, "operator": str, "values": [str]}]}
+_NODE_SELECTOR_TERM = {"matchExpressions": [{"key": str, "operator": str, "values": [str]}],
+                       "matchFields": [{"key": str, "operator": str, "values": [str]}]}
+_POD_AFFINITY_TERM = {"labelSelector": _LABEL_SELECTOR, "namespaceSelector": _LABEL_SELECTOR,
+                      "namespaces": [str], "topologyKey": str, "matchLabelKeys": [str],
+                      "mismatchLabelKeys": [str]}
+_POD_AFFINITY = {"requiredDuringSchedulingIgnoredDuringExecution": [_POD_AFFINITY_TERM],
+                 "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": int,
+                                                                      "podAffinityTerm": _POD_AFFINITY_TERM}]}
+AFFINITY_SHAPE = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [_NODE_SELECTOR_TERM]},
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": int, "preference": _NODE_SELECTOR_TERM}],
+    },
+    "podAffinity": _POD_AFFINITY,
+    "podAntiAffinity": _POD_AFFINITY,
+}
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _PERCENT = re.compile(r"^(0|[1-9][0-9]*)%$")
 # Kubernetes resource.Quantity: a signed decimal number with an optional suffix.
@@ -190,6 +211,8 @@ def validate(block: dict, *, where: str = "manager", ha: bool = False) -> Manage
         if replicas < 1:
             raise InputError(f"{where}.replicas: must be >= 1, got {replicas} (zero controller pods "
                              "means every TrainJob and runtime create or update is rejected by the webhooks)")
+        if replicas > INT32_MAX:
+            raise InputError(f"{where}.replicas: must be at most {INT32_MAX} (a 32-bit integer), got {replicas}")
 
     pdb = _validate_pdb(block.get("podDisruptionBudget"), f"{where}.podDisruptionBudget")
     if pdb.enabled:
@@ -210,10 +233,7 @@ def validate(block: dict, *, where: str = "manager", ha: bool = False) -> Manage
 
     affinity = block.get("affinity")
     if affinity is not None:
-        _expect_mapping(affinity, f"{where}.affinity", _AFFINITY_KEYS)
-        for key, value in affinity.items():
-            if not isinstance(value, dict):
-                raise InputError(f"{where}.affinity.{key}: expected a mapping, got {_type_name(value)}")
+        _check_shape(affinity, AFFINITY_SHAPE, f"{where}.affinity")
 
     node_selector = block.get("nodeSelector")
     if node_selector is not None:
@@ -255,11 +275,34 @@ def _expect_mapping(value: Any, where: str, keys: set[str] | None = None) -> Non
             raise InputError(f"{where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(keys))}")
 
 
+def _check_shape(value: Any, shape: Any, where: str) -> None:
+    """value against a shape (see AFFINITY_SHAPE); the first mismatch is one line naming the field."""
+    if isinstance(shape, dict) and set(shape) == {str}:
+        _expect_mapping(value, where)
+        for key, item in value.items():
+            if not isinstance(key, str) or not isinstance(item, str):
+                raise InputError(f"{where}: expected string keys and values, got {key!r}: {item!r} (quote it)")
+    elif isinstance(shape, dict):
+        _expect_mapping(value, where, set(shape))
+        for key, item in value.items():
+            _check_shape(item, shape[key], f"{where}.{key}")
+    elif isinstance(shape, list):
+        if not isinstance(value, list):
+            raise InputError(f"{where}: expected a list, got {_type_name(value)}")
+        for i, item in enumerate(value):
+            _check_shape(item, shape[0], f"{where}[{i}]")
+    elif shape is int:
+        if isinstance(value, bool) or not isinstance(value, int) or not -INT32_MAX - 1 <= value <= INT32_MAX:
+            raise InputError(f"{where}: expected a whole number (32-bit), got {value!r}")
+    elif not isinstance(value, shape):
+        raise InputError(f"{where}: expected {_type_name(shape())}, got {_type_name(value)} {value!r}")
+
+
 def _int_or_percent(value: Any, where: str) -> int | str:
     if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and _PERCENT.match(value))):
         raise InputError(f"{where}: expected a whole number >= 0 or a percentage such as \"50%\", got {value!r}")
-    if isinstance(value, int) and value < 0:
-        raise InputError(f"{where}: must be >= 0, got {value}")
+    if isinstance(value, int) and not 0 <= value <= INT32_MAX:
+        raise InputError(f"{where}: must be between 0 and {INT32_MAX}, got {value}")
     if isinstance(value, str) and int(value[:-1]) > 100:
         raise InputError(f"{where}: a percentage must be at most 100%, got {value!r}")
     return value
@@ -317,7 +360,7 @@ def _validate_tsc(value: Any, where: str) -> list[dict]:
         here = f"{where}[{i}]"
         _expect_mapping(item, here, _TSC_KEYS)
         skew = item.get("maxSkew")
-        if isinstance(skew, bool) or not isinstance(skew, int) or skew < 1:
+        if isinstance(skew, bool) or not isinstance(skew, int) or not 1 <= skew <= INT32_MAX:
             raise InputError(f"{here}.maxSkew: expected a whole number >= 1, got {skew!r}")
         key = item.get("topologyKey")
         if not isinstance(key, str) or not key:
@@ -347,7 +390,8 @@ def _validate_tolerations(value: Any, where: str) -> None:
         if effect not in (None, "", "NoSchedule", "PreferNoSchedule", "NoExecute"):
             raise InputError(f"{here}.effect: expected NoSchedule, PreferNoSchedule or NoExecute, got {effect!r}")
         seconds = item.get("tolerationSeconds")
-        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)):
+        if seconds is not None and (isinstance(seconds, bool) or not isinstance(seconds, int)
+                                    or not -2**63 <= seconds < 2**63):
             raise InputError(f"{here}.tolerationSeconds: expected a whole number, got {seconds!r}")
         for key in ("key", "value"):
             if key in item and not isinstance(item[key], str):

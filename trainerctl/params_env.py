@@ -44,7 +44,13 @@ class ParamsEnv:
 
     @classmethod
     def load(cls, path: Path) -> "ParamsEnv":
-        return cls.parse(Path(path).read_text(encoding="utf-8"), str(path))
+        try:
+            text = Path(path).read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); expected KEY=VALUE lines") from None
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+        return cls.parse(text, str(path))
 
     def keys(self) -> list[str]:
         return [ln.key for ln in self.lines if ln.key is not None]
@@ -78,6 +84,22 @@ class ParamsEnv:
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         tmp.write_text(self.render(), encoding="utf-8")
         os.replace(tmp, path)
+
+
+def image_keys(params: ParamsEnv) -> list[str]:
+    """The keys whose values are container images (by the naming every params.env here uses)."""
+    return [k for k in params.keys() if "image" in k.lower()]
+
+
+def check_images(path: Path) -> None:
+    """Every image value in the file must be a valid image reference, naming file and key if not."""
+    from trainerctl.images import parse_image
+
+    params = ParamsEnv.load(path)
+    for key in image_keys(params):
+        value = params.get(key)
+        if value is not None:  # no "=": kustomize reads it from its environment, not ours to judge
+            parse_image(value, f"{path}: {key}")
 
 
 def apply_overrides(path: Path, overrides: Mapping[str, str]) -> set[str]:

@@ -1,55 +1,137 @@
-"""The command line: parses flags, calls library functions, prints. No work lives here."""
+"""The command line: one typer app. It parses flags and prints; the work lives in library modules.
+
+Every error ends as one `error:` line on stderr and a documented exit code (README.md):
+TrainerctlError carries its own, usage errors are 2, Ctrl-C is 130.
+"""
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
 
 import typer
 
-from trainerctl.errors import EXIT_INTERRUPTED, TrainerctlError
+from trainerctl.cli.typer_support import Command, Group, usage_error_line
+from trainerctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, TrainerctlError
 
 app = typer.Typer(
     name="trainerctl",
+    cls=Group,
     help="Install Kubeflow Trainer v2: fetch pinned upstream manifests, render them, apply them.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
-# Each module registers its commands on `app`; one module per command family so that
-# the families can grow independently.
-from trainerctl.cli import kustomize_cmd, render_cmd, cluster_cmd, upgrade_cmd  # noqa: E402,F401
+
+def command(name: str, **kwargs):
+    """Register a command on the app (with our Command class: cheap flag parsing, Ctrl-C)."""
+    return app.command(name, cls=Command, **kwargs)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from trainerctl import __version__
+
+        print(f"trainerctl {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_version,
+                                 help="Print the version and exit."),
+) -> None:
+    """Install Kubeflow Trainer v2: fetch pinned upstream manifests, render them, apply them."""
+
+
+# One module per command family; each registers its commands on `app`.
+from trainerctl.cli import cluster_cmd, kustomize_cmd, render_cmd, upgrade_cmd  # noqa: E402,F401
+
+
+def _terminate(signum, frame):  # SIGTERM/SIGHUP: unwind like Ctrl-C, so cleanups run
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: every TrainerctlError becomes one line on stderr and its exit code."""
+    """Run one command; returns its exit code."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
-        # Without standalone mode click returns a command's typer.Exit code instead of exiting.
-        rc = app(args=argv, standalone_mode=False)
-        if isinstance(rc, int) and not isinstance(rc, bool):
-            return rc
+        return _run(argv)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        client = sys.modules.get("trainerctl.cluster.client")
+        if client is not None:  # no decoded credential outlives the command
+            client.cleanup_credentials()
+
+
+def _app_for(argv: list[str]) -> typer.Typer:
+    """The app with only the command being run: typer builds every command's flags before it
+    parses, and building them all costs more than parsing (render and kustomize pay it on
+    every pipeline run). Help, completion and unknown commands get the whole app."""
+    name = argv[0] if argv else None
+    chosen = [c for c in app.registered_commands if c.name == name]
+    if not chosen or any(v.endswith("_COMPLETE") for v in os.environ):
+        return app
+    one = typer.Typer(name=app.info.name, cls=Group, pretty_exceptions_enable=False,
+                      context_settings=app.info.context_settings)
+    one.registered_callback = app.registered_callback
+    one.registered_commands = chosen
+    return one
+
+
+def _run(argv: list[str]) -> int:
+    try:
+        rc = _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
     except TrainerctlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except SystemExit as exc:  # typer/click exits for --help and usage errors
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
-    except Exception as exc:  # click usage errors and similar
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            return exc.exit_code
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return 2 if isinstance(exc, click.UsageError) else exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
-            print("error: aborted", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        raise
-    return 0
+    except typer.Abort:  # a prompt got EOF
+        print("error: aborted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SystemExit as exc:  # shell completion exits by itself
+        return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_FAILED)
+    except BrokenPipeError:  # `trainerctl render | head`: the reader left, nothing to say
+        _quiet_stdout()
+        return EXIT_FAILED
+    except Exception as exc:
+        return _unexpected(exc)
+    return rc if isinstance(rc, int) and not isinstance(rc, bool) else EXIT_OK
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def _unexpected(exc: Exception) -> int:
+    if type(exc).__name__ == "NoArgsIsHelpError":  # bare `trainerctl`: help, like kubectl
+        text = exc.format_message()  # typer's rich help has printed itself already
+        if text.strip():
+            print(text)
+        return EXIT_OK
+    usage = usage_error_line(exc)
+    if usage is not None:
+        print(f"error: {usage[0]}", file=sys.stderr)
+        return usage[1]
+    if os.environ.get("TRAINERCTL_DEBUG"):
+        raise exc
+    # A bug, not bad input: still one line, and a way to get the traceback.
+    print(f"error: internal error: {type(exc).__name__}: {exc} (set TRAINERCTL_DEBUG=1 for the traceback)",
+          file=sys.stderr)
+    return EXIT_FAILED
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+__all__ = ["app", "main"]

@@ -2,87 +2,82 @@
 
 from __future__ import annotations
 
+import math
 import sys
-from pathlib import Path
-from typing import Optional
 
 import typer
 
-from trainerctl.cli import app
-from trainerctl.cli.manager_flags import HaOpt, SetOpt
-from trainerctl.errors import EXIT_FAILED, InputError, TrainerctlError
+from trainerctl.cli import command
+from trainerctl.cli.flags import (
+    DEFAULT_FIELD_MANAGER,
+    DEFAULT_TIMEOUT,
+    AllowBreaking,
+    ClusterFlags,
+    DeleteCrds,
+    DryRun,
+    FieldManager,
+    Filename,
+    ForceConflicts,
+    Namespace,
+    NoPrune,
+    NoRecreate,
+    Output,
+    RenderFlags,
+    SkipPreflight,
+    SourceFlags,
+    Timeout,
+    Wait,
+    Yes,
+    cluster_flags,
+    render_flags,
+    source_flags,
+)
+from trainerctl.cli.render_cmd import render_options
+from trainerctl.cli.typer_support import uses
+from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
 
-DEFAULT_NAMESPACE = "opendatahub"
-
-KubeconfigOpt = typer.Option(None, "--kubeconfig", help="Path to the kubeconfig (default: $KUBECONFIG, ~/.kube/config).")
-ContextOpt = typer.Option(None, "--context", help="Kubeconfig context (default: the current one).")
-NamespaceOpt = typer.Option(DEFAULT_NAMESPACE, "-n", "--namespace", help="Install namespace.")
-OutputOpt = typer.Option(None, "-o", "--output", help="Print the summary as yaml or json on stdout.")
-FileOpt = typer.Option(None, "-f", "--filename", help="Install these rendered objects (YAML stream, `-` for stdin) "
-                                                      "instead of rendering.")
-SourceOpt = typer.Option(None, "--source", help="Git URL or local checkout of the upstream (default: pinned).")
-RefOpt = typer.Option(None, "--ref", help="Git ref of the source (default: pinned).")
-OverlayOpt = typer.Option(None, "--overlay", help="Upstream overlay (default: rhoai, else overlays/manager).")
-ImageOpt = typer.Option([], "--image", help="KEY=REF image override (repeatable).")
-PlatformOpt = typer.Option(None, "--platform", help="openshift|kubernetes (default: detected from the cluster).")
-MirrorOpt = typer.Option([], "--remote-mirror", help="PREFIX=REPLACEMENT for remote kustomize resources.")
-FieldManagerOpt = typer.Option("trainerctl", "--field-manager", help="Server-side apply field manager.")
-TimeoutOpt = typer.Option(300.0, "--timeout", help="Seconds to wait for readiness (each wait).")
-
-
-def _check_output(output: str | None) -> None:
-    if output not in (None, "yaml", "json"):
-        raise InputError(f"--output: expected yaml or json, got {output!r}")
-
-
-def _connect(kubeconfig: str | None, context: str | None):
-    from trainerctl.cluster.client import connect
-
-    return connect(kubeconfig, context)
-
-
-def _load_file(path: str) -> list[dict]:
-    # The engine's reader: libyaml's parser with our own fast construction (CRDs are megabytes).
-    from trainerctl.kustomize import yamlio
-
-    try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text()
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror}") from None
-    docs = yamlio.load_all(text, path)
-    for i, doc in enumerate(docs):
-        if not isinstance(doc, dict) or not doc.get("apiVersion") or not doc.get("kind"):
-            raise InputError(f"{path}: document {i + 1}: expected a Kubernetes object with apiVersion and kind")
-        if doc.get("kind", "").endswith("List") and "items" in doc:
-            raise InputError(f"{path}: document {i + 1}: List objects are not supported; pass the items")
-    return docs
+SUMMARY_FORMATS = ("text", "yaml", "json")
 
 
-def _objects(cluster, *, filename, source, ref, overlay, images, platform, mirrors, namespace,
-             set_values=(), ha=False):
-    """(objects, source info, owner label) from a file or a render; platform detected if unset.
+def check_output(output: str | None, formats=SUMMARY_FORMATS) -> str:
+    if output is None:
+        return formats[0]
+    if output not in formats:
+        raise InputError(f"-o {output!r}: expected one of {', '.join(formats)}")
+    return output
 
-    A render takes ./trainerctl.yaml into account exactly as `trainerctl render` does (flags win)."""
-    from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL
 
-    if filename and (set_values or ha):
-        raise InputError("--ha/--set manager.* change the render; they cannot apply to -f FILE (render it with them)")
+def check_timeout(timeout: float) -> None:
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise InputError(f"--timeout {timeout:g}: expected a positive number of seconds")
+
+
+def namespace_of(namespace: str | None, source: SourceFlags | None = None) -> str:
+    from trainerctl.render.settings import namespace_setting
+
+    return namespace_setting(namespace, source.config if source else None)
+
+
+def target(cluster, filename: str | None, source: SourceFlags, render: RenderFlags, namespace: str | None):
+    """The objects to work on (trainerctl.target.Target): -f FILE, or a render with these flags."""
+    from trainerctl import target as targets
+
     if filename:
-        return _load_file(filename), {"file": filename}, DEFAULT_OWNER_LABEL
-    from trainerctl.cluster.discovery import Discovery
-    from trainerctl.cluster.preflight import OPENSHIFT_GROUP
-    from trainerctl.render import render
-    from trainerctl.render.cli import render_options
+        given = render.given() + [f for f, v in (("--source", source.source), ("--ref", source.ref),
+                                                ("--cache-dir", source.cache_dir), ("--lock", source.lock),
+                                                ("--no-lock", source.no_lock)) if v]
+        if given:
+            raise InputError(f"-f {filename} and {given[0]}: {given[0]} changes the render, and -f FILE is "
+                             "already rendered (render it with that flag instead)")
+        return targets.from_file(filename, namespace_of(namespace, source))
+    options = render_options(source, render, namespace=namespace)
+    from trainerctl.render.pipeline import check_options
 
-    opts = render_options(source=source, ref=ref, overlay=overlay, namespace=namespace, platform=platform,
-                          image=list(images), remote_mirror=list(mirrors), set_values=list(set_values), ha=ha)
-    if opts.platform is None:
-        opts.platform = "openshift" if Discovery(cluster).has_group(OPENSHIFT_GROUP) else "kubernetes"
-    result = render(opts)
-    return result.objects, result.source, "=".join(result.owner_label)
+    check_options(options)  # bad flags fail before the cluster is contacted
+    return targets.from_render(cluster, options)
 
 
-def _emit(report, output: str | None) -> None:
+def emit(report, output: str) -> None:
     if output == "json":
         sys.stdout.write(report.to_json())
     elif output == "yaml":
@@ -91,142 +86,140 @@ def _emit(report, output: str | None) -> None:
         sys.stdout.write(report.text())
 
 
-def _progress(total: int, output: str | None):
+def progress(total: int):
     from trainerctl.ui import Progress
 
     return Progress(total)
 
 
-@app.command("install")
+def errors_above_one(fn):
+    """Run fn; a plain failure (exit 1) becomes 2, because 1 means "drift" / "blocked" here."""
+    try:
+        return fn()
+    except TrainerctlError as exc:
+        if exc.exit_code == EXIT_FAILED:
+            exc.exit_code = EXIT_BAD_INPUT
+        raise
+
+
+@command("install")
+@uses(cluster_flags, source_flags, render_flags)
 def install_cmd(
-    kubeconfig: Optional[str] = KubeconfigOpt,
-    context: Optional[str] = ContextOpt,
-    namespace: str = NamespaceOpt,
-    filename: Optional[str] = FileOpt,
-    source: Optional[str] = SourceOpt,
-    ref: Optional[str] = RefOpt,
-    overlay: Optional[str] = OverlayOpt,
-    image: list[str] = ImageOpt,
-    platform: Optional[str] = PlatformOpt,
-    remote_mirror: list[str] = MirrorOpt,
-    dry_run: bool = typer.Option(False, "--dry-run", help="Server-side dry-run: write nothing, say what would change."),
-    wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the controller and its webhooks to be ready."),
-    timeout: float = TimeoutOpt,
-    output: Optional[str] = OutputOpt,
-    force_conflicts: bool = typer.Option(False, "--force-conflicts", help="Take ownership of conflicting fields."),
-    no_prune: bool = typer.Option(False, "--no-prune", help="Keep objects the previous install had and this one has not."),
-    no_recreate: bool = typer.Option(False, "--no-recreate", help="Fail instead of recreating on immutable-field changes."),
-    skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the preflight checks."),
-    allow_breaking: bool = typer.Option(False, "--allow-breaking", help="Apply even if upgrade-check finds a "
-                                                                        "blocking CRD change."),
-    field_manager: str = FieldManagerOpt,
-    set_values: list[str] = SetOpt,
-    ha: bool = HaOpt,
+    cluster: ClusterFlags,
+    source: SourceFlags,
+    render: RenderFlags,
+    namespace: Namespace = None,
+    filename: Filename = None,
+    dry_run: DryRun = False,
+    wait: Wait = True,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    output: Output = None,
+    force_conflicts: ForceConflicts = False,
+    no_prune: NoPrune = False,
+    no_recreate: NoRecreate = False,
+    skip_preflight: SkipPreflight = False,
+    allow_breaking: AllowBreaking = False,
+    field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
     from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
-    _check_output(output)
-    if timeout <= 0:
-        raise InputError("--timeout: expected a positive number of seconds")
-    cluster = _connect(kubeconfig, context)
-    objects, src, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay, images=image,
-                                   platform=platform, mirrors=remote_mirror, namespace=namespace,
-                                   set_values=set_values, ha=ha)
+    output = check_output(output)
+    check_timeout(timeout)
+    api = cluster.connect()
+    goal = target(api, filename, source, render, namespace)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
                           allow_breaking=allow_breaking)
     try:
-        report = install(objects, cluster=cluster, namespace=namespace, owner_label=owner, source=src, options=opts,
-                         progress=_progress(len(objects), output))
+        report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
+                         source=goal.source, options=opts, progress=progress(len(goal.objects)))
     except RunFailed as exc:
+        exc.report.error = exc.report.error or str(exc)
         blocked = getattr(exc, "upgrade_report", None)
-        if blocked is not None and output is None:
+        if blocked is not None and output == "text":
             sys.stderr.write(blocked.to_text())
-        _emit(exc.report, output)
+        if output != "text" or exc.report.objects:  # text: the error line says it all
+            emit(exc.report, output)
         raise
-    _emit(report, output)
+    emit(report, output)
 
 
-@app.command("uninstall")
+@command("uninstall")
+@uses(cluster_flags)
 def uninstall_cmd(
-    kubeconfig: Optional[str] = KubeconfigOpt,
-    context: Optional[str] = ContextOpt,
-    namespace: str = NamespaceOpt,
-    delete_crds: bool = typer.Option(False, "--delete-crds", help="Also delete the CRDs, and with them every TrainJob."),
-    yes: bool = typer.Option(False, "--yes", help="Do not ask before deleting CRDs."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would be deleted; delete nothing."),
-    timeout: float = TimeoutOpt,
-    output: Optional[str] = OutputOpt,
+    cluster: ClusterFlags,
+    namespace: Namespace = None,
+    delete_crds: DeleteCrds = False,
+    yes: Yes = False,
+    dry_run: DryRun = False,
+    timeout: Timeout = DEFAULT_TIMEOUT,
+    output: Output = None,
 ) -> None:
     """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace."""
     from trainerctl.cluster.uninstall import UninstallOptions, uninstall
 
-    _check_output(output)
-    cluster = _connect(kubeconfig, context)
+    output = check_output(output)
+    check_timeout(timeout)
+    ns = namespace_of(namespace)
+    api = cluster.connect()
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
-    report = uninstall(cluster=cluster, namespace=namespace, options=UninstallOptions(delete_crds, yes, dry_run, timeout),
-                       confirm=confirm, progress=_progress(0, output))
-    _emit(report, output)
+    report = uninstall(cluster=api, namespace=ns, options=UninstallOptions(delete_crds, yes, dry_run, timeout),
+                       confirm=confirm, progress=progress(0))
+    emit(report, output)
     if report.failed:
         raise TrainerctlError(f"{len(report.failed)} object(s) could not be deleted: {report.failed[0].display}: "
                               f"{report.failed[0].message}")
 
 
-@app.command("diff")
+@command("diff")
+@uses(cluster_flags, source_flags, render_flags)
 def diff_cmd(
-    kubeconfig: Optional[str] = KubeconfigOpt,
-    context: Optional[str] = ContextOpt,
-    namespace: str = NamespaceOpt,
-    filename: Optional[str] = FileOpt,
-    source: Optional[str] = SourceOpt,
-    ref: Optional[str] = RefOpt,
-    overlay: Optional[str] = OverlayOpt,
-    image: list[str] = ImageOpt,
-    platform: Optional[str] = PlatformOpt,
-    remote_mirror: list[str] = MirrorOpt,
-    field_manager: str = FieldManagerOpt,
-    set_values: list[str] = SetOpt,
-    ha: bool = HaOpt,
+    cluster: ClusterFlags,
+    source: SourceFlags,
+    render: RenderFlags,
+    namespace: Namespace = None,
+    filename: Filename = None,
+    field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
 ) -> None:
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl.cluster.diff import diff
 
-    try:
-        cluster = _connect(kubeconfig, context)
-        objects, _src, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay,
-                                        images=image, platform=platform, mirrors=remote_mirror, namespace=namespace,
-                                        set_values=set_values, ha=ha)
-        result = diff(objects, cluster=cluster, namespace=namespace, owner_label=owner, field_manager=field_manager)
-    except TrainerctlError as exc:
-        if exc.exit_code == EXIT_FAILED:  # 1 means "drift" here, like kubectl diff
-            exc.exit_code = 2
-        raise
+    def compare():
+        api = cluster.connect()
+        goal = target(api, filename, source, render, namespace)
+        return diff(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
+                    field_manager=field_manager)
+
+    result = errors_above_one(compare)
     sys.stdout.write(result.text())
     if result.errors:
         first = result.errors[0]
-        raise TrainerctlError(f"{len(result.errors)} object(s) could not be compared: {first.ref}: {first.message}", 2)
+        raise TrainerctlError(f"{len(result.errors)} object(s) could not be compared: {first.ref}: {first.message}",
+                              EXIT_BAD_INPUT)
     if result.drift:
         changed = sum(1 for d in result.diffs if d.state in ("changed", "create", "prune"))
         raise TrainerctlError(f"drift: {changed} object(s) differ from the render", EXIT_FAILED)
 
 
-@app.command("status")
+@command("status")
+@uses(cluster_flags)
 def status_cmd(
-    kubeconfig: Optional[str] = KubeconfigOpt,
-    context: Optional[str] = ContextOpt,
-    namespace: str = NamespaceOpt,
-    filename: Optional[str] = FileOpt,
-    output: Optional[str] = OutputOpt,
-    field_manager: str = FieldManagerOpt,
+    cluster: ClusterFlags,
+    namespace: Namespace = None,
+    filename: Filename = None,
+    output: Output = None,
+    field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
 ) -> None:
     """Installed source, ref, commit and Trainer version; each object present/missing/drifted."""
+    from trainerctl import target as targets
     from trainerctl.cluster.status import status, status_text
 
-    _check_output(output)
-    cluster = _connect(kubeconfig, context)
-    objects = _load_file(filename) if filename else None
-    st = status(cluster=cluster, namespace=namespace, objects=objects, field_manager=field_manager)
+    output = check_output(output)
+    ns = namespace_of(namespace)
+    objects = targets.load_file(filename) if filename else None
+    api = cluster.connect()
+    st = status(cluster=api, namespace=ns, objects=objects, field_manager=field_manager)
     if output == "json":
         import json
 

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from typing import Annotated
 
 import typer
 
-from trainerctl.cli import app
+from trainerctl.cli import command
+from trainerctl.cli.flags import RemoteMirror
 
 
-@app.command("kustomize")
+@command("kustomize")
 def kustomize(
-    directory: Path = typer.Argument(..., help="Kustomization directory (or remote URL)."),
-    remote_mirror: list[str] = typer.Option(
-        [], "--remote-mirror", help="PREFIX=REPLACEMENT: fetch remote resources from a mirror."
-    ),
+    directory: Annotated[str, typer.Argument(metavar="DIR", help="Kustomization directory (or remote URL).")],
+    remote_mirror: RemoteMirror = [],  # noqa: B006 (typer reads the default)
 ) -> None:
     """Build a kustomization and print it, byte-identical to `kubectl kustomize`."""
     from trainerctl.kustomize import build_yaml
 
-    sys.stdout.write(build_yaml(str(directory), remote_mirrors=remote_mirror))
+    sys.stdout.write(build_yaml(directory, remote_mirrors=remote_mirror))

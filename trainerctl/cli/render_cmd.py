@@ -1,23 +1,83 @@
-"""`trainerctl render` and `trainerctl fetch` on the typer app: both forward their arguments to
-trainerctl.render.cli (argparse), which trainerctl.entry also calls directly to skip typer's start-up."""
+"""`trainerctl render` and `trainerctl fetch`."""
 
 from __future__ import annotations
 
-import typer
+import sys
 
-from trainerctl.cli import app
-from trainerctl.render.cli import FETCH_HELP, RENDER_HELP, is_git_url, parse_and_run, render_options
+from trainerctl.cli import command
+from trainerctl.cli.flags import (
+    Component,
+    Namespace,
+    Output,
+    OutputDir,
+    OwnerLabel,
+    RenderFlags,
+    SourceFlags,
+    render_flags,
+    UpdateLock,
+    source_flags,
+)
+from trainerctl.cli.typer_support import uses
+from trainerctl.errors import InputError
 
-__all__ = ["is_git_url", "render_options"]
 
-_PASSTHROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+def render_options(source: SourceFlags, render: RenderFlags | None = None, **extra):
+    """RenderOptions for these flags over ./trainerctl.yaml (or --config)."""
+    from trainerctl.render.settings import render_options as options
+
+    render = render or RenderFlags()
+    return options(
+        config_file=source.config, source=source.source, ref=source.ref, cache_dir=source.cache_dir,
+        lock=source.lock, no_lock=source.no_lock, overlay=render.overlay, platform=render.platform,
+        image=render.image or [], remote_mirror=render.remote_mirror or [],
+        require_registry=render.require_registry, offline=render.offline, refresh=render.refresh,
+        set_values=render.set_values or [], ha=render.ha, **extra)
 
 
-@app.command("render", help=RENDER_HELP + " (--help for flags)", context_settings=_PASSTHROUGH, add_help_option=False)
-def render_command(ctx: typer.Context) -> None:
-    parse_and_run("render", list(ctx.args))
+@command("render")
+@uses(source_flags, render_flags)
+def render_command(
+    source: SourceFlags,
+    render: RenderFlags,
+    namespace: Namespace = None,
+    component: Component = [],  # noqa: B006 (typer reads the default)
+    owner_label: OwnerLabel = None,
+    output: Output = None,
+    output_dir: OutputDir = None,
+    update_lock: UpdateLock = False,
+) -> None:
+    """Render the whole install set (upstream overlay, runtimes, imagestreams) to stdout."""
+    from trainerctl import ui
+    from trainerctl.render import render as do_render
+    from trainerctl.render.fetch import update_lock as write_lock
+    from trainerctl.render.output import FORMATS, check_output_dir, write_dir, write_stream
+
+    fmt = "yaml" if output is None else output
+    if fmt not in FORMATS:
+        raise InputError(f"-o {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if output is not None and output_dir is not None:
+        raise InputError("-o and --output-dir: choose one (--output-dir always writes YAML files)")
+    if output_dir is not None:
+        check_output_dir(output_dir)
+    if update_lock and source.no_lock:
+        raise InputError("--update-lock and --no-lock: choose one")
+    if update_lock:
+        source.no_lock = True  # the lock is being replaced, not checked
+    options = render_options(source, render, namespace=namespace, component=component, owner_label=owner_label)
+    result = do_render(options)
+    if update_lock:
+        write_lock(options.lock_file, result.source)
+    if output_dir is not None:
+        files = write_dir(result.objects, output_dir)
+        ui.info(f"render: wrote {len(files)} objects to {output_dir}")
+    else:
+        sys.stdout.write(write_stream(result.objects, fmt))
 
 
-@app.command("fetch", help=FETCH_HELP + " (--help for flags)", context_settings=_PASSTHROUGH, add_help_option=False)
-def fetch_command(ctx: typer.Context) -> None:
-    parse_and_run("fetch", list(ctx.args))
+@command("fetch")
+@uses(source_flags)
+def fetch_command(source: SourceFlags) -> None:
+    """Fill the source cache (for a later --offline or air-gapped render) and write trainerctl.lock."""
+    from trainerctl.render.fetch import fetch
+
+    fetch(render_options(source), write=not source.no_lock)

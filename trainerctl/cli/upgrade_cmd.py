@@ -3,60 +3,61 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
-import typer
-
-from trainerctl.cli import app
-
-# The same flags, and the same way to get the target (a render or -f FILE), as install and diff:
-# upgrade-check answers "what would `install` with these flags do to my TrainJobs?".
-from trainerctl.cli.cluster_cmd import (
-    ContextOpt,
-    FileOpt,
-    ImageOpt,
-    KubeconfigOpt,
-    MirrorOpt,
-    NamespaceOpt,
-    OverlayOpt,
-    PlatformOpt,
-    RefOpt,
-    SourceOpt,
-    _connect,
-    _objects,
+from trainerctl.cli import command
+from trainerctl.cli.cluster_cmd import SUMMARY_FORMATS, check_output, errors_above_one, target
+from trainerctl.cli.flags import (
+    ClusterFlags,
+    Filename,
+    Namespace,
+    Output,
+    RenderFlags,
+    SourceFlags,
+    cluster_flags,
+    render_flags,
+    source_flags,
 )
-from trainerctl.errors import InputError, TrainerctlError
+from trainerctl.cli.typer_support import uses
+from trainerctl.errors import EXIT_FAILED, TrainerctlError
 
 
-@app.command("upgrade-check")
+# The same flags, and the same target (a render or -f FILE), as install and diff: upgrade-check
+# answers "what would `install` with these flags do to my TrainJobs?".
+@command("upgrade-check")
+@uses(cluster_flags, source_flags, render_flags)
 def upgrade_check(
-    kubeconfig: Optional[str] = KubeconfigOpt,
-    context: Optional[str] = ContextOpt,
-    namespace: str = NamespaceOpt,
-    filename: Optional[str] = FileOpt,
-    source: Optional[str] = SourceOpt,
-    ref: Optional[str] = RefOpt,
-    overlay: Optional[str] = OverlayOpt,
-    image: list[str] = ImageOpt,
-    platform: Optional[str] = PlatformOpt,
-    remote_mirror: list[str] = MirrorOpt,
-    output: str = typer.Option("text", "-o", "--output", help="text or json."),
+    cluster: ClusterFlags,
+    source: SourceFlags,
+    render: RenderFlags,
+    namespace: Namespace = None,
+    filename: Filename = None,
+    output: Output = None,
 ) -> None:
     """Compare the installed CRDs with the target render's CRDs: removed versions and fields,
     newly required fields, new validation rules, and the TrainJobs and runtimes affected.
 
-    Exit code 0 when nothing blocks the upgrade, 1 when something does.
+    Exit code 0 when nothing blocks the upgrade, 1 when something does, 2 or 3 on errors.
     """
-    if output not in ("text", "json"):
-        raise InputError(f"--output: expected text or json, got {output!r}")
     from trainerctl.upgrade import check_cluster
 
-    cluster = _connect(kubeconfig, context)
-    target, _source, owner = _objects(cluster, filename=filename, source=source, ref=ref, overlay=overlay,
-                                      images=image, platform=platform, mirrors=remote_mirror, namespace=namespace)
-    report = check_cluster(cluster, target, owner_label=owner)
-    sys.stdout.write(report.to_json() if output == "json" else report.to_text())
+    output = check_output(output, SUMMARY_FORMATS)
+
+    def check():
+        api = cluster.connect()
+        goal = target(api, filename, source, render, namespace)
+        return check_cluster(api, goal.objects, owner_label=goal.owner_label)
+
+    report = errors_above_one(check)
+    if output == "json":
+        sys.stdout.write(report.to_json())
+    elif output == "yaml":
+        import json
+
+        import yaml
+
+        sys.stdout.write(yaml.safe_dump(json.loads(report.to_json()), sort_keys=False))
+    else:
+        sys.stdout.write(report.to_text())
     if report.blocking:
-        # An error (not typer.Exit) so the exit code survives cli.main and stderr says why.
         raise TrainerctlError(f"upgrade blocked by {len(report.blocking_findings)} change(s) listed above; "
-                              "install refuses it unless --allow-breaking", exit_code=report.exit_code)
+                              "install refuses it unless --allow-breaking", exit_code=EXIT_FAILED)

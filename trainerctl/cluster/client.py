@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from trainerctl.errors import InputError, TrainerctlError
+from trainerctl.errors import EXIT_PREFLIGHT, InputError, TrainerctlError
 
 POOL_SIZE = 16  # >= the apply thread pool, so connections are reused rather than discarded
 
@@ -37,7 +37,9 @@ class ApiError(TrainerctlError):
 
 
 class Unreachable(TrainerctlError):
-    """The API server did not answer (preflight turns this into a PreflightError)."""
+    """The API server did not answer: exit 3 for every command, like a failed preflight."""
+
+    exit_code = EXIT_PREFLIGHT
 
 
 @dataclass
@@ -137,11 +139,44 @@ def _api_error(status: int, raw: bytes, method: str, path: str, context: str) ->
     return ApiError(status, reason, message, payload.get("details"), method, path)
 
 
+_credential_dirs: list[str] = []
+
+
+def _credential_dir() -> str:
+    """A private (0700) directory for the files the kubernetes client decodes credentials into;
+    removed at exit (cleanup_credentials; Ctrl-C and SIGTERM unwind to it too)."""
+    import atexit
+    import tempfile
+
+    if not _credential_dirs:
+        atexit.register(cleanup_credentials)
+        _credential_dirs.append(tempfile.mkdtemp(prefix="trainerctl-kubeconfig-"))
+    return _credential_dirs[0]
+
+
+def cleanup_credentials() -> None:
+    import shutil
+    import sys
+
+    while _credential_dirs:
+        shutil.rmtree(_credential_dirs.pop(), ignore_errors=True)
+    # The kubernetes client caches the file names by content; they are gone now.
+    cached = getattr(sys.modules.get("kubernetes.config.kube_config"), "_temp_files", None)
+    if isinstance(cached, dict):
+        cached.clear()
+
+
 def connect(kubeconfig: str | None = None, context: str | None = None) -> Cluster:
     """Load the kubeconfig (or the in-cluster config) into one ApiClient reused for the run."""
     import os
 
     path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+    if kubeconfig is not None and not kubeconfig.strip():
+        raise InputError("--kubeconfig '': expected a kubeconfig file")
+    if context is not None and not context.strip():
+        raise InputError("--context '': expected a context name")
+    if os.path.isdir(path):
+        raise InputError(f"kubeconfig {path}: is a directory, not a kubeconfig file")
     if os.path.exists(path) and not os.environ.get("TRAINERCTL_KUBERNETES_CLIENT"):
         from trainerctl.cluster import kubeconfig as light
 
@@ -168,14 +203,20 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Cluste
                 raise InputError(f"kubeconfig {path}: unknown context {context!r} (known: {', '.join(names) or 'none'})")
             if not context_name:
                 raise InputError(f"kubeconfig {path}: no current-context set; pass --context")
+            from trainerctl.cluster.kubeconfig import check_inline_data
+
+            check_inline_data(path, context_name)
             config.load_kube_config(config_file=path, context=context_name, client_configuration=cfg,
-                                    persist_config=False)
+                                    persist_config=False, temp_file_path=_credential_dir())
     except ConfigException as exc:
         raise InputError(f"kubeconfig {path}: {str(exc).splitlines()[0]}") from None
     except InputError:
         raise
     except Exception as exc:  # yaml errors, missing files named inside the kubeconfig, ...
         raise InputError(f"kubeconfig {path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+    from trainerctl.cluster.kubeconfig import check_server
+
+    check_server(cfg.host, f"kubeconfig {path}: context {context_name}")
     cfg.connection_pool_maxsize = POOL_SIZE
     return Cluster(client.ApiClient(cfg), context_name, cfg.host)
 

@@ -89,7 +89,9 @@ class Report:
     def summary_line(self) -> str:
         verb = "would be " if self.dry_run else ""
         parts = [f"{n} {verb}{a}" for a, n in self.counts().items()]
-        return f"{self.command}: " + (", ".join(parts) if parts else "nothing to do") + f" ({self.seconds:.1f}s)"
+        if not parts:  # a run that failed did not find "nothing to do"; it stopped first
+            parts = ["failed before any change"] if self.error else ["nothing to do"]
+        return f"{self.command}: " + ", ".join(parts) + f" ({self.seconds:.1f}s)"
 
     def text(self) -> str:
         lines = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
@@ -11,6 +12,15 @@ COMPONENTS = ("manifests", "runtimes", "imagestreams")
 PLATFORMS = ("openshift", "kubernetes")
 DEFAULT_NAMESPACE = "opendatahub"
 DEFAULT_OWNER_LABEL = ("platform.opendatahub.io/part-of", "trainer")
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def validate_namespace(namespace: str, where: str = "--namespace") -> str:
+    from trainerctl.errors import InputError
+
+    if not isinstance(namespace, str) or not _DNS1123_LABEL.match(namespace) or len(namespace) > 63:
+        raise InputError(f"{where} {namespace!r}: expected a DNS-1123 label (lower case, digits, '-', at most 63)")
+    return namespace
 
 
 @dataclass

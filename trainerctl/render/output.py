@@ -33,6 +33,32 @@ def file_name(obj: dict) -> str:
     return _UNSAFE.sub("-", "_".join(parts)) + ".yaml"
 
 
+def check_output_dir(directory: str | Path) -> list[str]:
+    """The files a previous run listed in `directory`; refuses a path that cannot be ours.
+
+    Called before rendering too, so a bad --output-dir fails before any work is done.
+    """
+    directory = Path(directory)
+    flag = f"--output-dir {directory}"
+    if str(directory).strip() == "":
+        raise InputError("--output-dir '': expected a directory")
+    for parent in (directory, *directory.parents):
+        if parent.exists() and not parent.is_dir():
+            raise InputError(f"{flag}: {parent} is a file, not a directory")
+        if parent.exists():
+            break
+    index = directory / "kustomization.yaml"
+    try:
+        if not (directory.exists() and any(directory.iterdir())):
+            return []
+        text = index.read_text(encoding="utf-8") if index.is_file() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{flag}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    if not text.startswith(_MARKER):
+        raise InputError(f"{flag}: not empty and not written by trainerctl render")
+    return [ln[2:].strip() for ln in text.splitlines() if ln.startswith("- ")]
+
+
 def write_dir(objects: list[dict], directory: str | Path) -> list[Path]:
     """One file per object plus a kustomization.yaml listing them in apply order.
 
@@ -43,14 +69,7 @@ def write_dir(objects: list[dict], directory: str | Path) -> list[Path]:
     from trainerctl.kustomize.yamlio import dump_all
 
     directory = Path(directory)
-    index = directory / "kustomization.yaml"
-    previous: list[str] = []
-    if directory.exists() and any(directory.iterdir()):
-        text = index.read_text(encoding="utf-8") if index.is_file() else ""
-        if not text.startswith(_MARKER):
-            raise InputError(f"--output-dir {directory}: not empty and not written by trainerctl render")
-        previous = [ln[2:].strip() for ln in text.splitlines() if ln.startswith("- ")]
-    directory.mkdir(parents=True, exist_ok=True)
+    previous = check_output_dir(directory)
     names: list[str] = []
     for obj in objects:
         name = file_name(obj)
@@ -58,13 +77,18 @@ def write_dir(objects: list[dict], directory: str | Path) -> list[Path]:
             group = str(obj.get("apiVersion", "")).rpartition("/")[0] or "core"
             name = name[:-5] + "_" + _UNSAFE.sub("-", group) + ".yaml"
         names.append(name)
-        (directory / name).write_text(dump_all([obj]), encoding="utf-8")
-    for stale in set(previous) - set(names):
-        if "/" not in stale and stale.endswith(".yaml"):
-            (directory / stale).unlink(missing_ok=True)
-    index.write_text(
-        _MARKER + "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
-        + "".join(f"- {n}\n" for n in names),
-        encoding="utf-8",
-    )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for obj, name in zip(objects, names):
+            (directory / name).write_text(dump_all([obj]), encoding="utf-8")
+        for stale in set(previous) - set(names):
+            if "/" not in stale and stale.endswith(".yaml"):
+                (directory / stale).unlink(missing_ok=True)
+        (directory / "kustomization.yaml").write_text(
+            _MARKER + "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+            + "".join(f"- {n}\n" for n in names),
+            encoding="utf-8",
+        )
+    except OSError as exc:
+        raise InputError(f"--output-dir {directory}: cannot write: {exc.strerror}") from None
     return [directory / n for n in names]

@@ -51,7 +51,10 @@ def _template() -> dict:
 def sort_options(directory: Path) -> dict | None:
     """The set's own sortOptions, which the wrapping overlay must repeat to keep its order."""
     path = _kustomization_file(directory)
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER) if path else None
+    try:
+        data = yaml.load(path.read_bytes().decode("utf-8"), Loader=_LOADER) if path else None
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # the kustomize build that follows reports it, naming the file and field
     return data.get("sortOptions") if isinstance(data, dict) else None
 
 

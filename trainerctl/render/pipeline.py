@@ -16,8 +16,9 @@ import yaml
 
 from trainerctl import ui
 from trainerctl.errors import InputError, TrainerctlError
-from trainerctl.images import ImageOverrides, check_registry, kustomize_image_entry, resolve_overrides
-from trainerctl.params_env import apply_overrides
+from trainerctl.images import (ImageOverrides, check_registry, kustomize_image_entry, resolve_overrides,
+                               validate_registry)
+from trainerctl.params_env import apply_overrides, check_images
 from trainerctl.render.assets import asset_dir
 from trainerctl.render.options import (
     COMPONENTS,
@@ -25,6 +26,7 @@ from trainerctl.render.options import (
     RenderOptions,
     RenderResult,
     SourceInfo,
+    validate_namespace,
 )
 from trainerctl.render.overlay import choose_overlay, sort_options, wrapper_kustomization, write_kustomization
 from trainerctl.source import (
@@ -39,7 +41,6 @@ from trainerctl.source import (
     walk_tree,
 )
 
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 _LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # Our sets ship their images as generated ConfigMaps (the replacements' source); those are
@@ -49,9 +50,10 @@ _DROP_CONFIGMAPS_FROM = ("runtimes", "imagestreams")
 
 def validate_owner_label(label: tuple[str, str]) -> tuple[str, str]:
     key, value = label
-    prefix, _, name = key.rpartition("/")
+    prefix, slash, name = key.rpartition("/")
     if (
-        not name or len(name) > 63 or not _LABEL_NAME.match(name)
+        (slash and not prefix)
+        or not name or len(name) > 63 or not _LABEL_NAME.match(name)
         or (prefix and (len(prefix) > 253 or not _LABEL_PREFIX.match(prefix)))
     ):
         raise InputError(f"--owner-label {key}={value}: {key!r} is not a valid label key")
@@ -60,24 +62,31 @@ def validate_owner_label(label: tuple[str, str]) -> tuple[str, str]:
     return key, value
 
 
-def _check_options(options: RenderOptions) -> tuple[str, set[str]]:
-    if not _DNS1123_LABEL.match(options.namespace or "") or len(options.namespace) > 63:
-        raise InputError(f"--namespace {options.namespace!r}: expected a DNS-1123 label (lower case, digits, '-')")
-    platform = options.platform or "kubernetes"
-    if platform not in PLATFORMS:
-        raise InputError(f"--platform {platform!r}: expected one of {', '.join(PLATFORMS)}")
+def check_options(options: RenderOptions) -> None:
+    """Refuse bad values before anything is fetched or a cluster is contacted."""
+    validate_namespace(options.namespace)
+    if options.platform is not None and options.platform not in PLATFORMS:
+        raise InputError(f"--platform {options.platform!r}: expected one of {', '.join(PLATFORMS)}")
     validate_owner_label(tuple(options.owner_label))
-    if options.components is None:
-        components = {"manifests", "runtimes"} | ({"imagestreams"} if platform == "openshift" else set())
-    else:
-        components = set(options.components)
-        unknown = sorted(components - set(COMPONENTS))
-        if unknown or not components:
+    if options.components is not None:
+        unknown = sorted(set(options.components) - set(COMPONENTS))
+        if unknown or not options.components:
             raise InputError(f"--component {','.join(unknown) or '(none)'}: expected some of {', '.join(COMPONENTS)}")
-        if "imagestreams" in components and platform != "openshift":
-            raise InputError("--component imagestreams: ImageStreams need --platform openshift")
+    if options.require_registry is not None:
+        validate_registry(options.require_registry)
     if options.source_path and (options.source_url or options.ref):
         raise InputError("--source PATH (a local checkout) cannot be combined with a git URL or --ref")
+    resolve_overrides(options.images, options.environment())
+
+
+def _components(options: RenderOptions) -> tuple[str, set[str]]:
+    check_options(options)
+    platform = options.platform or "kubernetes"
+    if options.components is None:
+        return platform, {"manifests", "runtimes"} | ({"imagestreams"} if platform == "openshift" else set())
+    components = set(options.components)
+    if "imagestreams" in components and platform != "openshift":
+        raise InputError("--component imagestreams: ImageStreams need --platform openshift")
     return platform, components
 
 
@@ -92,11 +101,17 @@ def git_source(options: RenderOptions) -> tuple[str, str]:
 
 
 def _resolve(options: RenderOptions) -> SourceTree:
-    if options.source_path:
-        return local_source(Path(options.source_path))
-    url, ref = git_source(options)
     lock = None
     lock_path = Path(options.lock_file or DEFAULT_LOCK_FILE)
+    if options.source_path:
+        lock = read_lock(lock_path) if options.use_lock else None
+        if lock is not None:  # a lock is a promise about the source; a checkout cannot keep it
+            raise InputError(
+                f"{lock_path} pins {lock.url} {lock.ref}, but --source {options.source_path} is a local checkout "
+                f"that the lock cannot verify: render the locked source, or pass --no-lock"
+            )
+        return local_source(Path(options.source_path))
+    url, ref = git_source(options)
     if options.use_lock:
         lock = read_lock(lock_path)
         if lock is not None and not lock.applies_to(url, ref):
@@ -133,6 +148,7 @@ def _apply_params(work: Path, overrides: ImageOverrides) -> None:
     applied: set[str] = set()
     for params_file in sorted(work.rglob("params.env")):
         applied |= apply_overrides(params_file, overrides.params)
+        check_images(params_file)
     missing = sorted(set(overrides.explicit_params) - applied)
     if missing:
         raise InputError(
@@ -204,11 +220,32 @@ def _apply_manager(objects: list[dict], options: RenderOptions) -> list[dict]:
     return patched
 
 
+def _in_user_terms(exc: TrainerctlError, work: Path, source: SourceTree) -> TrainerctlError:
+    """The same error, naming the files the user gave instead of the render's work copy.
+
+    The work dir holds upstream/manifests (a copy of the source), runtimes/ and imagestreams/
+    (copies of ours) and trainerctl/<set>/ (our wrapper overlays, which reach the others
+    through ../../).
+    """
+    places = {"upstream/manifests": str(source.manifests),
+              "runtimes": str(asset_dir("runtimes")), "imagestreams": str(asset_dir("imagestreams"))}
+    prefix = re.escape(str(work)) + r"(?:/trainerctl/[a-z]+/\.\./\.\.)?/"
+
+    def swap(match: re.Match) -> str:
+        rest = match.group(1)
+        return places[rest] if rest in places else "trainerctl's overlay for " + rest.rsplit("/", 1)[-1]
+
+    message = re.sub(prefix + r"(upstream/manifests|runtimes|imagestreams|trainerctl/[a-z]+)", swap, str(exc))
+    message = message.replace(str(work), "(render work copy)")  # never show a temp path
+    exc.args = (message,)
+    return exc
+
+
 def render(options: RenderOptions | None = None) -> RenderResult:
     from trainerctl.kustomize import build
 
     options = options or RenderOptions()
-    platform, components = _check_options(options)
+    platform, components = _components(options)
     owner_label = tuple(options.owner_label)
     # Image settings are checked before anything is fetched, so a typo fails fast.
     overrides = resolve_overrides(options.images, options.environment())
@@ -216,34 +253,38 @@ def render(options: RenderOptions | None = None) -> RenderResult:
     rendered: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory(prefix="trainerctl-render-") as tmp:
         work = Path(tmp)
-        manifests = work / "upstream" / "manifests"
-        digest = check_tree(source, copy_to=manifests)
-        overlay = choose_overlay(manifests, options.overlay)
-        sets: dict[str, tuple[str, Path]] = {}
-        if "manifests" in components:
-            sets["manifests"] = (f"../../upstream/manifests/{overlay}", manifests / overlay)
-        for name in ("runtimes", "imagestreams"):
-            if name in components:
-                shutil.copytree(asset_dir(name), work / name)
-                sets[name] = (f"../../{name}", work / name)
-        _apply_params(work, overrides)
-        for name, (resource, directory) in sets.items():
-            images = None
-            if name == "manifests" and overrides.images:
-                images = [kustomize_image_entry(n, ref) for n, ref in sorted(overrides.images.items())]
-            wrapper = wrapper_kustomization(
-                resource,
-                owner_label=owner_label,
-                namespace=None if name == "runtimes" else options.namespace,
-                sort=sort_options(directory),
-                images=images,
-            )
-            objects = build(str(write_kustomization(work / "trainerctl" / name, wrapper)),
-                            remote_mirrors=list(options.remote_mirrors))
-            if name in _DROP_CONFIGMAPS_FROM:
-                objects = [o for o in objects if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]
-            rendered[name] = objects
-        trainer_version = _trainer_version(manifests, source.ref)
+        try:
+            manifests = work / "upstream" / "manifests"
+            digest = check_tree(source, copy_to=manifests)
+            overlay = choose_overlay(manifests, options.overlay)
+            sets: dict[str, tuple[str, Path]] = {}
+            if "manifests" in components:
+                sets["manifests"] = (f"../../upstream/manifests/{overlay}", manifests / overlay)
+            for name in ("runtimes", "imagestreams"):
+                if name in components:
+                    shutil.copytree(asset_dir(name), work / name)
+                    sets[name] = (f"../../{name}", work / name)
+            _apply_params(work, overrides)
+            for name, (resource, directory) in sets.items():
+                images = None
+                if name == "manifests" and overrides.images:
+                    images = [kustomize_image_entry(n, ref) for n, ref in sorted(overrides.images.items())]
+                wrapper = wrapper_kustomization(
+                    resource,
+                    owner_label=owner_label,
+                    namespace=None if name == "runtimes" else options.namespace,
+                    sort=sort_options(directory),
+                    images=images,
+                )
+                objects = build(str(write_kustomization(work / "trainerctl" / name, wrapper)),
+                                remote_mirrors=list(options.remote_mirrors))
+                if name in _DROP_CONFIGMAPS_FROM:
+                    objects = [o for o in objects
+                               if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]
+                rendered[name] = objects
+            trainer_version = _trainer_version(manifests, source.ref)
+        except TrainerctlError as exc:
+            raise _in_user_terms(exc, work, source) from None
     if "manifests" in rendered:  # before merging, so components["manifests"] has the patches too
         rendered["manifests"] = _apply_manager(rendered["manifests"], options)
     if "manifests" in rendered:

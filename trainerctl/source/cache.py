@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainerctl.errors import TrainerctlError
+from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.source import gitops
 from trainerctl.source.gitops import FetchError
 from trainerctl.source.lock import Lock
@@ -69,9 +69,23 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
+def check_cache_dir(root: Path, given: bool) -> Path:
+    """The cache directory, or one line saying why it cannot be one (before any work)."""
+    where = f"--cache-dir {root}" if given else (
+        f"TRAINERCTL_CACHE_DIR {root}" if os.environ.get("TRAINERCTL_CACHE_DIR") else f"cache directory {root}")
+    if not str(root).strip():
+        raise InputError(f"{where}: expected a directory")
+    for path in (root, *root.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise InputError(f"{where}: {path} is a file, not a directory")
+            break
+    return root
+
+
 class SourceCache:
     def __init__(self, root: Path | None = None):
-        self.root = Path(root) if root else default_cache_dir()
+        self.root = check_cache_dir(Path(root) if root else default_cache_dir(), given=bool(root))
 
     def repo_dir(self, url: str) -> Path:
         return self.root / "repos" / f"{_repo_key(url)}.git"
@@ -180,6 +194,8 @@ def resolve_source(
             )
         try:
             commit = cache.fetch(url, ref, expected)
+        except OSError as exc:  # the cache itself: read-only, full, ...
+            raise TrainerctlError(f"cache {cache.root}: {exc.strerror}: {exc.filename or ''}".rstrip(": ")) from None
         except FetchError as exc:
             raise FetchError(
                 f"{exc}; no cached copy of {ref} in {cache.root}: run `trainerctl fetch` where "

@@ -31,13 +31,18 @@ class Lock:
 def read_lock(path: Path) -> Lock | None:
     """The lock at path, None when there is none; a malformed lock is an input error."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"lock file {path}: not UTF-8 text (byte {exc.start}); expected YAML "
+                         "as `trainerctl fetch` writes it") from None
+    except OSError as exc:
+        raise InputError(f"lock file {path}: cannot read: {exc.strerror}") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML: {exc}") from None
+        raise InputError(f"lock file {path}: not valid YAML: {' '.join(str(exc).split())}") from None
     source = data.get("source") if isinstance(data, dict) else None
     if not isinstance(source, dict):
         raise InputError(f"{path}: expected a mapping with a 'source' mapping")
@@ -63,5 +68,8 @@ def write_lock(path: Path, lock: Lock) -> None:
         sort_keys=False,
     )
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(_HEADER + body, encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(_HEADER + body, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise InputError(f"lock file {path}: cannot write: {exc.strerror}") from None

@@ -37,7 +37,12 @@ def walk_tree(root: Path, copy_to: Path | None = None) -> str:
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     digest = hashlib.sha256()
-    _walk(root, "", digest, copy_to)
+    try:
+        _walk(root, "", digest, copy_to)
+    except OSError as exc:  # an unreadable file in the source, or no room for the work copy
+        where = exc.filename if exc.filename and not (copy_to and str(exc.filename).startswith(str(copy_to))) \
+            else root
+        raise InputError(f"{where}: {exc.strerror}") from None
     return DIGEST_PREFIX + digest.hexdigest()
 
 

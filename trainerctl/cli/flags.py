@@ -1,0 +1,211 @@
+"""Every flag of the command line, defined once, and the groups commands share.
+
+A command takes a flag by annotating a parameter with one of these types, or a whole group with
+`typer_support.uses(<group>_flags)`. Help text: a sentence, defaults in parentheses; every value
+flag names its value (METAVAR), so help never shows Python types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated, Optional
+
+import typer
+
+# Panels keep long help pages readable: what to render, where the cluster is, how to run.
+RENDER_PANEL = "Render"
+CLUSTER_PANEL = "Cluster"
+
+
+def _choices(*values: str):
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values if v.startswith(incomplete)]
+
+    return complete
+
+
+def _contexts(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Context names from the kubeconfig being used, for shell completion."""
+    import os
+
+    import yaml
+
+    path = ctx.params.get("kubeconfig") or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] \
+        or os.path.expanduser("~/.kube/config")
+    try:
+        with open(path, "rb") as fh:
+            doc = yaml.safe_load(fh)
+        names = [c.get("name") for c in doc.get("contexts") or [] if isinstance(c, dict)]
+    except Exception:  # completion must never fail loudly
+        return []
+    return [n for n in names if isinstance(n, str) and n.startswith(incomplete)]
+
+
+# --- what to render -------------------------------------------------------------------------
+Config = Annotated[Optional[str], typer.Option(
+    "--config", metavar="FILE", rich_help_panel=RENDER_PANEL,
+    help="Settings file (default: ./trainerctl.yaml when present).")]
+Source = Annotated[Optional[str], typer.Option(
+    "--source", metavar="URL|PATH", rich_help_panel=RENDER_PANEL,
+    help="Git URL (https://, ssh://, file://, user@host:path) or a local checkout "
+         "(default: the pinned opendatahub-io/trainer).")]
+Ref = Annotated[Optional[str], typer.Option(
+    "--ref", metavar="REF", rich_help_panel=RENDER_PANEL,
+    help="Tag, branch or commit of a git source (default source: its pinned tag).")]
+CacheDir = Annotated[Optional[str], typer.Option(
+    "--cache-dir", metavar="DIR", rich_help_panel=RENDER_PANEL,
+    help="Source cache (default: $TRAINERCTL_CACHE_DIR, else $XDG_CACHE_HOME/trainerctl).")]
+Lock = Annotated[Optional[str], typer.Option(
+    "--lock", metavar="FILE", rich_help_panel=RENDER_PANEL, help="Lock file (default: ./trainerctl.lock).")]
+NoLock = Annotated[bool, typer.Option(
+    "--no-lock", rich_help_panel=RENDER_PANEL,
+    help="Leave the lock file alone: render does not check against it, fetch does not write it.")]
+Overlay = Annotated[Optional[str], typer.Option(
+    "--overlay", metavar="DIR", rich_help_panel=RENDER_PANEL,
+    help="Upstream overlay under manifests/ (default: rhoai, else overlays/manager).")]
+Platform = Annotated[Optional[str], typer.Option(
+    "--platform", metavar="PLATFORM", rich_help_panel=RENDER_PANEL,
+    autocompletion=_choices("kubernetes", "openshift"),
+    help="kubernetes or openshift (render default: kubernetes; install: detected). openshift adds ImageStreams.")]
+Image = Annotated[list[str], typer.Option(
+    "--image", metavar="KEY=REF", rich_help_panel=RENDER_PANEL,
+    help="Image override: a RELATED_IMAGE_* variable, a params.env key or an image name (repeatable).")]
+RemoteMirror = Annotated[list[str], typer.Option(
+    "--remote-mirror", metavar="PREFIX=REPLACEMENT", rich_help_panel=RENDER_PANEL,
+    help="Fetch remote kustomize resources under PREFIX from REPLACEMENT instead (repeatable).")]
+RequireRegistry = Annotated[Optional[str], typer.Option(
+    "--require-registry", metavar="HOST[:PORT][/PATH]", rich_help_panel=RENDER_PANEL,
+    help="Fail unless every image is under this registry.")]
+Offline = Annotated[bool, typer.Option(
+    "--offline", rich_help_panel=RENDER_PANEL, help="Never contact the git remote; use the cache.")]
+Refresh = Annotated[bool, typer.Option(
+    "--refresh", rich_help_panel=RENDER_PANEL, help="Ask the git remote again even when the ref is cached.")]
+SetValues = Annotated[list[str], typer.Option(
+    "--set", metavar="manager.KEY=VALUE", rich_help_panel=RENDER_PANEL,
+    help="Controller option, value in YAML (repeatable): replicas, podDisruptionBudget.*, "
+         "topologySpreadConstraints, priorityClassName, affinity, nodeSelector, tolerations, resources.")]
+Ha = Annotated[bool, typer.Option(
+    "--ha", rich_help_panel=RENDER_PANEL,
+    help="Highly available controller: 2 replicas, a PodDisruptionBudget (minAvailable 1), soft anti-affinity.")]
+Component = Annotated[list[str], typer.Option(
+    "-c", "--component", metavar="SET", rich_help_panel=RENDER_PANEL,
+    autocompletion=_choices("manifests", "runtimes", "imagestreams"),
+    help="Only these sets: manifests, runtimes, imagestreams (repeatable).")]
+OwnerLabel = Annotated[Optional[str], typer.Option(
+    "--owner-label", metavar="KEY=VALUE", rich_help_panel=RENDER_PANEL,
+    help="Ownership label (default: platform.opendatahub.io/part-of=trainer).")]
+Namespace = Annotated[Optional[str], typer.Option(
+    "-n", "--namespace", metavar="NAME",
+    help="Install namespace (default: trainerctl.yaml's, else opendatahub).")]
+Filename = Annotated[Optional[str], typer.Option(
+    "-f", "--filename", metavar="FILE",
+    help="Use these rendered objects (a YAML stream, - for stdin) instead of rendering.")]
+
+# --- the cluster ----------------------------------------------------------------------------
+Kubeconfig = Annotated[Optional[str], typer.Option(
+    "--kubeconfig", metavar="FILE", rich_help_panel=CLUSTER_PANEL,
+    help="Kubeconfig file (default: $KUBECONFIG, else ~/.kube/config).")]
+Context = Annotated[Optional[str], typer.Option(
+    "--context", metavar="NAME", rich_help_panel=CLUSTER_PANEL, autocompletion=_contexts,
+    help="Kubeconfig context (default: the current one).")]
+FieldManager = Annotated[str, typer.Option(
+    "--field-manager", metavar="NAME", rich_help_panel=CLUSTER_PANEL, help="Server-side apply field manager.")]
+Timeout = Annotated[float, typer.Option(
+    "--timeout", metavar="SECONDS", rich_help_panel=CLUSTER_PANEL, help="How long each wait may take.")]
+DryRun = Annotated[bool, typer.Option(
+    "--dry-run", rich_help_panel=CLUSTER_PANEL, help="Change nothing; say what would be done.")]
+Wait = Annotated[bool, typer.Option(
+    "--wait/--no-wait", rich_help_panel=CLUSTER_PANEL, help="Wait until the controller and its webhooks are ready.")]
+ForceConflicts = Annotated[bool, typer.Option(
+    "--force-conflicts", rich_help_panel=CLUSTER_PANEL, help="Take ownership of conflicting fields.")]
+NoPrune = Annotated[bool, typer.Option(
+    "--no-prune", rich_help_panel=CLUSTER_PANEL, help="Keep objects the previous install had and this one has not.")]
+NoRecreate = Annotated[bool, typer.Option(
+    "--no-recreate", rich_help_panel=CLUSTER_PANEL, help="Fail instead of recreating on immutable-field changes.")]
+SkipPreflight = Annotated[bool, typer.Option(
+    "--skip-preflight", rich_help_panel=CLUSTER_PANEL, help="Skip the preflight checks.")]
+AllowBreaking = Annotated[bool, typer.Option(
+    "--allow-breaking", rich_help_panel=CLUSTER_PANEL,
+    help="Apply even if upgrade-check finds a blocking CRD change.")]
+DeleteCrds = Annotated[bool, typer.Option(
+    "--delete-crds", rich_help_panel=CLUSTER_PANEL, help="Also delete the CRDs, and with them every TrainJob.")]
+Yes = Annotated[bool, typer.Option(
+    "--yes", rich_help_panel=CLUSTER_PANEL, help="Do not ask before deleting CRDs.")]
+
+# --- output ---------------------------------------------------------------------------------
+Output = Annotated[Optional[str], typer.Option(
+    "-o", "--output", metavar="FORMAT", autocompletion=_choices("text", "yaml", "json"),
+    help="Output format: yaml or json (render's default: yaml; other commands: text).")]
+
+OutputDir = Annotated[Optional[str], typer.Option(
+    "--output-dir", metavar="DIR", help="Write one file per object (plus kustomization.yaml) here instead.")]
+UpdateLock = Annotated[bool, typer.Option(
+    "--update-lock", rich_help_panel=RENDER_PANEL, help="Write the rendered source to the lock file.")]
+
+DEFAULT_FIELD_MANAGER = "trainerctl"
+DEFAULT_TIMEOUT = 300.0
+
+
+# --- groups ---------------------------------------------------------------------------------
+@dataclass
+class SourceFlags:
+    """Where the upstream manifests come from (render, fetch, install, diff, upgrade-check)."""
+
+    config: str | None = None
+    source: str | None = None
+    ref: str | None = None
+    cache_dir: str | None = None
+    lock: str | None = None
+    no_lock: bool = False
+
+
+def source_flags(config: Config = None, source: Source = None, ref: Ref = None, cache_dir: CacheDir = None,
+                 lock: Lock = None, no_lock: NoLock = False) -> SourceFlags:
+    return SourceFlags(config, source, ref, cache_dir, lock, no_lock)
+
+
+@dataclass
+class RenderFlags:
+    """How the objects are rendered from the source (render, install, diff, upgrade-check)."""
+
+    overlay: str | None = None
+    platform: str | None = None
+    image: list[str] | None = None
+    remote_mirror: list[str] | None = None
+    require_registry: str | None = None
+    offline: bool = False
+    refresh: bool = False
+    set_values: list[str] | None = None
+    ha: bool = False
+
+    def given(self) -> list[str]:
+        """The flags set on the command line, by name (for refusing them with -f FILE)."""
+        names = {"overlay": "--overlay", "platform": "--platform", "image": "--image",
+                 "remote_mirror": "--remote-mirror", "require_registry": "--require-registry",
+                 "offline": "--offline", "refresh": "--refresh", "set_values": "--set", "ha": "--ha"}
+        return [flag for attr, flag in names.items() if getattr(self, attr)]
+
+
+def render_flags(overlay: Overlay = None, platform: Platform = None, image: Image = [],  # noqa: B006 (typer)
+                 remote_mirror: RemoteMirror = [], require_registry: RequireRegistry = None,  # noqa: B006
+                 offline: Offline = False, refresh: Refresh = False, set_values: SetValues = [],  # noqa: B006
+                 ha: Ha = False) -> RenderFlags:
+    return RenderFlags(overlay, platform, list(image), list(remote_mirror), require_registry, offline, refresh,
+                       list(set_values), ha)
+
+
+@dataclass
+class ClusterFlags:
+    """Which cluster: kubeconfig and context (every command that talks to a cluster)."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+
+    def connect(self):
+        from trainerctl.cluster.client import connect
+
+        return connect(self.kubeconfig, self.context)
+
+
+def cluster_flags(kubeconfig: Kubeconfig = None, context: Context = None) -> ClusterFlags:
+    return ClusterFlags(kubeconfig, context)
