@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -168,7 +169,7 @@ def e2e_cache_key() -> str:
     digest = hashlib.sha256(E2E_RECIPE.encode())
     for rel in ("go.mod", "go.sum"):
         digest.update((GOMOD_DIR / rel).read_bytes())
-    for part in _module_builds():
+    for part in (*_module_builds(), KWOK_STAGES):
         digest.update(repr(part).encode())
     return f"e2e-{KUBERNETES_VERSION}_{digest.hexdigest()[:10]}"
 
@@ -179,8 +180,6 @@ def e2e_bin_dir() -> Path:
 
 def _download(go: str, env: dict[str, str], module: str, version: str) -> Path:
     """The module's source in the module cache (fetched from the proxy if needed)."""
-    import json
-
     proc = subprocess.run([go, "mod", "download", "-json", f"{module}@{version}"], env=env, capture_output=True,
                           text=True)
     if proc.returncode != 0:
