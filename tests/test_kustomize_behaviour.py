@@ -461,3 +461,17 @@ def test_strategic_merge_list_order(tmp_path):
     assert [v["name"] for v in spec["volumes"]] == ["conf"]
     assert "serviceAccountName" not in spec
     assert dep["metadata"]["finalizers"] == ["f1"]
+
+
+def test_custom_schema_does_not_outlive_its_build(tmp_path):
+    """kustomize keeps the `openapi` schema in process-wide state; trainerctl's lasts one build."""
+    from tests.kustomize_cases import openapi as cases
+
+    custom = tmp_path / "custom"
+    cases.CASES["scope_from_schema_paths"].write(custom)
+    gadget = next(o for o in build(str(custom)) if o["kind"] == "Gadget")
+    assert "namespace" not in gadget["metadata"]  # cluster-scoped by the schema's paths
+    plain = write_tree(tmp_path / "plain", {"kustomization.yaml": "namespace: prod\nresources: [g.yaml]\n",
+                                            "g.yaml": cases.GADGET})
+    (gadget,) = build(str(plain))
+    assert gadget["metadata"]["namespace"] == "prod"

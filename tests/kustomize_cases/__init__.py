@@ -106,10 +106,11 @@ metadata: {name: sa}
 
 
 def modules():
-    from tests.kustomize_cases import builds, plugins, refuses, silent, strict
+    from tests.kustomize_cases import (builds, embedded, openapi, plugins, refuses, silent,
+                                       strict)
 
     return {"silent": silent, "builds": builds, "plugins": plugins, "refuses": refuses,
-            "strict": strict}
+            "strict": strict, "openapi": openapi, "embedded": embedded}
 
 
 def all_cases() -> dict[str, Case]:

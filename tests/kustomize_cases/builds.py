@@ -75,10 +75,10 @@ CASES = {
     }),
     "openapi_builtin_version": same({K: "resources: [cm.yaml]\nopenapi: {version: v1.21.2}\n",
                                      "cm.yaml": CM}),
-    "openapi_custom_schema_refused_by_name": ours_refuse({
+    "openapi_custom_schema_unused": same({
         K: "resources: [cm.yaml]\nopenapi: {path: schema.json}\n", "cm.yaml": CM,
         "schema.json": '{"definitions": {}}',
-    }, "openapi.path"),
+    }),
     "configurations_name_prefix_for_kind": same({
         K: "resources: [r.yaml]\nnamePrefix: p-\nconfigurations: [c.yaml]\n",
         "c.yaml": "namePrefix:\n- {path: metadata/name, kind: Foo}\n",

@@ -1,7 +1,7 @@
 """Outputs that once differed from kubectl with exit 0 (the worst class): each must now be
 byte-identical."""
 
-from tests.kustomize_cases import CM, DEPLOY, SA, SVC, same
+from tests.kustomize_cases import CM, DEPLOY, SA, SVC, ours_refuse, same
 
 K = "kustomization.yaml"
 LONG = "x" * 200
@@ -377,4 +377,35 @@ CASES = {
               metadata: {name: b}
             """,
     }),
+    # kustomize merges with kyaml, whose only directive is `$patch`: the apimachinery ones are
+    # ordinary fields, and a list that does not merge is the patch's, `$patch` keys and all.
+    "smp_directives_kyaml_does_not_know": same({
+        K: "resources: [deploy.yaml]\npatches:\n- path: p.yaml\n", "deploy.yaml": DEPLOY,
+        "p.yaml": """
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata:
+              name: app
+              finalizers: [q]
+              $deleteFromPrimitiveList/finalizers: [y]
+            spec:
+              strategy:
+                $retainKeys: [type]
+                type: Recreate
+              template:
+                spec:
+                  $setElementOrder/volumes: [{name: cert}, {name: conf}]
+                  volumes: [{name: conf, configMap: {name: other}}]
+                  containers:
+                  - name: main
+                    args: [{$patch: delete, name: x}, b]
+                    env: [{$patch: replace}, {name: ONLY, value: "1"}]
+                    volumeMounts: [{$patch: delete}]
+            """,
+    }),
+    "smp_new_list_with_directive_element": ours_refuse({
+        K: "resources: [deploy.yaml]\npatches:\n- path: p.yaml\n", "deploy.yaml": DEPLOY,
+        "p.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n"
+                  "  template:\n    spec:\n      initContainers: [{$patch: replace}, {name: i}]\n",
+    }, "$patch"),
 }

@@ -66,12 +66,13 @@ def _deep(fn, *args):
 
 
 def _build_resources(path: str, remote_mirrors, timeout):
-    from trainerctl.kustomize import remote, sort
+    from trainerctl.kustomize import openapi, remote, sort
     from trainerctl.kustomize.loader import Loader
     from trainerctl.kustomize.resource import annotation_text
     from trainerctl.kustomize.target import Builder
     from trainerctl.kustomize.transformers import hashes, nameref, refvar
 
+    openapi.begin()
     fetcher = remote.Fetcher(mirrors=remote.parse_mirrors(list(remote_mirrors)))
     if timeout:
         fetcher.timeout = timeout

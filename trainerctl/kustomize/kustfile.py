@@ -49,28 +49,7 @@ def parse(text: str, source: str) -> dict:
             raise KustomizeError(f"{source}: field `buildMetadata` takes {', '.join(BUILD_METADATA)};"
                                  f" got {opt!r}")
     _check_sort_options(k.get("sortOptions"), source)
-    _check_openapi(k.get("openapi"), source)
     return k
-
-
-# The Kubernetes OpenAPI data built into kustomize v5.8.1 (kyaml's kubernetesapi).
-OPENAPI_VERSION = "v1.21.2"
-
-
-def _check_openapi(openapi: dict | None, source: str) -> None:
-    if not openapi:
-        return
-    if openapi.get("path") and openapi.get("version"):
-        raise KustomizeError(f"{source}: field `openapi`: builtin version and custom schema "
-                             f"provided, cannot use both")
-    if openapi.get("path"):
-        raise KustomizeError(f"{source}: field `openapi.path` (a custom OpenAPI schema) is not "
-                             f"supported by trainerctl: it would change strategic merge and "
-                             f"namespace rules for every kind in the build")
-    version = openapi.get("version")
-    if version and version != OPENAPI_VERSION:
-        raise KustomizeError(f"{source}: field `openapi.version`: {version!r} is not built in "
-                             f"(kustomize v5.8.1 has {OPENAPI_VERSION})")
 
 
 def _fix(k: dict) -> None:

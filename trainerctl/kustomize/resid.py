@@ -4,49 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# (apiVersion, kind) pairs kustomize knows to be cluster-scoped: its built-in OpenAPI data
-# (Kubernetes 1.21, kyaml's precomputed table). Anything else, newer built-in kinds and every
-# custom resource included, counts as namespaced there, and so here.
-CLUSTER_SCOPED = frozenset(tuple(line.split()) for line in """
-admissionregistration.k8s.io/v1 MutatingWebhookConfiguration
-admissionregistration.k8s.io/v1 ValidatingWebhookConfiguration
-admissionregistration.k8s.io/v1beta1 MutatingWebhookConfiguration
-admissionregistration.k8s.io/v1beta1 ValidatingWebhookConfiguration
-apiextensions.k8s.io/v1 CustomResourceDefinition
-apiextensions.k8s.io/v1beta1 CustomResourceDefinition
-apiregistration.k8s.io/v1 APIService
-apiregistration.k8s.io/v1beta1 APIService
-certificates.k8s.io/v1 CertificateSigningRequest
-certificates.k8s.io/v1beta1 CertificateSigningRequest
-flowcontrol.apiserver.k8s.io/v1beta1 FlowSchema
-flowcontrol.apiserver.k8s.io/v1beta1 PriorityLevelConfiguration
-networking.k8s.io/v1 IngressClass
-networking.k8s.io/v1beta1 IngressClass
-node.k8s.io/v1 RuntimeClass
-node.k8s.io/v1beta1 RuntimeClass
-policy/v1beta1 PodSecurityPolicy
-rbac.authorization.k8s.io/v1 ClusterRole
-rbac.authorization.k8s.io/v1 ClusterRoleBinding
-rbac.authorization.k8s.io/v1beta1 ClusterRole
-rbac.authorization.k8s.io/v1beta1 ClusterRoleBinding
-scheduling.k8s.io/v1 PriorityClass
-scheduling.k8s.io/v1beta1 PriorityClass
-storage.k8s.io/v1 CSIDriver
-storage.k8s.io/v1 CSINode
-storage.k8s.io/v1 StorageClass
-storage.k8s.io/v1 VolumeAttachment
-storage.k8s.io/v1beta1 CSIDriver
-storage.k8s.io/v1beta1 CSINode
-storage.k8s.io/v1beta1 StorageClass
-storage.k8s.io/v1beta1 VolumeAttachment
-v1 ComponentStatus
-v1 Namespace
-v1 Node
-v1 NodeProxyOptions
-v1 PersistentVolume
-""".strip().splitlines())
-# A custom `openapi` schema may declare more (schema.py adds them here for the build).
-EXTRA_CLUSTER_SCOPED: set[tuple[str, str]] = set()
+# Cluster scope as kustomize decides it: kyaml's precomputed table (Kubernetes v1.21.2), then
+# what a custom `openapi` schema declares. Anything else, newer built-in kinds and custom
+# resources included, counts as namespaced there, and so here.
+from trainerctl.kustomize.openapi import CLUSTER_SCOPED, EXTRA_CLUSTER_SCOPED
 
 # kustomize's legacy output order (api/resid/gvk.go): these first, in this order ...
 ORDER_FIRST = [

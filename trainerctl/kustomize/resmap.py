@@ -3,6 +3,7 @@ absorbing generated objects (merge / replace), finding by id."""
 
 from __future__ import annotations
 
+from trainerctl.kustomize import openapi
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import ResId
 from trainerctl.kustomize.resource import Resource
@@ -21,6 +22,7 @@ class ResMap:
         return len(self.items)
 
     def append(self, r: Resource, where: str) -> None:
+        openapi.saw((r,))
         rid = r.id
         key = rid.key()
         for existing in self.items:
@@ -31,6 +33,7 @@ class ResMap:
         self.items.append(r)
 
     def append_all(self, resources, where: str) -> None:
+        openapi.saw(resources)
         if len(self.items) + len(resources) > 64:
             seen = {r.id.key() for r in self.items}
             for r in resources:
@@ -68,6 +71,7 @@ class ResMap:
 
     def absorb(self, r: Resource, where: str) -> None:
         """A generated object: new, or merged into / replacing the one with its id."""
+        openapi.saw((r,))
         rid = r.id
         matches = self.matching_any_id(rid)
         if not matches:

@@ -13,7 +13,7 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainerctl.kustomize import crds, kustfile, origin, plugins, remote, yamlio
+from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlio
 from trainerctl.kustomize.config import TransformerConfig
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.generators import kv
@@ -71,6 +71,7 @@ class Builder:
 
     def build_top(self, loader: Loader) -> Accumulated:
         kt = self.load(loader)
+        openapi.current().set_from(kt.k.get("openapi") or {}, kt.loader, kt.kname, top=True)
         track = origin.Origin() if kt.k.get("buildMetadata") else None
         kt.origin = track
         acc = Accumulated()
@@ -153,6 +154,7 @@ class Builder:
         """A resource that is a kustomization: built on its own, then merged."""
         sub = self.load(self._loader_for(kt, path, where), kt.k.get("buildMetadata"),
                         kt.origin.append(path) if kt.origin is not None else None)
+        openapi.current().set_from(sub.k.get("openapi") or {}, sub.loader, sub.kname, top=False)
         if sub.k["kind"] == "Component":
             raise KustomizeError(f"{sub.kname}: expected kind != 'Component' for a resource "
                                  f"(list it under `components`)")
@@ -161,6 +163,7 @@ class Builder:
     def accumulate_component(self, kt: Target, acc: Accumulated, path: str) -> None:
         sub = self.load(self._loader_for(kt, path, kt.kname), kt.k.get("buildMetadata"),
                         kt.origin.append(path) if kt.origin is not None else None)
+        openapi.current().set_from(sub.k.get("openapi") or {}, sub.loader, sub.kname, top=False)
         if sub.k["kind"] != "Component":
             raise KustomizeError(f"{sub.kname}: expected kind 'Component' for a `components` "
                                  f"entry, got {sub.k['kind']!r}")

@@ -100,7 +100,7 @@ def apply_sm(resmap, target: Resource, patch: Resource) -> None:
     name, kind, namespace = target.name, target.kind, target.namespace
     if patch.allow_name_change or patch.allow_kind_change:
         target.store_previous()
-    result = smp.apply(target.obj, p)
+    result = smp.apply(target.obj, p, patch.source)
     if not result:
         target.obj.clear()
         resmap.drop_empties()

@@ -7,7 +7,7 @@ import copy
 import re
 from typing import Any
 
-from trainerctl.kustomize import schema, yamlio
+from trainerctl.kustomize import embedded, schema, yamlio
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import ResId
 from trainerctl.kustomize.resource import Resource
@@ -18,23 +18,53 @@ CONFIG = schema.Struct(KIND, {"replacements": schema.List(schema.REPLACEMENT_FIE
 
 
 def split_field_path(path: str) -> list[str]:
-    """'a.b.[name=x.y].c' -> ['a', 'b', '[name=x.y]', 'c']: dots inside brackets stay."""
-    parts, current, depth = [], "", 0
-    for ch in path:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        if ch == "." and depth == 0:
-            parts.append(current)
-            current = ""
+    """kyaml's SmarterPathSplitter: 'a.b\\.c.[name=x.y].[d.e]' -> ['a', 'b.c', '[name=x.y]',
+    'd.e']: an escaped dot stays, a bracketed list matcher stays whole, other brackets go."""
+    pieces = path.split(".")
+    if len(pieces) > 1 and pieces[0] == "":
+        pieces = pieces[1:]  # a leading "/" style separator
+    joined = [pieces[0]]
+    for piece in pieces[1:]:
+        if joined[-1].endswith("\\"):
+            joined[-1] = joined[-1][:-1] + "." + piece
         else:
-            current += ch
-    parts.append(current)
+            joined.append(piece)
+    parts, i = [], 0
+    while i < len(joined):
+        elem = joined[i]
+        if elem.startswith("[") and not elem.endswith("]"):
+            bracketed = [elem]
+            while i < len(joined) - 1:
+                i += 1
+                bracketed.append(joined[i])
+                if joined[i].endswith("]"):
+                    break
+            elem = ".".join(bracketed)
+            if "=" not in elem:
+                elem = elem.strip("[]")
+        parts.append(elem)
+        i += 1
     return parts
 
 
 _MATCH = re.compile(r"^\[([^=\]]+)=([^\]]*)\]$")
+_PLAIN_WORD = re.compile(r"^[A-Za-z0-9_./-]*\Z")
+
+
+def _matches(pattern: str, v: Any) -> bool:
+    """kyaml's PathMatcher list selector: the pattern is a regular expression searched
+    (unanchored) in the element field's YAML text."""
+    if v is None or isinstance(v, (dict, list)):
+        return False
+    text = _scalar_str(v)
+    if not (isinstance(v, str) and _PLAIN_WORD.match(v)) or embedded._tag_of(text) != "!!str":
+        text = embedded.emit_yaml(embedded._node_of(v)).strip()
+    if _PLAIN_WORD.match(pattern):
+        return pattern in text
+    try:
+        return re.search(pattern, text) is not None
+    except re.error as exc:
+        raise KustomizeError(f"field path selector [{pattern}]: {exc}") from None
 
 
 def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple[Any, Any]]:
@@ -49,7 +79,7 @@ def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple
             if m:
                 key, value = m[1], m[2]
                 hits = [j for j, el in enumerate(cur)
-                        if isinstance(el, dict) and _scalar_str(el.get(key)) == value]
+                        if isinstance(el, dict) and _matches(value, el.get(key))]
                 if not hits and create:
                     cur.append({key: value})
                     hits = [len(cur) - 1]
@@ -146,12 +176,12 @@ def _source_value(resources, src: dict, where: str) -> Any:
     if len(matches) > 1:
         raise KustomizeError(f"{where}: multiple matches for source selector {_describe(src)}")
     path = src.get("fieldPath") or "metadata.name"
-    found = _lookup(matches[0].obj, split_field_path(path), False, where)
-    if not found or _missing(found[0][0][found[0][1]]):
+    # kyaml's PathGetter: exact list selectors, no wildcard, no path into a string.
+    _, _, value = embedded.path_get(matches[0].obj, split_field_path(path))
+    if value is embedded.MISSING or _missing(value):
         raise KustomizeError(f"{where}: fieldPath `{path}` is missing for replacement source "
                              f"{_describe(src)}")
-    container, key = found[0]
-    value = copy.deepcopy(container[key])
+    value = copy.deepcopy(value)
     opts = src.get("options") or {}
     if opts.get("delimiter"):
         if isinstance(value, (dict, list)):
@@ -289,7 +319,9 @@ def configure(cfg: dict, ctx):
                         continue
                     for fp in paths:
                         parts = split_field_path(fp)
-                        _refuse_structured(r.obj, parts, fp, twhere)
+                        if embedded.set_in_string(r.obj, parts, value, _text(value),
+                                                  bool(opts.get("create")), twhere, fp):
+                            continue
                         found = _lookup(r.obj, parts, bool(opts.get("create")), twhere)
                         if not found:
                             what = "find or create" if opts.get("create") else "find"
@@ -301,21 +333,6 @@ def configure(cfg: dict, ctx):
                             _set_target(container, key, value, opts, twhere)
 
     return transform
-
-
-def _refuse_structured(obj: Any, parts: list[str], fp: str, where: str) -> None:
-    """kustomize 5.8 edits YAML or JSON held in a string field when a path runs through it;
-    trainerctl does not, and says so rather than differ."""
-    node = obj
-    for i, part in enumerate(parts[:-1]):
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        else:
-            return
-        if isinstance(node, str):
-            raise KustomizeError(f"{where}: field path {fp!r} runs into the string at "
-                                 f"{'.'.join(parts[:i + 1])!r}; replacing inside structured "
-                                 f"data held in a string is not supported by trainerctl")
 
 
 def _from_file(path: str, loader) -> list:
