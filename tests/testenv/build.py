@@ -208,10 +208,15 @@ def _build_e2e(go: str, out: Path, log) -> None:
 
 
 # -- the cache ----------------------------------------------------------------------------
+# Another checkout (a branch with a different go.mod) may be using an older entry right now, and
+# a cluster starts its binaries per test: only entries nobody used for a day are removed.
+STALE_AFTER_SECONDS = 24 * 3600
+
+
 def _prune_stale(keep: Path, pattern: str, log) -> None:
-    """Drop binaries built from older inputs so the cache stays one build (of each kind) big."""
+    """Drop binaries built from other inputs once unused, so the cache stays about one build big."""
     for entry in cache_root().glob(pattern):
-        if entry.is_dir() and entry != keep:
+        if entry.is_dir() and entry != keep and time.time() - entry.stat().st_mtime > STALE_AFTER_SECONDS:
             log(f"testenv: removing stale build {entry}")
             shutil.rmtree(entry, ignore_errors=True)
 
@@ -221,6 +226,7 @@ def _ensure(target: Path, names: tuple[str, ...], build, what: str, prune_patter
         return all(os.access(target / name, os.X_OK) for name in names)
 
     if complete():
+        os.utime(target.parent)  # in use: not stale for another day
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     # Two pytest sessions (or pytest and CI) may race here; one builds, the other waits.
