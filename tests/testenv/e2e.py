@@ -33,6 +33,8 @@ NODES = 3
 # Small enough that the scheduler's resource fit decides placement in tests that ask for it.
 NODE_CAPACITY = {"cpu": "4", "memory": "16Gi", "pods": "110"}
 NODE_LABEL = ("type", "kwok")
+# How long a Job pod runs before kwok marks it Succeeded.
+JOB_POD_RUN_MS = 3000
 READY_TIMEOUT = 90.0
 # Parts started after kube-apiserver, in order; stopped in reverse.
 PARTS = ("kube-controller-manager", "kube-scheduler", "kwok", "service-proxy", "kubelet")
@@ -66,6 +68,11 @@ def kwok_stages(stage_dir: Path) -> str:
                 "operator": "NotIn",
                 "values": repositories,
             })
+            if stage["metadata"]["name"] == "pod-complete":
+                # kwok's "fast" stage ends a Job pod the moment it runs. Then the scheduler may
+                # place a job's second pod where the first just finished, which a distributed
+                # job (every node running at once) never allows: Job pods run for a moment.
+                stage["spec"]["delay"] = {"durationMilliseconds": JOB_POD_RUN_MS}
         docs.append(stage)
     return yaml.safe_dump_all(docs, sort_keys=False)
 
