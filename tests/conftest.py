@@ -18,6 +18,7 @@ def _env_true(name: str) -> bool:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: needs the real kube-apiserver test cluster (tests/testenv)")
+    config.addinivalue_line("markers", "e2e: runs the real controllers on the e2e cluster (tests/testenv/e2e.py)")
     _check_tested_package()
 
 
@@ -38,10 +39,24 @@ def _check_tested_package() -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Tests that use the cluster are marked automatically so `-m "not cluster"` deselects them.
+    # Tests that use a cluster are marked automatically so `-m "not cluster"` (or `-m "not e2e"`)
+    # deselects them.
     for item in items:
-        if "test_cluster" in getattr(item, "fixturenames", ()):
+        names = getattr(item, "fixturenames", ())
+        if "test_cluster" in names or "e2e_cluster" in names:
             item.add_marker(pytest.mark.cluster)
+        if "e2e_cluster" in names:
+            item.add_marker(pytest.mark.e2e)
+    # e2e tests last (in their own order): the quick failures come first, and the e2e cluster,
+    # which lives until the session ends, is only started once everything else has run.
+    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+
+
+def _unavailable(reason: str):
+    """Skip, or fail under CI=true: CI must never pass by skipping the cluster tests."""
+    if _env_true("CI"):
+        pytest.fail(f"{reason} (CI=true)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -67,9 +82,7 @@ def test_cluster():
     try:
         bin_dir = ensure_binaries()
     except BuildError as exc:
-        if _env_true("CI"):
-            pytest.fail(f"test cluster unavailable under CI: {exc}")
-        pytest.skip(f"test cluster unavailable: {exc}")
+        _unavailable(f"test cluster unavailable: {exc}")
     cluster = TestCluster(bin_dir=bin_dir, keep_workdir=_env_true("TRAINERCTL_TESTENV_KEEP"))
     cluster.start()
     try:
@@ -93,3 +106,30 @@ def namespace(test_cluster) -> str:
     # ServiceAccount admission rejects Pods until `default` exists; no controller makes it here.
     core.create_namespaced_service_account(name, {"metadata": {"name": "default"}}, _preload_content=False)
     return name
+
+
+@pytest.fixture(scope="session")
+def e2e_cluster():
+    """One e2e cluster for the session (tests.testenv.e2e.E2ECluster): kube-apiserver, controller
+    manager, scheduler, kwok nodes, the service proxy and the process kubelet that runs the real
+    Trainer and JobSet controllers. Tests share it, so each installs into its own namespaces or
+    cleans up what it installs cluster-wide (see tests/e2e_support.py).
+
+    Skips when Go, root or `ip` is missing (fails under CI=true).
+    """
+    from tests.testenv.build import BuildError, ensure_binaries, ensure_e2e_binaries
+    from tests.testenv.e2e import E2ECluster, missing_prerequisites
+
+    reason = missing_prerequisites()
+    if reason:
+        _unavailable(reason)
+    try:
+        bin_dir, e2e_bin_dir = ensure_binaries(), ensure_e2e_binaries()
+    except BuildError as exc:
+        _unavailable(f"e2e cluster unavailable: {exc}")
+    cluster = E2ECluster(bin_dir=bin_dir, e2e_bin_dir=e2e_bin_dir, keep_workdir=_env_true("TRAINERCTL_TESTENV_KEEP"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

@@ -1,16 +1,23 @@
-"""Build the test cluster's binaries (kube-apiserver, etcd, pki) from the Go module proxy.
+"""Build the test cluster's binaries from the Go module proxy.
 
-The binaries go to a cache outside the checkout, keyed by the pinned versions and a hash of the
-wrapper module, so a second run (or a second CI run on the same machine) reuses them. Go's own
-module and build caches stay at their defaults so rebuilds after a wrapper change are warm too.
+Two cache entries, each keyed by its pinned versions and a hash of what builds it, so a second run
+(or a second CI run on the same machine) reuses them:
 
-Run as a script to build and print the bin dir: ``python tests/testenv/build.py``.
+- the base cluster (kube-apiserver, etcd, pki) that every cluster test needs;
+- the e2e parts (kube-controller-manager, kube-scheduler, kwok, and the real Trainer and JobSet
+  controllers at every version an e2e test installs), which only `e2e` tests need.
+
+Go's own module and build caches stay at their defaults so rebuilds after a change are warm too.
+
+Run as a script to build both and print the base bin dir: ``python tests/testenv/build.py``
+(``--base`` builds only the base cluster).
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -26,6 +33,13 @@ GOMOD_DIR = Path(__file__).resolve().parent / "gomod"
 BINARIES = ("kube-apiserver", "etcd", "pki")
 # Bump when the go build command line changes in a way the hashed files do not show.
 BUILD_RECIPE = "1"
+
+# The e2e parts. kube-controller-manager and kube-scheduler come from the same wrapper module as
+# kube-apiserver (shared compile work). The rest are built with `go install pkg@version`, so each
+# is exactly what its project released: its own go.mod and go.sum decide every dependency.
+KWOK_VERSION = "v0.8.0"
+WRAPPER_E2E_BINARIES = ("kube-controller-manager", "kube-scheduler")
+E2E_RECIPE = "1"
 
 # The wrapper module's `go` line; an older go (>= 1.21) fetches this toolchain from the module proxy.
 MIN_GO = (1, 26)
@@ -61,10 +75,6 @@ def bin_dir() -> Path:
     return cache_root() / cache_key() / "bin"
 
 
-def _complete(directory: Path) -> bool:
-    return all(os.access(directory / name, os.X_OK) for name in BINARIES)
-
-
 def find_go() -> str | None:
     """$TRAINERCTL_GO if set, else `go` from PATH, else the usual install places (CI may run
     with a leaner PATH)."""
@@ -96,17 +106,16 @@ def _go_env(go: str, log) -> dict[str, str]:
     return env
 
 
-def _run(cmd: list[str], env: dict[str, str], log) -> None:
+def _run(cmd: list[str], env: dict[str, str], log, cwd: Path = GOMOD_DIR) -> None:
     log(f"testenv: {' '.join(cmd)}")
-    proc = subprocess.run(cmd, cwd=GOMOD_DIR, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if proc.returncode != 0:
         tail = "\n".join(proc.stdout.strip().splitlines()[-30:])
-        raise BuildError(f"`{' '.join(cmd)}` failed (exit {proc.returncode}) in {GOMOD_DIR}:\n{tail}")
+        raise BuildError(f"`{' '.join(cmd)}` failed (exit {proc.returncode}) in {cwd}:\n{tail}")
 
 
-def _build(go: str, out: Path, log) -> None:
-    env = _go_env(go, log)
-    version_flags = " ".join(
+def _version_ldflags() -> str:
+    return " ".join(
         f"-X k8s.io/component-base/version.{key}={value}"
         for key, value in (
             ("gitVersion", KUBERNETES_VERSION),
@@ -115,20 +124,137 @@ def _build(go: str, out: Path, log) -> None:
             ("gitTreeState", "clean"),
         )
     )
-    # readonly: the committed go.sum is the whole truth; a build never edits the checkout.
-    common = [go, "build", "-mod=readonly", "-trimpath"]
-    _run([*common, "-ldflags", f"-s -w {version_flags}", "-o", str(out / "kube-apiserver"),
+
+
+# readonly: the committed go.sum is the whole truth; a build never edits the checkout.
+def _wrapper_build(go: str) -> list[str]:
+    return [go, "build", "-mod=readonly", "-trimpath"]
+
+
+def _build(go: str, out: Path, log) -> None:
+    env = _go_env(go, log)
+    common = _wrapper_build(go)
+    _run([*common, "-ldflags", f"-s -w {_version_ldflags()}", "-o", str(out / "kube-apiserver"),
           "k8s.io/kubernetes/cmd/kube-apiserver"], env, log)
     _run([*common, "-ldflags", "-s -w", "-o", str(out / "etcd"), "./etcd"], env, log)
     _run([*common, "-ldflags", "-s -w", "-o", str(out / "pki"), "./pki"], env, log)
 
 
-def _prune_stale(keep: Path, log) -> None:
-    """Drop binaries built from older wrapper modules so the cache stays one build big."""
-    for entry in cache_root().glob("kube-apiserver-*"):
-        if entry.is_dir() and entry != keep:
+# -- e2e parts ----------------------------------------------------------------------------
+def _module_builds() -> list[tuple[str, str, str, str]]:
+    """(file name in the e2e bin dir, Go module, main package, version) for the parts built from
+    their own released module (its go.mod and go.sum decide every dependency, as in its image)."""
+    try:
+        from tests.testenv.known_images import KNOWN
+    except ImportError:  # run as a script: this file's folder is on sys.path
+        from known_images import KNOWN
+
+    out = [("kwok", "sigs.k8s.io/kwok", "sigs.k8s.io/kwok/cmd/kwok", KWOK_VERSION)]
+    for image in KNOWN:
+        out.extend((image.binary(v), image.module, image.package, v) for v in image.versions)
+    return out
+
+
+# kwok's own stage definitions (node-fast, heartbeat, pod-fast), copied from its module at build
+# time; tests/testenv/e2e.py adds the process-pod exclusion to the pod stages.
+KWOK_STAGES = ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+               "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml")
+
+
+def e2e_binaries() -> tuple[str, ...]:
+    return (*WRAPPER_E2E_BINARIES, *(name for name, _, _, _ in _module_builds()), "kwok-stages")
+
+
+def e2e_cache_key() -> str:
+    digest = hashlib.sha256(E2E_RECIPE.encode())
+    for rel in ("go.mod", "go.sum"):
+        digest.update((GOMOD_DIR / rel).read_bytes())
+    for part in (*_module_builds(), KWOK_STAGES):
+        digest.update(repr(part).encode())
+    return f"e2e-{KUBERNETES_VERSION}_{digest.hexdigest()[:10]}"
+
+
+def e2e_bin_dir() -> Path:
+    return cache_root() / e2e_cache_key() / "bin"
+
+
+def _download(go: str, env: dict[str, str], module: str, version: str) -> Path:
+    """The module's source in the module cache (fetched from the proxy if needed)."""
+    proc = subprocess.run([go, "mod", "download", "-json", f"{module}@{version}"], env=env, capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"`go mod download {module}@{version}` failed: {proc.stdout.strip()} {proc.stderr.strip()}")
+    return Path(json.loads(proc.stdout)["Dir"])
+
+
+def _build_e2e(go: str, out: Path, log) -> None:
+    env = _go_env(go, log)
+    common = _wrapper_build(go)
+    for name in WRAPPER_E2E_BINARIES:
+        _run([*common, "-ldflags", f"-s -w {_version_ldflags()}", "-o", str(out / name),
+              f"k8s.io/kubernetes/cmd/{name}"], env, log)
+    for name, module, package, version in _module_builds():
+        # Built inside the module's own directory, so its go.mod is the main module (as in its
+        # Dockerfile). Not `go install pkg@version`: that asks the proxy for the version list
+        # (deprecation check), which the proxy refuses for some modules.
+        source = _download(go, env, module, version)
+        relative = package[len(module):].lstrip("/") or "."
+        _run([go, "build", "-mod=readonly", "-trimpath", "-ldflags", "-s -w", "-o", str(out / name),
+              f"./{relative}" if relative != "." else "."], env, log, cwd=source)
+    stages = _download(go, env, "sigs.k8s.io/kwok", KWOK_VERSION) / "kustomize" / "stage"
+    (out / "kwok-stages").mkdir()
+    for rel in KWOK_STAGES:
+        shutil.copyfile(stages / rel, out / "kwok-stages" / Path(rel).name)
+
+
+# -- the cache ----------------------------------------------------------------------------
+# Another checkout (a branch with a different go.mod) may be using an older entry right now, and
+# a cluster starts its binaries per test: only entries nobody used for a day are removed.
+STALE_AFTER_SECONDS = 24 * 3600
+
+
+def _prune_stale(keep: Path, pattern: str, log) -> None:
+    """Drop binaries built from other inputs once unused, so the cache stays about one build big."""
+    for entry in cache_root().glob(pattern):
+        if entry.is_dir() and entry != keep and time.time() - entry.stat().st_mtime > STALE_AFTER_SECONDS:
             log(f"testenv: removing stale build {entry}")
             shutil.rmtree(entry, ignore_errors=True)
+
+
+def _ensure(target: Path, names: tuple[str, ...], build, what: str, prune_pattern: str, log) -> Path:
+    def complete() -> bool:
+        return all(os.access(target / name, os.X_OK) for name in names)
+
+    if complete():
+        os.utime(target.parent)  # in use: not stale for another day
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Two pytest sessions (or pytest and CI) may race here; one builds, the other waits.
+    with open(target.parent / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if complete():
+            return target
+        go = find_go()
+        if go is None:
+            raise BuildError(GO_MISSING_HINT)
+        log(f"testenv: building {what} into {target} (first build takes several minutes)")
+        started = time.monotonic()
+        staging = Path(tempfile.mkdtemp(prefix="bin.", dir=target.parent))
+        staging.chmod(0o755)
+        try:
+            build(go, staging, log)
+            if target.exists():
+                shutil.rmtree(target)
+            staging.rename(target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        log(f"testenv: built in {time.monotonic() - started:.0f}s")
+        _prune_stale(target.parent, prune_pattern, log)
+    return target
+
+
+def _stderr_log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
 
 
 def ensure_binaries(log=None) -> Path:
@@ -136,39 +262,24 @@ def ensure_binaries(log=None) -> Path:
 
     Raises BuildError with a how-to-fix message when Go is missing or the build fails.
     """
-    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
-    target = bin_dir()
-    if _complete(target):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Two pytest sessions (or pytest and CI) may race here; one builds, the other waits.
-    with open(target.parent / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _complete(target):
-            return target
-        go = find_go()
-        if go is None:
-            raise BuildError(GO_MISSING_HINT)
-        log(f"testenv: building kube-apiserver {KUBERNETES_VERSION} and etcd {ETCD_VERSION} into {target} "
-            "(first build takes several minutes)")
-        started = time.monotonic()
-        staging = Path(tempfile.mkdtemp(prefix="bin.", dir=target.parent))
-        staging.chmod(0o755)
-        try:
-            _build(go, staging, log)
-            if target.exists():
-                shutil.rmtree(target)
-            staging.rename(target)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        log(f"testenv: built in {time.monotonic() - started:.0f}s")
-        _prune_stale(target.parent, log)
-    return target
+    return _ensure(bin_dir(), BINARIES, _build, f"kube-apiserver {KUBERNETES_VERSION} and etcd {ETCD_VERSION}",
+                   "kube-apiserver-*", log or _stderr_log)
 
 
-def main() -> int:
+def ensure_e2e_binaries(log=None) -> Path:
+    """Return the bin dir of the e2e parts (controller manager, scheduler, kwok, the real
+    controllers), building them first if missing. Raises BuildError like ensure_binaries."""
+    names = e2e_binaries()
+    what = ", ".join(names)
+    return _ensure(e2e_bin_dir(), names, _build_e2e, what, "e2e-*", log or _stderr_log)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
         path = ensure_binaries()
+        if "--base" not in argv:
+            ensure_e2e_binaries()
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         # Locally a missing Go only means cluster tests skip; in CI it must fail the run.

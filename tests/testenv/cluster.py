@@ -115,9 +115,12 @@ class TestCluster:
     __test__ = False  # not a pytest test class despite the name
 
     def __init__(self, bin_dir: Path | None = None, workdir: Path | None = None, keep_workdir: bool = False,
-                 outlive_parent: bool = False):
+                 outlive_parent: bool = False, service_cidr: str = "127.100.0.0/16", san_ips: tuple[str, ...] = ()):
         """outlive_parent=False ties etcd and kube-apiserver to this process: if it is killed
-        (CI time-out, kill -9) they go too. `python -m tests.testenv up` sets it True."""
+        (CI time-out, kill -9) they go too. `python -m tests.testenv up` sets it True.
+
+        service_cidr must stay in 127.0.0.0/8 (see _apiserver_args); san_ips are extra addresses the
+        API server's certificate is valid for (where pods in their own network namespaces reach it)."""
         if bin_dir is None:
             from tests.testenv.build import ensure_binaries
 
@@ -127,6 +130,8 @@ class TestCluster:
         self.workdir = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="trainerctl-testenv-"))
         self.keep_workdir = keep_workdir
         self.outlive_parent = outlive_parent
+        self.service_cidr = service_cidr
+        self.san_ips = tuple(san_ips)
         self.pki_dir = self.workdir / "pki"
         self.log_dir = self.workdir / "logs"
         self.etcd_data = self.workdir / "etcd-data"
@@ -215,7 +220,8 @@ class TestCluster:
     def _prepare(self) -> None:
         for directory in (self.pki_dir, self.log_dir, self.etcd_data):
             directory.mkdir(parents=True, exist_ok=True)
-        subprocess.run([str(self.bin_dir / "pki"), "--dir", str(self.pki_dir)], check=True, capture_output=True)
+        subprocess.run([str(self.bin_dir / "pki"), "--dir", str(self.pki_dir), f"--san-ips={','.join(self.san_ips)}"],
+                       check=True, capture_output=True)
         ports: set[int] = set()
         while len(ports) < 3:
             ports.add(free_port())
@@ -249,7 +255,7 @@ class TestCluster:
             # ClusterIPs in loopback: the apiserver dials a webhook Service's ClusterIP, so an
             # installed webhook configuration fails fast (connection refused) and no request ever
             # leaves this machine.
-            "--service-cluster-ip-range=127.100.0.0/16",
+            f"--service-cluster-ip-range={self.service_cidr}",
             # Explicitly: without it this build resolves webhook Services through their
             # EndpointSlices, whose addresses may not be loopback.
             "--enable-aggregator-routing=false",
@@ -274,12 +280,13 @@ class TestCluster:
         )
         self._wait(self.etcd_proc, log, self._etcd_ready, "etcd")
 
-    def _spawn(self, cmd: list[str], log: Path) -> subprocess.Popen:
+    def _spawn(self, cmd: list[str], log: Path, env: dict[str, str] | None = None,
+               pass_fds: tuple[int, ...] = ()) -> subprocess.Popen:
         with open(log, "ab") as out:
             # Own session → own process group, so kill_group reaches every child and Ctrl-C in
             # the terminal does not race our orderly stop.
             return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                    start_new_session=True, cwd=self.workdir,
+                                    start_new_session=True, cwd=self.workdir, env=env, pass_fds=pass_fds,
                                     preexec_fn=None if self.outlive_parent else _die_with_parent)
 
     def _wait(self, proc: subprocess.Popen, log: Path, ready, name: str) -> None:

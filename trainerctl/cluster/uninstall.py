@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Callable
 
 from trainerctl.cluster import inventory as inv_mod
-from trainerctl.cluster.apply import delete_and_wait
+from trainerctl.cluster.apply import delete_and_wait, strip_legacy_finalizer
 from trainerctl.cluster.client import ApiError, Cluster, object_path
 from trainerctl.cluster.discovery import Discovery, Resource
-from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL, Ref, is_exempt, label_selector
+from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL, LEGACY_FINALIZER, Ref, is_exempt, label_selector
 from trainerctl.cluster.pool import parallel_map
 from trainerctl.cluster.report import ObjectResult, Report, StageResult
 from trainerctl.cluster.stages import STAGE_INDEX, STAGES, WebhookRules, stage_of
+from trainerctl import ui
 from trainerctl.errors import InputError
 
 # Never deleted by uninstall: the namespace (it may hold other things), CRDs (unless
@@ -100,17 +101,47 @@ def candidate_types(discovery: Discovery, inventory) -> list[Resource]:
     return out
 
 
+def _custom_resources(cluster: Cluster, discovery: Discovery, crd: Found) -> tuple[str, Resource | None]:
+    """The kind a CRD defines and its served resource (None when discovery does not list it)."""
+    spec = cluster.request("GET", crd.path).get("spec") or {}
+    kind = (spec.get("names") or {}).get("kind", "")
+    return kind or crd.ref.name, discovery.preferred(spec.get("group", ""), kind)
+
+
 def count_custom_resources(cluster: Cluster, discovery: Discovery, crds: list[Found]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for crd in crds:
-        full = cluster.request("GET", crd.path)
-        spec = full.get("spec") or {}
-        names = spec.get("names") or {}
-        res = discovery.preferred(spec.get("group", ""), names.get("kind", ""))
+        kind, res = _custom_resources(cluster, discovery, crd)
+        if res is not None:
+            counts[kind] = len(_list(cluster, res, None, ""))
+    return counts
+
+
+def release_legacy_finalizers(cluster: Cluster, discovery: Discovery, crds: list[Found]) -> int:
+    """Strip Trainer v2.0-v2.2's resource-in-use finalizer from every object of the CRDs about to go.
+
+    Those controllers put it on runtimes that TrainJobs use, and only they remove it: once the
+    controller is gone (v2.3 never removes it; uninstall has just deleted it) the CRD's deletion
+    would wait forever for such a runtime, ours or a user's. Run after the webhooks are deleted, so
+    the update does not depend on a controller that is shutting down.
+    """
+    released = 0
+    for crd in crds:
+        _, res = _custom_resources(cluster, discovery, crd)
         if res is None:
             continue
-        counts[names.get("kind", crd.ref.name)] = len(_list(cluster, res, None, ""))
-    return counts
+        for item in _list(cluster, res, None, ""):
+            md = item.get("metadata") or {}
+            if LEGACY_FINALIZER not in (md.get("finalizers") or []):
+                continue
+            path = object_path(res.group, res.version, res.resource, md.get("namespace") if res.namespaced else None,
+                               md["name"])
+            try:
+                released += strip_legacy_finalizer(cluster, path, md)
+            except ApiError as exc:
+                if exc.status not in (404, 409, 422):  # gone, or changed meanwhile: the CRD wait says
+                    raise
+    return released
 
 
 def uninstall(*, cluster: Cluster, namespace: str, owner_label: str = DEFAULT_OWNER_LABEL,
@@ -137,7 +168,10 @@ def uninstall(*, cluster: Cluster, namespace: str, owner_label: str = DEFAULT_OW
             what = ", ".join(f"{n} {k}" + ("s" if n > 1 else "") for k, n in counts.items() if n) or "no custom resources"
             question = (f"deleting {len(crds)} CRD(s) ({', '.join(c.ref.name for c in crds)}) also deletes "
                         f"{what}")
-            if not options.yes and not options.dry_run:
+            if options.yes or options.dry_run:
+                # Said even when not asked: a CI log must show what the CRDs took with them.
+                ui.info(f"uninstall: {question}")
+            else:
                 if confirm is None:
                     raise InputError(f"{question}; refusing without --yes (stdin is not a terminal)")
                 if not confirm(question + "; continue?"):
@@ -166,6 +200,11 @@ def uninstall(*, cluster: Cluster, namespace: str, owner_label: str = DEFAULT_OW
     for name in order:
         t = time.monotonic()
         items = sorted(groups[name], key=lambda f: f.ref)
+        if name == "crds" and not options.dry_run:
+            released = release_legacy_finalizers(cluster, discovery, items)
+            if released:
+                ui.info(f"uninstall: removed the legacy finalizer {LEGACY_FINALIZER} from {released} object(s), "
+                        "which no running controller would remove")
         progress.stage(f"delete {name}", len(items))
 
         def one(f: Found, stage_name: str = name) -> ObjectResult:

@@ -16,6 +16,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -52,6 +53,8 @@ func serial() *big.Int {
 
 func main() {
 	dir := flag.String("dir", "", "output directory (required)")
+	extraIPs := flag.String("san-ips", "", "comma-separated extra IP addresses for the serving certificate "+
+		"(where pods reach the API server)")
 	flag.Parse()
 	if *dir == "" {
 		log.Fatal("--dir is required")
@@ -85,6 +88,15 @@ func main() {
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:     []string{"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"},
 		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1"), net.ParseIP("127.100.0.1")},
+	}
+	for _, ip := range strings.Split(*extraIPs, ",") {
+		if ip = strings.TrimSpace(ip); ip != "" {
+			parsed := net.ParseIP(ip)
+			if parsed == nil {
+				log.Fatalf("--san-ips: %q is not an IP address", ip)
+			}
+			srvTmpl.IPAddresses = append(srvTmpl.IPAddresses, parsed)
+		}
 	}
 	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
 	if err != nil {
