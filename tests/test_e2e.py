@@ -10,7 +10,6 @@ on the fresh v2.3.0 install, 6 uninstalls it, then 4 and 7 start again from v2.2
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import os
 import secrets
@@ -333,11 +332,8 @@ def _runtime_copy(tctl, version: str, name: str) -> dict:
     return out
 
 
-# The real v2.2.0 controller's finalizer shows what main's prune does: it deletes a runtime a
-# suspended TrainJob still references. The in-use rule comes with issue-11-operator
-# (trainerctl/cluster/in_use.py); a merge of both branches passes this test.
-@pytest.mark.xfail(importlib.util.find_spec("trainerctl.cluster.in_use") is None, strict=True,
-                   reason="prune keeps no runtime an unfinished TrainJob uses until issue-11-operator lands")
+# The real v2.2.0 controller's finalizer judges prune: a runtime a suspended TrainJob still
+# references must survive the upgrade (trainerctl/cluster/in_use.py).
 def test_7_upgrade_prunes_a_runtime_only_finished_jobs_used_and_keeps_one_a_suspended_job_needs(clean_slate, tctl, api,
                                                                                                tmp_path):
     import yaml
