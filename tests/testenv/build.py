@@ -146,7 +146,8 @@ def _module_builds() -> list[tuple[str, str, str, str]]:
     their own released module (its go.mod and go.sum decide every dependency, as in its image)."""
     try:
         from tests.testenv.known_images import KNOWN
-    except ImportError:  # run as a script: this file's folder is on sys.path
+    except ImportError:  # run as a script, where PYTHONSAFEPATH (as .ci/run sets) keeps this folder off sys.path
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
         from known_images import KNOWN
 
     out = [("kwok", "sigs.k8s.io/kwok", "sigs.k8s.io/kwok/cmd/kwok", KWOK_VERSION)]
