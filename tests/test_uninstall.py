@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
@@ -50,8 +52,14 @@ def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):
     again = uninstall(cluster=env.cluster, namespace=ODH_NS)
     assert again.objects == [] and not again.failed
 
+    # A user's runtime still holding the legacy finalizer: only a v2.0-v2.2 controller removes it,
+    # so --delete-crds must, or the CRD's deletion waits for it until the time-out.
+    users_runtime = copy.deepcopy(next(o for o in objects if o["kind"] == "ClusterTrainingRuntime"))
+    users_runtime["metadata"] = {"name": "users-runtime", "finalizers": [LEGACY_FINALIZER]}
+    env.cluster.request("POST", CTR, body=users_runtime)
+
     # CRDs only with --yes: without a terminal to ask on, refuse and delete nothing.
-    with pytest.raises(InputError, match=r"also deletes 1 TrainJob.*refusing without --yes"):
+    with pytest.raises(InputError, match=r"also deletes 1 ClusterTrainingRuntime, 1 TrainJob; refusing without --yes"):
         uninstall(cluster=env.cluster, namespace=ODH_NS, options=UninstallOptions(delete_crds=True))
     assert env.get(f"{CRDS}/trainjobs.trainer.kubeflow.org") is not None
     assert main(["uninstall", "--kubeconfig", env.kubeconfig, "-n", ODH_NS, "--delete-crds"]) == 2

@@ -137,7 +137,7 @@ def release_legacy_finalizers(cluster: Cluster, discovery: Discovery, crds: list
             path = object_path(res.group, res.version, res.resource, md.get("namespace") if res.namespaced else None,
                                md["name"])
             try:
-                released += strip_legacy_finalizer(cluster, path, md)
+                released += bool(strip_legacy_finalizer(cluster, path, md))
             except ApiError as exc:
                 if exc.status not in (404, 409, 422):  # gone, or changed meanwhile: the CRD wait says
                     raise
