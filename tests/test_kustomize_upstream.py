@@ -79,3 +79,52 @@ def test_remote_file_cache_serves_offline(shared_dir, tmp_path, monkeypatch):
     first = build_yaml(rel, remote_mirrors=r.mirrors)
     r.stop()
     assert build_yaml(rel, remote_mirrors=r.mirrors) == first
+
+
+def test_a_reset_connection_is_retried_and_a_refusal_is_not(tmp_path, monkeypatch):
+    """CI saw `[Errno 104] Connection reset by peer` fail a build once; a release file is immutable,
+    so a GET whose connection was reset is tried again. An HTTP error is an answer: not retried."""
+    import http.server
+    import socket
+    import struct
+    import threading
+
+    from trainerctl.kustomize import build_yaml
+    from trainerctl.kustomize.errors import KustomizeError
+
+    gets = []
+
+    class ResetFirst(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            gets.append(self.path)
+            if self.path == "/missing.yaml":
+                self.send_error(404)
+            elif len(gets) == 1:  # close with RST (linger 0): the client sees ECONNRESET
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+            else:
+                body = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: served\n"
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ResetFirst)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("TRAINERCTL_CACHE_DIR", str(tmp_path / "cache"))
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        for name, url in (("ok", f"{base}/cm.yaml"), ("missing", f"{base}/missing.yaml")):
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "kustomization.yaml").write_text(f"resources:\n- {url}\n")
+        assert "name: served" in build_yaml(str(tmp_path / "ok"))
+        assert gets == ["/cm.yaml", "/cm.yaml"]
+        with pytest.raises(KustomizeError, match="HTTP 404"):
+            build_yaml(str(tmp_path / "missing"))
+        assert gets.count("/missing.yaml") == 1
+    finally:
+        server.shutdown()
+        server.server_close()

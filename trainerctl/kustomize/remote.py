@@ -70,6 +70,27 @@ def parse_git_url(url: str) -> GitSpec | None:
     return GitSpec(repo, path.strip("/"), ref)
 
 
+def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
+    """GET a release file. A connection reset or dropped before any reply is retried: the file is
+    immutable, so a second GET is safe, and a busy server (or proxy) that sheds one connection
+    should not fail a whole build. Anything else (HTTP errors, refused, DNS, time-outs) is final."""
+    import http.client
+    import time
+    import urllib.error
+    import urllib.request
+
+    for attempt in range(attempts):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
+                return resp.read()
+        except (ConnectionResetError, http.client.RemoteDisconnected, urllib.error.URLError) as exc:
+            reset = isinstance(getattr(exc, "reason", exc), (ConnectionResetError, http.client.RemoteDisconnected))
+            if not reset or isinstance(exc, urllib.error.HTTPError) or attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 @dataclass
 class Fetcher:
     mirrors: list[tuple[str, str]] = field(default_factory=list)
@@ -107,8 +128,7 @@ class Fetcher:
             self._files[real] = data
             return data
         try:
-            with urllib.request.urlopen(real, timeout=self.timeout) as resp:  # noqa: S310
-                data = resp.read()
+            data = _fetch_with_retry(real, self.timeout)
         except urllib.error.HTTPError as exc:
             raise KustomizeError(f"{where}: fetching {real}: HTTP {exc.code}") from None
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
