@@ -157,6 +157,9 @@ def describe(api: Api, namespace: str, name: str) -> str:
                      f"{brief(job, 'active', 'succeeded', 'failed')}")
     for pod in api.request("GET", f"/api/v1/namespaces/{namespace}/pods", query=selector).get("items") or []:
         lines.append(f"Pod {pod['metadata']['name']}: {pod.get('status', {}).get('phase')} on {pod['spec'].get('nodeName')}")
+    for event in api.request("GET", f"/api/v1/namespaces/{namespace}/events").get("items") or []:
+        if event.get("type") == "Warning" and (event.get("involvedObject") or {}).get("name", "").startswith(name):
+            lines.append(f"Warning {event.get('reason')} ({event.get('count') or 1}x): {(event.get('message') or '')[:300]}")
     return "\n".join(lines)
 
 

@@ -152,6 +152,12 @@ class E2ECluster(TestCluster):
                 str(e2e / "kwok"), f"--kubeconfig={kubeconfig}", f"--config={self.workdir / 'kwok.yaml'}",
                 "--manage-all-nodes=false", f"--manage-nodes-with-label-selector={NODE_LABEL[0]}={NODE_LABEL[1]}",
                 f"--cidr=10.214.{index}.0/24", f"--node-ip={self.net.gateway}",
+                # Node leases, as a kubelet renews them. Without a KwokConfiguration in --config the
+                # default (40) is never applied and leases are off: the heartbeat stage then comes
+                # every 10-20 min, the node lifecycle controller marks every node NotReady after 50 s
+                # and the controllers' pods unready with it, and a webhook has no endpoint for 5 s
+                # of each minute (a Job's pod creation then backs off for minutes).
+                "--node-lease-duration-seconds=40",
             ],
             "service-proxy": [
                 sys.executable, "-m", "tests.testenv.service_proxy", f"--kubeconfig={kubeconfig}",
