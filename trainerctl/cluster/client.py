@@ -55,6 +55,15 @@ class Cluster:
         """Send one request; returns the decoded JSON body (empty dict for no body)."""
         return self.call(method, path, **kwargs)[1]
 
+    def get_or_none(self, path: str, **kwargs: Any) -> dict | None:
+        """GET one object or list; None when the API server answers 404 (the object, or its API, is not there)."""
+        try:
+            return self.request("GET", path, **kwargs)
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",
              timeout: float = 60.0) -> tuple[int, dict]:

@@ -55,12 +55,8 @@ def _list(cluster: Cluster, discovery: Discovery, api: tuple[str, str]) -> list[
     res = discovery.lookup(*api)
     if res is None or not res.served:
         return None
-    try:
-        return cluster.request("GET", object_path(res.group, res.version, res.resource, None)).get("items") or []
-    except ApiError as exc:
-        if exc.status == 404:
-            return None
-        raise
+    found = cluster.get_or_none(object_path(res.group, res.version, res.resource, None))
+    return None if found is None else found.get("items") or []
 
 
 def _crd_established(cluster: Cluster, name: str) -> bool:

@@ -126,12 +126,7 @@ def find_deployments(cluster: Cluster) -> list[OperatorDeployment]:
 def read_cr(cluster: Cluster) -> dict | None:
     """The operator's CR; None when it (or its API) does not exist. A fixed path, so it can be read
     together with the other first reads of a run instead of after discovery."""
-    try:
-        return cluster.request("GET", TRAINER_CR_PATH)
-    except ApiError as exc:
-        if exc.status == 404:
-            return None
-        raise
+    return cluster.get_or_none(TRAINER_CR_PATH)
 
 
 def check_namespace(state: OperatorState, namespace: str) -> None:

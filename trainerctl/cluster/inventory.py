@@ -96,12 +96,11 @@ def path(namespace: str) -> str:
 
 
 def read(cluster: Cluster, namespace: str) -> Inventory | None:
+    configmap = cluster.get_or_none(path(namespace))
+    if configmap is None:
+        return None
     try:
-        return Inventory.from_configmap(cluster.request("GET", path(namespace)))
-    except ApiError as exc:
-        if exc.status == 404:
-            return None
-        raise
+        return Inventory.from_configmap(configmap)
     except (ValueError, TypeError, KeyError) as exc:
         from trainerctl.errors import TrainerctlError
 

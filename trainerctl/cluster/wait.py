@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from trainerctl.cluster.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client import Cluster, object_path
 from trainerctl.errors import TrainerctlError, WaitTimeout
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
@@ -31,7 +31,7 @@ def _object_check(cluster: Cluster, path: str,
     """A check that reads one object and judges it: (ready, resourceVersion, why not)."""
 
     def check() -> tuple[bool, str, str]:
-        obj = _get_or_none(cluster, path)
+        obj = cluster.get_or_none(path)
         if obj is None:
             return False, "", "not found"
         ok, why = judge(obj)
@@ -87,7 +87,7 @@ def service_endpoint_ready(cluster: Cluster, namespace: str, service: str, port:
     slices_path = object_path("discovery.k8s.io", "v1", "endpointslices", namespace)
 
     def check() -> tuple[bool, str, str]:
-        svc = _get_or_none(cluster, svc_path)
+        svc = cluster.get_or_none(svc_path)
         if svc is None:
             return False, "", "Service not found"
         port_name = None
@@ -136,12 +136,3 @@ def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float
             raise WaitTimeout(f"timed out after {timeout:g}s waiting for {what or 'readiness'}: {detail}")
         time.sleep(min(delay, max(0.0, deadline - now)))
         delay = min(delay * 2, 1.0)
-
-
-def _get_or_none(cluster: Cluster, path: str) -> dict | None:
-    try:
-        return cluster.request("GET", path)
-    except ApiError as exc:
-        if exc.status == 404:
-            return None
-        raise
