@@ -74,21 +74,23 @@ def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
     """GET a release file. A connection reset or dropped before any reply is retried: the file is
     immutable, so a second GET is safe, and a busy server (or proxy) that sheds one connection
     should not fail a whole build. Anything else (HTTP errors, refused, DNS, time-outs) is final."""
-    import http.client
     import time
     import urllib.error
     import urllib.request
 
-    for attempt in range(attempts):
+    def get() -> bytes:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
+            return resp.read()
+
+    for attempt in range(1, attempts):
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
-                return resp.read()
-        except (ConnectionResetError, http.client.RemoteDisconnected, urllib.error.URLError) as exc:
-            reset = isinstance(getattr(exc, "reason", exc), (ConnectionResetError, http.client.RemoteDisconnected))
-            if not reset or isinstance(exc, urllib.error.HTTPError) or attempt == attempts - 1:
+            return get()
+        except (ConnectionResetError, urllib.error.URLError) as exc:  # RemoteDisconnected is a reset too
+            # urlopen wraps a reset while sending in URLError; one while reading the reply is raw.
+            if not isinstance(getattr(exc, "reason", exc), ConnectionResetError):
                 raise
-            time.sleep(0.2 * (attempt + 1))
-    raise AssertionError("unreachable")
+            time.sleep(0.2 * attempt)
+    return get()
 
 
 @dataclass
