@@ -79,3 +79,26 @@ def test_upgrade_path_must_pass_through_2_3(old, new, refused):
             check_upgrade_path(old, new)
     else:
         check_upgrade_path(old, new)
+
+
+def _deployment(**status) -> dict:
+    base = {"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
+            "conditions": [{"type": "Available", "status": "True"}]}
+    return {"metadata": {"namespace": "ns", "name": "d", "generation": 2}, "spec": {"replicas": 1},
+            "status": {**base, **status}}
+
+
+@pytest.mark.parametrize("status, why", [
+    ({}, ""),
+    ({"observedGeneration": 1}, "rollout of the new spec not observed yet"),
+    # Mid-rollout the Available condition is already True: the old pod still counts towards it.
+    ({"updatedReplicas": 0, "replicas": 1}, "0 of 1 replica(s) updated"),
+    ({"replicas": 2}, "1 old replica(s) still running"),
+    ({"terminatingReplicas": 1}, "1 old replica(s) still running"),
+    ({"availableReplicas": 0}, "0 of 1 updated replica(s) available"),
+    ({"conditions": []}, "Available=unset (no Available condition)"),
+])
+def test_a_deployment_is_ready_only_once_no_old_replica_runs(status, why):
+    from trainerctl.cluster.wait import deployment_is_available
+
+    assert deployment_is_available(_deployment(**status)) == (not why, why)

@@ -364,5 +364,7 @@ def test_7_upgrade_prunes_a_runtime_only_finished_jobs_used_and_keeps_one_a_susp
                lambda: api.get_or_none(f"{TRAINER}/clustertrainingruntimes/e2e-old-finished") is None)
     kept = api.request("GET", f"{TRAINER}/clustertrainingruntimes/e2e-old-pending")
     assert not kept["metadata"].get("deletionTimestamp")
+    # Stripped once no v2.2.0 controller runs any more (it would put the finalizer back).
+    assert legacy not in (kept["metadata"].get("finalizers") or []), kept["metadata"]
     _patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-pending", {"spec": {"suspend": False}})
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-pending")

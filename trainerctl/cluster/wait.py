@@ -63,8 +63,11 @@ def deployment_available(cluster: Cluster, namespace: str, name: str) -> Callabl
 
 
 def deployment_is_available(dep: dict) -> tuple[bool, str]:
-    """Available for the current spec; a rollout past its progress deadline is a failure, not a wait."""
-    meta, status = dep.get("metadata") or {}, dep.get("status") or {}
+    """Rolled out, as `kubectl rollout status` means it, and available: every replica runs the
+    current spec and no pod of an older one is left, terminating ones included. An old controller
+    still running undoes what an install does next (Trainer 2.2 puts the legacy finalizer back)
+    and may still answer webhook calls. A rollout past its progress deadline is a failure, not a wait."""
+    meta, spec, status = dep.get("metadata") or {}, dep.get("spec") or {}, dep.get("status") or {}
     conds = {c.get("type"): c for c in status.get("conditions") or []}
     progressing = conds.get("Progressing") or {}
     if progressing.get("status") == "False" and progressing.get("reason") == "ProgressDeadlineExceeded":
@@ -73,6 +76,17 @@ def deployment_is_available(dep: dict) -> tuple[bool, str]:
             f"(ProgressDeadlineExceeded): {progressing.get('message', '')}".rstrip(": "))
     if status.get("observedGeneration", 0) < meta.get("generation", 0):
         return False, "rollout of the new spec not observed yet"
+    want = spec.get("replicas", 1)
+    updated = status.get("updatedReplicas") or 0
+    if updated < want:
+        return False, f"{updated} of {want} replica(s) updated"
+    old = (status.get("replicas") or 0) - updated
+    terminating = status.get("terminatingReplicas") or 0  # counted where the API server has the field
+    if old > 0 or terminating > 0:
+        return False, f"{max(old, 0) + terminating} old replica(s) still running"
+    available = status.get("availableReplicas") or 0
+    if available < updated:
+        return False, f"{available} of {updated} updated replica(s) available"
     avail = conds.get("Available") or {}
     if avail.get("status") != "True":
         reason = avail.get("reason") or "no Available condition"
