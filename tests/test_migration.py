@@ -11,16 +11,15 @@ runtimes trainerctl does not render (one referenced by a suspended TrainJob) and
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import yaml
 
 from tests.support.fake_operator import (CR_PATH, DEPLOY_PATH, GROUP, MANAGER, OPERATOR_NS, FakeOperator,
-                                         as_operator_applied, operator_deployment, trainer_crd)
+                                         as_operator_applied, established, labelled, operator_apply,
+                                         operator_deployment, trainer_crd, wait_for)
 from tests.test_cluster_support import (FakeController, apply_raw, env, prepare_cluster_for_odh,  # noqa: F401
                                         require_shared)
-from trainerctl.cluster.client import ApiError
 from trainerctl.cluster.go_operator import CLEANUP_FINALIZER, TRAINER_CR
 from trainerctl.cluster.objects import LEGACY_FINALIZER
 
@@ -46,51 +45,6 @@ def legacy_runtime(name: str) -> dict:
                          "spec": {"containers": [{"name": "node", "image": "quay.io/opendatahub/old:3.4"}]}}}}}]}}}}
 
 
-def wait_for(check, what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-
-
-def established(env, name: str) -> bool:
-    crd = env.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    return bool(crd) and any(c["type"] == "Established" and c["status"] == "True"
-                             for c in (crd.get("status") or {}).get("conditions") or [])
-
-
-def operator_apply(env, objects: list[dict]) -> None:
-    """Server-side apply as the operator, in its apply order (CRDs, then the rest, runtimes once the
-    webhook answers), retrying like a reconcile loop would."""
-    from trainerctl.cluster.discovery import Discovery
-    from trainerctl.cluster.install import plan
-    from trainerctl.cluster.stages import STAGES
-
-    discovery = Discovery(env.cluster)
-    discovery.add_rendered_crds(objects)
-    planned = plan(objects, discovery, ODH_NS, MANAGER)
-    for spec in STAGES:
-        for p in (p for p in planned if p.stage == spec.name):
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    apply_raw(env.cluster, p.body, MANAGER)
-                    break
-                except ApiError as exc:  # CRD storage or webhook not there yet
-                    assert time.monotonic() < deadline, f"{p.ref}: {exc}"
-                    time.sleep(0.2)
-            if p.ref.kind == "CustomResourceDefinition":
-                wait_for(lambda: established(env, p.ref.name), p.ref.name)
-
-
-def labelled(env) -> dict[str, dict]:
-    from trainerctl.cluster.discovery import Discovery
-    from trainerctl.cluster.migration import labelled_objects
-
-    return {f.ref.key: f.meta for f in labelled_objects(env.cluster, Discovery(env.cluster), ODH_NS,
-                                                          "platform.opendatahub.io/part-of=trainer")}
-
-
 def add_legacy_finalizer(env, name: str) -> None:
     env.cluster.request("PATCH", f"{CTR}/{name}", content_type="application/merge-patch+json",
                         body={"metadata": {"finalizers": [LEGACY_FINALIZER]}})
@@ -101,7 +55,7 @@ def operator_cluster(env):
     """A cluster the operator manages (running), with a user's suspended TrainJob on an old runtime."""
     prepare_cluster_for_odh(env.cluster)
     apply_raw(env.cluster, trainer_crd(), "olm")
-    wait_for(lambda: established(env, f"trainers.{GROUP}"), "the Trainer CRD")
+    wait_for(lambda: established(env.cluster, f"trainers.{GROUP}"), "the Trainer CRD")
     for ns in (OPERATOR_NS, JOB_NS):
         env.cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
     # What the service account controller would add: pods need it.
@@ -115,9 +69,9 @@ def operator_cluster(env):
         "metadata": {"name": TRAINER_CR, "finalizers": [CLEANUP_FINALIZER]},
         "spec": {"managementState": "Managed", "appNamespace": ODH_NS}})
     ours = our_render()
-    with FakeController(env, ours) as controller, FakeOperator(env, ODH_NS) as operator:
+    with FakeController(env, ours) as controller, FakeOperator(env.cluster, ODH_NS, plays_controllers_with=env.kubeconfig) as operator:
         wait_for(operator.running, "the operator's pod")
-        operator_apply(env, as_operator_applied([*ours, legacy_runtime(IN_USE), legacy_runtime(STALE)], cr))
+        operator_apply(env.cluster, ODH_NS, as_operator_applied([*ours, legacy_runtime(IN_USE), legacy_runtime(STALE)], cr))
         for name in ("torch-distributed", IN_USE):  # what Trainer 2.0-2.2 controllers left on runtimes
             add_legacy_finalizer(env, name)
         env.cluster.request("POST", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{JOB_NS}/trainjobs", body={
@@ -140,7 +94,7 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
     rendered = tmp_path / "trainer.yaml"
     rendered.write_text(yaml.safe_dump_all(ours))
     base = ["install", "-f", str(rendered), "--kubeconfig", env.kubeconfig, "-n", ODH_NS, "--timeout", "60"]
-    before = labelled(env)
+    before = labelled(env.cluster, ODH_NS)
     assert len(before) > len(ours)  # ours, the two old runtimes, the namespace
     code, out, err = _cli(capsys, "status", "--kubeconfig", env.kubeconfig, "-n", ODH_NS)
     assert code == 1 and "the Go trainer-operator manages Trainer here" in err and "--take-over-operator" in err
@@ -153,7 +107,7 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
     code, out, err = _cli(capsys, *base, "--dry-run")
     assert code == 3 and "--take-over-operator" in err.splitlines()[-1]
     assert f"ClusterTrainingRuntime.trainer.kubeflow.org {STALE} would be pruned" in out
-    assert {k: m["resourceVersion"] for k, m in labelled(env).items()} == \
+    assert {k: m["resourceVersion"] for k, m in labelled(env.cluster, ODH_NS).items()} == \
         {k: m["resourceVersion"] for k, m in before.items()}
     assert env.get(f"/api/v1/namespaces/{ODH_NS}/configmaps/trainerctl-inventory") is None
 
@@ -169,7 +123,7 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
         f"kept: referenced by unfinished TrainJob {JOB_NS}/finetune; legacy finalizer would be removed"
     assert report[("ConfigMap", "kubeflow-trainer-config")]["message"].endswith(f"would take over fields from {MANAGER}")
     assert operator.running() and env.get(CR_PATH) is not None
-    assert {k: m["resourceVersion"] for k, m in labelled(env).items()} == \
+    assert {k: m["resourceVersion"] for k, m in labelled(env.cluster, ODH_NS).items()} == \
         {k: m["resourceVersion"] for k, m in before.items()}
 
     # The hand-over.
@@ -185,7 +139,7 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
     assert operator.errors == [], operator.errors
     assert env.get(CR_PATH) is None and not operator.running()
     assert env.get(DEPLOY_PATH)["spec"]["replicas"] == 0
-    after = labelled(env)
+    after = labelled(env.cluster, ODH_NS)
     gone = {k for k in before if k not in after}
     assert gone == {f"trainer.kubeflow.org/ClusterTrainingRuntime//{STALE}"}
     for key, meta in after.items():
@@ -253,7 +207,7 @@ def test_take_over_installs_into_the_namespace_the_operator_used(env, capsys, mo
     """No -n: the CR's spec.appNamespace; a different -n is refused before anything is written."""
     prepare_cluster_for_odh(env.cluster)
     apply_raw(env.cluster, trainer_crd(), "olm")
-    wait_for(lambda: established(env, f"trainers.{GROUP}"), "the Trainer CRD")
+    wait_for(lambda: established(env.cluster, f"trainers.{GROUP}"), "the Trainer CRD")
     env.cluster.request("POST", f"/apis/{GROUP}/v1alpha1/trainers", body={
         "apiVersion": f"{GROUP}/v1alpha1", "kind": "Trainer",
         "metadata": {"name": TRAINER_CR, "finalizers": [CLEANUP_FINALIZER]}, "spec": {"appNamespace": "ml-trainer"}})

@@ -13,6 +13,8 @@ odh-platform-utilities framework it uses):
   runs that finalizer, which deletes every labelled object (the trap the hand-over must avoid);
 - the garbage collector's part: a CR deleted with orphan propagation releases its dependents; one
   deleted otherwise takes every object still owned by it along.
+On the e2e cluster (tests/test_e2e_migration.py) the real deployment controller, kwok and garbage
+collector do their parts, and only the operator's own reconciler (the finalizer) is played here.
 `FakeOperator.deleted` lists what the operator or the collector deleted, so a test can assert that
 nothing was; `FakeOperator.raced` notes any moment its CR was released while its pod still ran.
 """
@@ -83,12 +85,16 @@ def as_operator_applied(objects: list[dict], cr: dict) -> list[dict]:
 
 
 class FakeOperator:
-    """The operator's pod (running while its Deployment has replicas) and the garbage collector."""
+    """The operator's reconciler; on a cluster without controllers, also its pod and the garbage collector."""
 
-    def __init__(self, env, app_namespace: str):
-        """`env`: the test cluster (tests.test_cluster_support.Env)."""
-        self.cluster: Cluster = env.cluster
-        self.kubeconfig, self.app_namespace, self._get = env.kubeconfig, app_namespace, env.get
+    def __init__(self, cluster: Cluster, app_namespace: str, *, plays_controllers_with: str | None = None):
+        """`plays_controllers_with`: the admin kubeconfig of a cluster that runs no controllers (the
+        base test cluster); the deployment controller, the operator's pod and the garbage collector
+        are then played here too. None where the real ones run (the e2e cluster)."""
+        self.cluster = cluster
+        self.app_namespace = app_namespace
+        self.kubeconfig = plays_controllers_with
+        self._get = cluster.get_or_none
         self.deleted: list[str] = []
         self.raced: list[str] = []
         self.errors: list[str] = []
@@ -119,9 +125,19 @@ class FakeOperator:
 
     def running(self) -> bool:
         """Its pod exists: a pod that is shutting down still finishes what it reconciles."""
-        return self._get(POD_PATH) is not None
+        if self.kubeconfig:
+            return self._get(POD_PATH) is not None
+        labels = operator_deployment()["spec"]["selector"]["matchLabels"]
+        selector = ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+        return bool(self.cluster.request("GET", f"/api/v1/namespaces/{OPERATOR_NS}/pods",
+                                         query={"labelSelector": selector}).get("items"))
 
     def _tick(self) -> None:
+        if self.kubeconfig:
+            self._play_controllers()
+        self._reconcile()
+
+    def _play_controllers(self) -> None:
         from tests.testenv import readiness
 
         dep = self._get(DEPLOY_PATH)
@@ -143,6 +159,18 @@ class FakeOperator:
                 self._stopping_since = self._stopping_since or time.monotonic()
                 if time.monotonic() - self._stopping_since > GRACE_SECONDS:
                     self.cluster.request("DELETE", POD_PATH)
+        cr = self._get(CR_PATH)  # the garbage collector: orphan, or collect once the owner is gone
+        finalizers = (cr or {}).get("metadata", {}).get("finalizers") or []
+        if cr is not None and cr["metadata"].get("deletionTimestamp") and "orphan" in finalizers \
+                and CLEANUP_FINALIZER not in finalizers:
+            self._release(cr["metadata"]["uid"])
+            self._set_finalizers(cr, [f for f in finalizers if f != "orphan"])
+        elif cr is None and self.cr_uid and time.monotonic() - self._last_collect > 1.0:  # it lists every type
+            self._last_collect = time.monotonic()
+            self._collect_dependents(self.cr_uid)
+
+    def _reconcile(self) -> None:
+        """The operator's own part: keep its cleanup finalizer on the CR, and run it on deletion."""
         running = self.running()
         cr = self._get(CR_PATH)
         if running and self.cr_uid and (cr is None or cr["metadata"].get("deletionTimestamp")
@@ -155,16 +183,9 @@ class FakeOperator:
             finalizers = cr["metadata"].get("finalizers") or []
             if running and not cr["metadata"].get("deletionTimestamp") and CLEANUP_FINALIZER not in finalizers:
                 self._set_finalizers(cr, [*finalizers, CLEANUP_FINALIZER])  # its reconciler ensures it
-            elif cr["metadata"].get("deletionTimestamp"):
-                if running and CLEANUP_FINALIZER in finalizers:
-                    self._cleanup()
-                    self._set_finalizers(cr, [f for f in finalizers if f != CLEANUP_FINALIZER])
-                elif "orphan" in finalizers and CLEANUP_FINALIZER not in finalizers:
-                    self._release(cr["metadata"]["uid"])
-                    self._set_finalizers(cr, [f for f in finalizers if f != "orphan"])
-        elif self.cr_uid and time.monotonic() - self._last_collect > 1.0:  # it lists every type: not every tick
-            self._last_collect = time.monotonic()
-            self._collect_dependents(self.cr_uid)
+            if cr["metadata"].get("deletionTimestamp") and running and CLEANUP_FINALIZER in finalizers:
+                self._cleanup()
+                self._set_finalizers(cr, [f for f in finalizers if f != CLEANUP_FINALIZER])
 
     def _set_finalizers(self, cr: dict, finalizers: list[str]) -> None:
         self.cluster.request("PATCH", CR_PATH, content_type="application/merge-patch+json",
@@ -204,3 +225,49 @@ class FakeOperator:
         for f in self._labelled():
             if any(r.get("uid") == uid for r in f.meta.get("ownerReferences") or []):
                 self._delete(f, "garbage collector")
+
+
+def established(cluster: Cluster, name: str) -> bool:
+    crd = cluster.get_or_none(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+    return bool(crd) and any(c["type"] == "Established" and c["status"] == "True"
+                             for c in (crd.get("status") or {}).get("conditions") or [])
+
+
+def wait_for(check, what: str, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeout: float = 60) -> None:
+    """Server-side apply as the operator, in its apply order (CRDs, then the rest, runtimes once the
+    webhook answers), retrying each object like a reconcile loop would."""
+    from tests.test_cluster_support import apply_raw
+    from trainerctl.cluster.discovery import Discovery
+    from trainerctl.cluster.install import plan
+    from trainerctl.cluster.stages import STAGES
+
+    discovery = Discovery(cluster)
+    discovery.add_rendered_crds(objects)
+    planned = plan(objects, discovery, namespace, MANAGER)
+    for spec in STAGES:
+        for p in (p for p in planned if p.stage == spec.name):
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    apply_raw(cluster, p.body, MANAGER)
+                    break
+                except ApiError as exc:  # CRD storage or webhook not there yet
+                    assert time.monotonic() < deadline, f"{p.ref}: {exc}"
+                    time.sleep(0.2)
+            if p.ref.kind == "CustomResourceDefinition":
+                wait_for(lambda: established(cluster, p.ref.name), p.ref.name, timeout)
+
+
+def labelled(cluster: Cluster, namespace: str) -> dict[str, dict]:
+    """Every object with the operator's label, by resource id: its metadata."""
+    from trainerctl.cluster.discovery import Discovery
+    from trainerctl.cluster.migration import labelled_objects
+
+    return {f.ref.key: f.meta for f in labelled_objects(cluster, Discovery(cluster), namespace, "=".join(OWNER))}
