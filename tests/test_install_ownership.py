@@ -12,6 +12,7 @@ import yaml
 
 from tests.test_cluster_support import (  # noqa: F401
     CERT_ROTATOR, FakeController, apply_raw, env, odh_objects, prepare_cluster_for_odh)
+from tests.support.kubectl import kubectl_binary
 from tests.test_install import ODH_NS
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
@@ -30,7 +31,7 @@ def annotated(objects: list[dict], value: str) -> list[dict]:
 
 
 def kubectl(env, *args: str, stdin: str | None = None) -> str:
-    return subprocess.run(["kubectl", "--kubeconfig", env.kubeconfig, *args], input=stdin, check=True,
+    return subprocess.run([kubectl_binary(), "--kubeconfig", env.kubeconfig, *args], input=stdin, check=True,
                           capture_output=True, text=True).stdout
 
 

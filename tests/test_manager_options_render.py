@@ -8,6 +8,7 @@ from trainerctl.manager_options import resolve
 from trainerctl.render import RenderOptions, render
 from trainerctl.render.output import write_stream
 from tests.render_fixtures import remotes, upstream  # noqa: F401  (pytest fixtures)
+from tests.support.kubectl import kustomize
 
 DEPLOYMENT = "kubeflow-trainer-controller-manager"
 OWNER = ("platform.opendatahub.io/part-of", "trainer")
@@ -139,10 +140,7 @@ def test_cli_flags_and_config_file(upstream, tmp_path, capsys, monkeypatch):
 
 def test_overlay_patches_build_with_kustomize(upstream, odh_default, tmp_path):
     """manager_overlay's patches, used in a kustomization over the rendered Deployment, give what
-    apply_manager_options gives (trainerctl's engine and, when present, kubectl agree)."""
-    import shutil
-    import subprocess
-
+    apply_manager_options gives (trainerctl's engine and kubectl agree)."""
     import yaml
 
     from trainerctl.kustomize import build, build_yaml
@@ -159,6 +157,6 @@ def test_overlay_patches_build_with_kustomize(upstream, odh_default, tmp_path):
         "resources": ["deployment.yaml", "pdb.yaml"], "patches": patches}, sort_keys=False))
     expected = apply_manager_options([dep], opts)
     assert build(str(tmp_path)) == expected
-    if shutil.which("kubectl"):
-        kubectl = subprocess.run(["kubectl", "kustomize", str(tmp_path)], capture_output=True, text=True, check=True)
-        assert kubectl.stdout == build_yaml(str(tmp_path))
+    kubectl = kustomize(tmp_path)
+    assert kubectl.returncode == 0, kubectl.stderr
+    assert kubectl.stdout == build_yaml(str(tmp_path))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ import yaml
 
 from tests.render_fixtures import all_refs, mirrors, remotes, upstream  # noqa: F401 (fixtures)
 from tests.schema_check import validate_against_crd, validate_imagestream
+from tests.support.kubectl import kustomize
 from trainerctl.cli import main
 from trainerctl.kustomize.yamlio import dump_all, load_all
 from trainerctl.source import SourceCache, walk_tree
@@ -49,7 +49,7 @@ def source_args(mirrors, repo: str, ref: str) -> list[str]:
 
 
 def kubectl_kustomize(path: Path) -> str:
-    out = subprocess.run(["kubectl", "kustomize", str(path)], capture_output=True, text=True, check=False)
+    out = kustomize(path)
     assert out.returncode == 0, out.stderr
     return out.stdout
 
