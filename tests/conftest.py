@@ -20,6 +20,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: needs the real kube-apiserver test cluster (tests/testenv)")
     config.addinivalue_line("markers", "e2e: runs the real controllers on the e2e cluster (tests/testenv/e2e.py)")
     _check_tested_package()
+    _take_ctrl_c()
+
+
+def _take_ctrl_c() -> None:
+    """The Ctrl-C tests need SIGINT delivered. A runner started in the background (`cmd &`, nohup)
+    hands it down ignored, and an ignored signal stays ignored across exec; a handler does not."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _check_tested_package() -> None:
