@@ -37,16 +37,18 @@ V23 = "testenv-binary://trainer-controller-manager@v2.3.0"
 def _remove_operator(api) -> None:
     """Whatever an earlier failure left of the operator: its Deployment, its CR (without running
     its cleanup), its API and namespace."""
-    for path, body in ((DEPLOY_PATH, None), (CR_PATH, {"propagationPolicy": "Background"}),
-                       (f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainers.{GROUP}", None),
-                       (f"/api/v1/namespaces/{OPERATOR_NS}", None)):
+    def gone(request, *args) -> None:
         try:
-            if path == CR_PATH:
-                _patch(api, CR_PATH, {"metadata": {"finalizers": None}})
-            api.request("DELETE", path, body)
+            request(*args)
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+    gone(api.request, "DELETE", DEPLOY_PATH)
+    gone(_patch, api, CR_PATH, {"metadata": {"finalizers": None}})  # its cleanup must not run
+    for path in (CR_PATH, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainers.{GROUP}",
+                 f"/api/v1/namespaces/{OPERATOR_NS}"):
+        gone(api.request, "DELETE", path)
     h.wait_for(f"namespace {OPERATOR_NS} to be deleted",
                lambda: api.get_or_none(f"/api/v1/namespaces/{OPERATOR_NS}") is None, timeout=120)
 

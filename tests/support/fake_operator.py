@@ -228,21 +228,16 @@ class FakeOperator:
 
 
 def established(cluster: Cluster, name: str) -> bool:
+    from trainerctl.cluster.wait import crd_is_established
+
     crd = cluster.get_or_none(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    return bool(crd) and any(c["type"] == "Established" and c["status"] == "True"
-                             for c in (crd.get("status") or {}).get("conditions") or [])
-
-
-def wait_for(check, what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
+    return crd is not None and crd_is_established(crd)[0]
 
 
 def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeout: float = 60) -> None:
     """Server-side apply as the operator, in its apply order (CRDs, then the rest, runtimes once the
     webhook answers), retrying each object like a reconcile loop would."""
+    from tests.support.e2e import wait_for
     from tests.test_cluster_support import apply_raw
     from trainerctl.cluster.discovery import Discovery
     from trainerctl.cluster.install import plan
@@ -262,7 +257,7 @@ def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeou
                     assert time.monotonic() < deadline, f"{p.ref}: {exc}"
                     time.sleep(0.2)
             if p.ref.kind == "CustomResourceDefinition":
-                wait_for(lambda: established(cluster, p.ref.name), p.ref.name, timeout)
+                wait_for(p.ref.name, lambda: established(cluster, p.ref.name), timeout, interval=0.1)
 
 
 def labelled(cluster: Cluster, namespace: str) -> dict[str, dict]:
