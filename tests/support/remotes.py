@@ -72,8 +72,29 @@ def start(shared: Path, workdir: Path) -> Remotes:
     handler = functools.partial(_QuietHandler, directory=str(remote_dir))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    _wait_serving(base)
     lws = make_lws_repo(remote_dir, workdir / "lws-repo")
-    return Remotes(f"http://127.0.0.1:{server.server_address[1]}", lws, server)
+    return Remotes(base, lws, server)
+
+
+def _wait_serving(base: str, timeout: float = 10.0) -> None:
+    """Return once the server has answered a request. Twice in full suites the first request of a
+    module (kubectl's GET of the JobSet release file) got an empty reply (EOF) from a just-started
+    server; the judged requests then go to one known to answer."""
+    import time
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/jobset/", timeout=2) as reply:
+                reply.read()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 _KUSTOMIZATION = re.compile(r"^(kustomization\.ya?ml|Kustomization)$")
