@@ -6,6 +6,7 @@ answered with the same objects everywhere.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
@@ -37,7 +38,9 @@ def load_file(path: str) -> list[dict]:
             with open(path, "rb") as fh:
                 data = fh.read()
     except IsADirectoryError:
-        raise InputError(f"{shown}: is a directory; expected a YAML file") from None
+        from trainerctl.gitops.folder import load_folder
+
+        return load_folder(path, shown).objects
     except OSError as exc:
         raise InputError(f"{shown}: {exc.strerror}") from None
     cache = _ParsedCache(data) if len(data) >= _CACHE_MIN_BYTES else None
@@ -114,8 +117,14 @@ class _ParsedCache:
 def from_file(path: str, namespace: str) -> Target:
     from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL
 
-    return Target(load_file(path), {"file": path},
-                  DEFAULT_OWNER_LABEL, namespace)
+    if path != "-" and os.path.isdir(path):  # a folder `render --output-dir` wrote: it says what it came from
+        from trainerctl.gitops.folder import load_folder
+
+        folder = load_folder(path)
+        source = {"folder": path, **({"gitops": folder.engine} if folder.engine else {}),
+                  **{k: v for k, v in folder.provenance.items() if k != "images"}}
+        return Target(folder.objects, source, DEFAULT_OWNER_LABEL, namespace)
+    return Target(load_file(path), {"file": path}, DEFAULT_OWNER_LABEL, namespace)
 
 
 def from_render(cluster, options) -> Target:

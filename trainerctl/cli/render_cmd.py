@@ -7,6 +7,7 @@ import sys
 from trainerctl.cli import command
 from trainerctl.cli.flags import (
     Component,
+    GitopsFlags,
     Namespace,
     Output,
     OutputDir,
@@ -15,6 +16,7 @@ from trainerctl.cli.flags import (
     SourceFlags,
     render_flags,
     UpdateLock,
+    gitops_flags,
     source_flags,
 )
 from trainerctl.cli.typer_support import uses
@@ -35,10 +37,11 @@ def render_options(source: SourceFlags, render: RenderFlags | None = None, **ext
 
 
 @command("render")
-@uses(source_flags, render_flags)
+@uses(source_flags, render_flags, gitops_flags)
 def render_command(
     source: SourceFlags,
     render: RenderFlags,
+    gitops: GitopsFlags,
     namespace: Namespace = None,
     component: Component = [],  # noqa: B006 (typer reads the default)
     owner_label: OwnerLabel = None,
@@ -59,6 +62,11 @@ def render_command(
         raise InputError("-o and --output-dir: choose one (--output-dir always writes YAML files)")
     if output_dir is not None:
         check_output_dir(output_dir)
+    engine = None
+    if gitops.engine or gitops.repo or gitops.branch or gitops.path:
+        from trainerctl.gitops.layout import settings
+
+        engine = settings(gitops.engine, output_dir, repo=gitops.repo, branch=gitops.branch, path=gitops.path)
     if update_lock and source.no_lock:
         raise InputError("--update-lock and --no-lock: choose one")
     if update_lock:
@@ -67,7 +75,15 @@ def render_command(
     result = do_render(options)
     if update_lock:
         write_lock(options.lock_file, result.source)
-    if output_dir is not None:
+    if engine is not None:
+        from trainerctl.gitops.writer import gitops_files
+        from trainerctl.render.output import write_files
+
+        files = gitops_files(result.objects, result.source, engine, namespace=result.namespace,
+                             owner_label=result.owner_label)
+        write_files(output_dir, files)
+        ui.info(f"render: wrote a {engine.engine} folder to {output_dir} ({len(files)} files)")
+    elif output_dir is not None:
         files = write_dir(result.objects, output_dir)
         ui.info(f"render: wrote {len(files)} objects to {output_dir}")
     else:
