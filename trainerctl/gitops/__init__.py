@@ -7,4 +7,6 @@ wait where trainerctl waits (flux.py, argocd.py). `-f DIR` reads such a folder b
 
 from __future__ import annotations
 
-ENGINES = ("flux", "argocd")
+from trainerctl.gitops.layout import ENGINES
+
+__all__ = ["ENGINES"]

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainerctl.errors import InputError
+from trainerctl.kustomize import KustomizeError, build
+from trainerctl.kustomize.yamlio import load
 from trainerctl.gitops.layout import ANNOTATION_PREFIX, ENGINE_ANNOTATION, STAGES_DIR
 from trainerctl.render.output import is_ours
 
@@ -24,9 +26,6 @@ class Folder:
 
 
 def load_folder(path: str | Path, shown: str | None = None) -> Folder:
-    from trainerctl.kustomize import KustomizeError, build
-    from trainerctl.kustomize.yamlio import load
-
     path = Path(path)
     shown = shown or f"-f {path}"
     index = path / "kustomization.yaml"

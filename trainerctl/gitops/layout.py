@@ -17,7 +17,9 @@ from pathlib import Path
 from trainerctl.cluster.stages import STAGES, StageSpec, WebhookRules, stage_of
 from trainerctl.errors import InputError
 from trainerctl.images import iter_images
+from trainerctl.source.validate import validate_ref, validate_url
 
+ENGINES = ("flux", "argocd")
 STAGES_DIR = "stages"
 # Written on the engine objects and the folder's kustomization.yaml: what the folder came from.
 ANNOTATION_PREFIX = "trainerctl.io/"
@@ -185,9 +187,6 @@ def with_annotations(obj: dict, annotations: dict[str, str]) -> dict:
 def settings(engine: str | None, output_dir: str | None, *, repo: str | None = None, branch: str | None = None,
              path: str | None = None) -> GitopsSettings | None:
     """The --gitops* flags, checked together (one line naming the flag for each mistake)."""
-    from trainerctl.gitops import ENGINES
-    from trainerctl.source.validate import validate_ref, validate_url
-
     if engine is None:
         for flag, value in (("--gitops-repo", repo), ("--gitops-branch", branch), ("--gitops-path", path)):
             if value is not None:

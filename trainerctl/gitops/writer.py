@@ -16,14 +16,13 @@ from __future__ import annotations
 from trainerctl.gitops import argocd, flux
 from trainerctl.gitops.layout import (ENGINE_ANNOTATION, STAGES_DIR, GitopsSettings, Provenance, Stage,
                                       prepare)
+from trainerctl.kustomize.yamlio import dump_all
 from trainerctl.render.output import file_names, kustomization_file
 
 FLEET_DIR = "fleet"
 
 
 def _objects_files(folder: str, objects: list[dict], metadata: dict | None = None) -> dict[str, str]:
-    from trainerctl.kustomize.yamlio import dump_all
-
     prefix = f"{folder}/" if folder else ""
     names = file_names(objects)
     files = {prefix + name: dump_all([obj]) for obj, name in zip(objects, names)}
