@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.support.cluster import FakeController, prepare_cluster_for_odh
 from trainerctl.cluster.install import InstallOptions, install
-from trainerctl.render.manager import resolve
+from trainerctl.render.controller import resolve
 from trainerctl.render import RenderOptions, render
 
 NS = "opendatahub"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainerctl.render.manager import resolve
+from trainerctl.render.controller import resolve
 from trainerctl.render import RenderOptions, render
 from trainerctl.render.output import write_stream
 
@@ -144,7 +144,7 @@ def test_overlay_patches_build_with_kustomize(upstream, odh_default, tmp_path):
     import yaml
 
     from trainerctl.kustomize import build, build_yaml
-    from trainerctl.render.manager import apply_manager_options, manager_overlay
+    from trainerctl.render.controller import apply_manager_options, manager_overlay
 
     opts = resolve({"nodeSelector": {"kubernetes.io/os": "linux"}, "resources": {"limits": {"memory": "1Gi"}}},
                    ha=True)

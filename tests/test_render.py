@@ -333,7 +333,7 @@ def test_library_api(mirrors, cache, remotes, monkeypatch, tmp_path):
 
 
 def test_manager_patches_are_part_of_the_manifests_set(mirrors, cache, monkeypatch, tmp_path):
-    from trainerctl.render.manager import resolve
+    from trainerctl.render.controller import resolve
     from trainerctl.render import RenderOptions, render
 
     monkeypatch.chdir(tmp_path)

@@ -18,7 +18,7 @@ from trainerctl.cluster.engine.apply import ApplyOptions, Planned
 from trainerctl.cluster.engine.client import Cluster
 from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.engine.inventory import Entry, Inventory
-from trainerctl.cluster.engine.manager import ResourceManager, RunOptions
+from trainerctl.cluster.engine.staged import RunOptions, StagedApply
 from trainerctl.cluster.engine.objects import Ref, is_exempt, label_selector
 from trainerctl.cluster.engine.plan import ensure_namespace, plan, read_live, webhook_services
 from trainerctl.cluster.engine.pool import parallel_map
@@ -85,7 +85,7 @@ class Installer:
         self.report = Report("install", dry_run=options.dry_run, namespace=namespace, source=source)
         apply = ApplyOptions(options.field_manager, options.force_conflicts, options.dry_run, options.recreate,
                              options.timeout, recreate_kinds=RECREATE_KINDS, strip_finalizers=(LEGACY_FINALIZER,))
-        self.manager = ResourceManager(cluster, self.discovery, namespace=namespace, report=self.report,
+        self.applier = StagedApply(cluster, self.discovery, namespace=namespace, report=self.report,
                                        progress=progress, options=RunOptions(apply, options.wait, options.legacy_managers))
         self.stage_name = "preflight"
         self.leftovers: dict[str, Entry] = {}
@@ -95,7 +95,7 @@ class Installer:
 
     @property
     def previous(self) -> Inventory | None:
-        return self.manager.previous
+        return self.applier.previous
 
     # -- steps -------------------------------------------------------------------------
     def run(self) -> Report:
@@ -134,7 +134,7 @@ class Installer:
             self._stage(spec, planned)
         if self.options.prune and self.previous:
             self._prune(planned)
-        self.manager.write_inventory(planned, self.report.source, complete=True, leftovers=self.leftovers)
+        self.applier.write_inventory(planned, self.report.source, complete=True, leftovers=self.leftovers)
         failed = self.report.failed
         if failed:
             raise RunFailed(f"{len(failed)} object(s) failed: {failed[0].display}: {failed[0].message}", self.report)
@@ -153,7 +153,7 @@ class Installer:
         self.operator = go_operator.OperatorState(cr=results[-2], deployments=results[-1])
         self._operator_guard()
         self.discovery.add_rendered_crds(self.objects)
-        self.manager.previous = self.manager.last_written = results[-3]
+        self.applier.previous = self.applier.last_written = results[-3]
         if not self.options.skip_preflight:
             target = self.report.source.get("trainer_version")
             installed = self.previous.source.get("trainer_version") if self.previous else None
@@ -178,21 +178,21 @@ class Installer:
         self.report.stages.append(stage)
         if items:
             self.progress.stage(spec.name, len(items))
-            failed = [r for r in self.manager.apply_all(items) if r.action == "failed"]
+            failed = [r for r in self.applier.apply_all(items) if r.action == "failed"]
             if failed:
                 stage.seconds = time.monotonic() - t
-                self.manager.write_inventory(planned, self.report.source, complete=False)
+                self.applier.write_inventory(planned, self.report.source, complete=False)
                 first = failed[0]
                 raise RunFailed(f"{len(failed)} object(s) failed in stage {spec.name}: {first.display}: "
                                 f"{first.message}", self.report)
         if spec.name == "namespaces":  # superset first: a crash can still prune
-            self.manager.write_inventory(planned, self.report.source, complete=False)
+            self.applier.write_inventory(planned, self.report.source, complete=False)
         tw = time.monotonic()
         if spec.wait == WAIT_CRDS:
-            self.manager.wait_crds(items)
-            self.manager.refresh_kinds(planned)
+            self.applier.wait_crds(items)
+            self.applier.refresh_kinds(planned)
         elif spec.wait == WAIT_CONTROLLERS:
-            self.manager.wait_controllers(planned, webhook_services(self.objects))
+            self.applier.wait_controllers(planned, webhook_services(self.objects))
         if spec.name == STAGES.admitted:
             self._strip_legacy_finalizers(items)
         stage.waited_seconds = time.monotonic() - tw
@@ -210,7 +210,7 @@ class Installer:
                            keep=in_use.keep_in_use(self.cluster, self.discovery, [Ref.from_key(k) for k in gone]))
         results = prune(self.cluster, self.discovery, gone, self.owner_label, rules, dry_run=self.options.dry_run,
                         timeout=self.options.timeout,
-                        on_done=lambda r: self.progress.object_done(r.display, self.manager.verb(r.action), r.message))
+                        on_done=lambda r: self.progress.object_done(r.display, self.applier.verb(r.action), r.message))
         self.report.objects.extend(results)
         retry = still_wanted(results, rules)
         self.leftovers = {k: e for k, e in gone.items() if k in retry}
@@ -243,7 +243,7 @@ class Installer:
             return []
         labelled = operator_inventory.labelled_objects(self.cluster, self.discovery, self.namespace, self.owner_label)
         if self.previous is None:
-            self.manager.previous = operator_inventory.seed(labelled, self.namespace, self.objects)
+            self.applier.previous = operator_inventory.seed(labelled, self.namespace, self.objects)
         return labelled
 
     def _hand_over(self, planned: list[Planned]) -> None:
@@ -255,7 +255,7 @@ class Installer:
                                         dry_run=self.options.dry_run)
         for r in results:
             self.report.add(r)
-            self.progress.object_done(r.display, self.manager.verb(r.action), r.message)
+            self.progress.object_done(r.display, self.applier.verb(r.action), r.message)
         self.report.stages.append(StageResult("handover", time.monotonic() - t, len(results)))
         if results and not self.options.dry_run:
             read_live(self.cluster, planned, self.owner_label)  # releasing the CR's objects changed resourceVersions
@@ -273,7 +273,7 @@ class Installer:
                 continue
             result = results.get((p.ref.group, p.ref.kind, p.ref.namespace, p.ref.name))
             if not self.options.dry_run:
-                self.manager.note_rv(p.ref.key, finalizers.strip(self.cluster, p.path, meta))
+                self.applier.note_rv(p.ref.key, finalizers.strip(self.cluster, p.path, meta))
             if result is not None:
                 note = f"legacy finalizer {LEGACY_FINALIZER} {'would be ' if self.options.dry_run else ''}removed"
                 result.message = f"{result.message}; {note}" if result.message else note
@@ -283,7 +283,7 @@ class Installer:
         guard = self.options.upgrade_guard
         crds = [p for p in planned if p.ref.kind == "CustomResourceDefinition"]
         if guard is None or not crds or all(p.live is None for p in crds) \
-                or all(self.manager.unchanged_since_last_apply(p) for p in crds):
+                or all(self.applier.unchanged_since_last_apply(p) for p in crds):
             return
         try:
             upgrade = guard(self.cluster, self.objects, owner_label=self.owner_label,

@@ -16,8 +16,8 @@ from typing import Mapping
 from trainerctl.errors import InputError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.images import ImageOverrides, resolve_overrides, validate_registry
-from trainerctl.render.manager import ManagerOptions
-from trainerctl.render.manager import resolve as resolve_manager
+from trainerctl.render.controller import ManagerOptions
+from trainerctl.render.controller import resolve as resolve_manager
 
 COMPONENTS = ("manifests", "runtimes", "imagestreams")
 PLATFORMS = ("openshift", "kubernetes")

@@ -19,7 +19,7 @@ from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
 from trainerctl.render.assets import asset_dir
 from trainerctl.render.images import ImageOverrides, check_registry, kustomize_image_entry
-from trainerctl.render.manager import apply_manager_options
+from trainerctl.render.controller import apply_manager_options
 from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
 from trainerctl.render.params_env import apply_overrides, check_images
 from trainerctl.render.overlay import choose_overlay, sort_options, wrapper_kustomization, write_kustomization

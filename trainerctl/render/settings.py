@@ -15,7 +15,7 @@ from typing import Any, Mapping, Optional, Protocol
 from trainerctl import ui
 from trainerctl.errors import InputError
 from trainerctl.render.config_file import Config, load_config
-from trainerctl.render.manager import resolve as resolve_manager
+from trainerctl.render.controller import resolve as resolve_manager
 from trainerctl.render.options import CHECKS, DEFAULT_NAMESPACE, RenderOptions, validate_namespace
 from trainerctl.source.validate import is_git_url
 

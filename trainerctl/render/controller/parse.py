@@ -10,8 +10,8 @@ from typing import Any, Iterable
 import yaml
 
 from trainerctl.errors import InputError
-from trainerctl.render.manager.options import ManagerOptions
-from trainerctl.render.manager.validate import TOP_KEYS, bool_or_none, type_name, validate
+from trainerctl.render.controller.options import ManagerOptions
+from trainerctl.render.controller.validate import TOP_KEYS, bool_or_none, type_name, validate
 
 def _split_key(key: str) -> list[str]:
     """`a.b\\.c.d` -> ["a", "b.c", "d"]: label keys such as kubernetes.io/os contain dots."""

@@ -13,12 +13,12 @@ Rooms: options.py (the validated options), parse.py (--set, the file block, the 
 layering), validate.py (one line per bad value), patch.py (Deployment patches and the PDB).
 """
 
-from trainerctl.render.manager.options import (DEFAULT_CONTAINER, DEFAULT_DEPLOYMENT, NO_OPTIONS, ManagerOptions,
+from trainerctl.render.controller.options import (DEFAULT_CONTAINER, DEFAULT_DEPLOYMENT, NO_OPTIONS, ManagerOptions,
                                                PodDisruptionBudget)
-from trainerctl.render.manager.parse import HA_PRESET, parse_set, resolve
-from trainerctl.render.manager.patch import (apply_manager_options, deployment_ops, find_deployment, ha_anti_affinity,
+from trainerctl.render.controller.parse import HA_PRESET, parse_set, resolve
+from trainerctl.render.controller.patch import (apply_manager_options, deployment_ops, find_deployment, ha_anti_affinity,
                                              manager_overlay, pdb_resource, selector_labels)
-from trainerctl.render.manager.validate import validate
+from trainerctl.render.controller.validate import validate
 
 __all__ = ["DEFAULT_CONTAINER", "DEFAULT_DEPLOYMENT", "HA_PRESET", "NO_OPTIONS", "ManagerOptions",
            "PodDisruptionBudget", "apply_manager_options", "deployment_ops", "find_deployment", "ha_anti_affinity",

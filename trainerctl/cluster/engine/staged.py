@@ -35,7 +35,7 @@ class RunOptions:
     legacy_managers: tuple[str, ...] = ()
 
 
-class ResourceManager:
+class StagedApply:
     """State of one run: what was recorded before, what this run applied, the report."""
 
     def __init__(self, cluster: Cluster, discovery: Discovery, *, namespace: str, options: RunOptions,

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from trainerctl.errors import InputError
-from trainerctl.render.manager.options import ManagerOptions, PodDisruptionBudget
+from trainerctl.render.controller.options import ManagerOptions, PodDisruptionBudget
 
 TOP_KEYS = {
     "ha", "replicas", "podDisruptionBudget", "topologySpreadConstraints", "priorityClassName",
