@@ -1,4 +1,4 @@
-"""Issue 20 on the e2e cluster: the GitOps folders, applied by the real Flux controllers (and, for
+"""The GitOps folders on the e2e cluster, applied by the real Flux controllers (and, for
 Argo CD, which cannot be built here, wave by wave as its sync applies them).
 
 Flux's source-controller and kustomize-controller (tests/testenv/flux.py) pull a repository from a
@@ -17,8 +17,7 @@ import pytest
 import yaml
 
 from tests.support import e2e as h
-from tests.support.e2e import KF_NS, TRAINER
-from tests.test_e2e import _cleanup_trainer, _patch, _runtime_copy, _trainer_pods, api, tctl  # noqa: F401
+from tests.support.e2e import KF_NS, TRAINER, cleanup_trainer, merge_patch, runtime_copy, trainer_pods
 from tests.testenv.api import ApiError
 
 JOBS_NS = "e2e-gitops-jobs"
@@ -43,13 +42,13 @@ def flux(e2e_cluster, api, tctl):
         bin_dir = ensure_flux_binaries()
     except BuildError as exc:
         pytest.fail(f"the Flux controllers could not be built: {exc}")
-    _cleanup_trainer(tctl, api, (KF_NS, JOBS_NS))
+    cleanup_trainer(tctl, api, (KF_NS, JOBS_NS))
     controllers = FluxControllers(e2e_cluster, bin_dir).start()
     try:
         yield controllers
     finally:
         _remove_flux(api, controllers)
-        _cleanup_trainer(tctl, api, (KF_NS, JOBS_NS))
+        cleanup_trainer(tctl, api, (KF_NS, JOBS_NS))
 
 
 def _remove_flux(api, controllers) -> None:
@@ -68,7 +67,7 @@ def _remove_flux(api, controllers) -> None:
             meta = item["metadata"]
             path = f"/apis/{crd['spec']['group']}/{crd['spec']['versions'][0]['name']}/namespaces/" \
                    f"{meta['namespace']}/{crd['spec']['names']['plural']}/{meta['name']}"
-            _patch(api, path, {"metadata": {"finalizers": None}})
+            merge_patch(api, path, {"metadata": {"finalizers": None}})
         api.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
 
 
@@ -143,7 +142,7 @@ def _wait_ready(api, revision: str) -> list[dict]:
 def _request_reconcile(api, path: str) -> str:
     """What `flux reconcile` does: the requestedAt annotation the controllers watch."""
     token = str(time.time_ns())
-    _patch(api, path, {"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": token}}})
+    merge_patch(api, path, {"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": token}}})
     return token
 
 
@@ -189,7 +188,7 @@ def test_1_flux_installs_v2_2_0_in_stage_order_and_the_real_controllers_run_a_tr
     # v2.2.0 plus two runtimes a later render drops, written by the writer `render --gitops` uses.
     result = render(RenderOptions(source_path=str(tctl.source("v2.2.0")), overlay="overlays/manager", namespace=KF_NS,
                                   remote_mirrors=list(tctl.mirrors), use_lock=False, env={}))
-    objects = result.objects + [_runtime_copy(tctl, "v2.2.0", FINISHED), _runtime_copy(tctl, "v2.2.0", PENDING)]
+    objects = result.objects + [runtime_copy(tctl, "v2.2.0", FINISHED), runtime_copy(tctl, "v2.2.0", PENDING)]
     write_files(fleet.folder, gitops_files(objects, result.source, settings("flux", str(fleet.folder), repo=fleet.url),
                                            namespace=KF_NS, owner_label=result.owner_label))
     revision = fleet.commit("trainer v2.2.0")
@@ -203,7 +202,7 @@ def test_1_flux_installs_v2_2_0_in_stage_order_and_the_real_controllers_run_a_tr
 
     assert h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT)
     assert h.deployment_available(api, KF_NS, h.JOBSET_DEPLOYMENT)
-    pod = _trainer_pods(api)[0]
+    pod = trainer_pods(api)[0]
     assert pod["status"]["containerStatuses"][0]["imageID"] == V22
     h.create_namespace(api, JOBS_NS)
     h.create_trainjob(api, h.trainjob("e2e-flux-done", JOBS_NS))
@@ -232,12 +231,12 @@ def test_3_flux_upgrades_in_stage_order_keeps_the_runtime_a_suspended_job_needs(
     assert _applies(flux, revision) == _stage_order(api)
     assert not _warnings(api)
     h.wait_for("the v2.3.0 binary to run the trainer pod", lambda: [
-        p for p in _trainer_pods(api)
+        p for p in trainer_pods(api)
         if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == V23 and h.condition(p, "Ready") == "True"])
     for name in (PENDING, FINISHED):  # Flux never prunes runtimes (trainerctl reports them, test 2)
         kept = api.request("GET", f"{CTR}/{name}")
         assert not kept["metadata"].get("deletionTimestamp"), name
-    _patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-flux-pending", {"spec": {"suspend": False}})
+    merge_patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-flux-pending", {"spec": {"suspend": False}})
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-flux-pending")
 
 
@@ -318,7 +317,7 @@ def test_5_the_argocd_folder_applied_wave_by_wave_converges(flux, fleet, tctl, a
     from tests.support.kubectl import kustomize
 
     _remove_flux(api, flux)
-    _cleanup_trainer(tctl, api, (KF_NS, JOBS_NS))
+    cleanup_trainer(tctl, api, (KF_NS, JOBS_NS))
     out = tmp_path / "argocd"
     tctl.run("render", *tctl.source_args("v2.3.0"), "--output-dir", str(out), "--gitops", "argocd", "--gitops-repo",
              fleet.url, "--gitops-path", FOLDER, kube=False)

@@ -1,4 +1,4 @@
-"""Issue 20: `render --gitops flux|argocd` folders, judged without a cluster.
+"""`render --gitops flux|argocd` folders, judged without a cluster.
 
 The layout follows trainerctl's stage policy, every stage folder builds with trainerctl's kustomize
 byte for byte as with `kubectl kustomize`, the engine objects order and wait as install does, no
@@ -16,11 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.render_fixtures import mirrors, remotes, upstream  # noqa: F401 (fixtures)
 from tests.support.kubectl import kustomize
-from trainerctl.cluster.apply import RECREATE_KINDS
-from trainerctl.cluster.prune import NEVER_PRUNE
-from trainerctl.cluster.stages import STAGE_INDEX, STAGES
+from trainerctl.cluster.trainer.policy import NEVER_PRUNE, RECREATE_KINDS, STAGES
 from trainerctl.gitops import argocd, flux
 from trainerctl.gitops.folder import load_folder
 from trainerctl.gitops.layout import GitopsSettings, guess_resource, prepare, repo_path
@@ -101,7 +98,7 @@ def test_stage_folders_hold_every_object_once_in_install_order(renders, ref, eng
     for folder, obj in placed:
         index, _, stage = folder.partition("-")
         assert stage == expected_stage(obj, crd_plurals, hooked), (folder, obj["kind"], obj["metadata"]["name"])
-        assert int(index) == STAGE_INDEX[stage]
+        assert int(index) == STAGES.index(stage)
     scoped = {(o["spec"]["group"], o["spec"]["names"]["kind"]) for o in result.objects
               if o["kind"] == "CustomResourceDefinition" and o["spec"]["scope"] == "Cluster"}
 
@@ -192,7 +189,7 @@ def test_argocd_waves_follow_the_stage_order(renders):
     assert placed
     for folder, obj in placed:
         annotations = obj["metadata"]["annotations"]
-        assert annotations[argocd.SYNC_WAVE] == str(STAGE_INDEX[folder.partition("-")[2]]), folder
+        assert annotations[argocd.SYNC_WAVE] == str(STAGES.index(folder.partition("-")[2])), folder
         group = obj["apiVersion"].rpartition("/")[0]
         expected = {True: "Prune=false,Delete=false"}.get((group, obj["kind"]) in NEVER_PRUNE,
                                                             "Prune=false" if obj["kind"] in RUNTIME_KINDS else None)
@@ -320,10 +317,10 @@ def test_a_wait_stage_with_nothing_to_apply_hands_its_checks_to_the_stage_before
 
 def test_kind_to_resource_rule_matches_every_built_in_kind(test_cluster):
     """The offline stage split names resources the way the API server does, for every kind it serves."""
-    from trainerctl.cluster.client import connect
+    from trainerctl.cluster.engine.client import connect
 
     cluster = connect(kubeconfig=str(test_cluster.admin_kubeconfig))
-    from trainerctl.cluster.discovery import Discovery
+    from trainerctl.cluster.engine.discovery import Discovery
 
     resources = Discovery(cluster).all_resources()
     assert len(resources) > 40

@@ -15,11 +15,9 @@ What Trainer's objects need from it:
 
 from __future__ import annotations
 
-from trainerctl.cluster.in_use import GROUP as RUNTIME_GROUP
-from trainerctl.cluster.in_use import RUNTIME_KINDS
-from trainerctl.cluster.prune import NEVER_PRUNE
-from trainerctl.gitops.layout import (ENGINE_ANNOTATION, WEBHOOK_KINDS, GitopsSettings, Provenance, Stage,
-                                      api_group, with_annotations)
+from trainerctl.cluster.engine.stages import WEBHOOK_KINDS
+from trainerctl.cluster.trainer.policy import NEVER_PRUNE, is_runtime
+from trainerctl.gitops.layout import ENGINE_ANNOTATION, GitopsSettings, Provenance, Stage, api_group, with_annotations
 
 API_VERSION = "argoproj.io/v1alpha1"
 NAMESPACE = "argocd"
@@ -36,10 +34,10 @@ RETRY = {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": 
 
 
 def sync_options(obj: dict) -> str:
-    group, kind = api_group(obj), obj.get("kind")
+    group, kind = api_group(obj), obj.get("kind", "")
     if (group, kind) in NEVER_PRUNE:
         return "Prune=false,Delete=false"
-    if group == RUNTIME_GROUP and kind in RUNTIME_KINDS:
+    if is_runtime(group, kind):
         return "Prune=false"
     return ""
 

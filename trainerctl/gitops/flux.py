@@ -15,13 +15,10 @@ still needs, so a runtime dropped from the render stays on the cluster (`prune: 
 
 from __future__ import annotations
 
-from trainerctl.cluster.apply import RECREATE_KINDS
-from trainerctl.cluster.in_use import GROUP as RUNTIME_GROUP
-from trainerctl.cluster.in_use import RUNTIME_KINDS
-from trainerctl.cluster.prune import NEVER_PRUNE
-from trainerctl.cluster.stages import STAGES
-from trainerctl.gitops.layout import (ENGINE_ANNOTATION, GitopsSettings, Provenance, Stage, api_group,
-                                      webhook_services, with_annotations)
+from trainerctl.cluster.engine.plan import webhook_services
+from trainerctl.cluster.engine.stages import WAIT_CONTROLLERS, WAIT_CRDS
+from trainerctl.cluster.trainer.policy import NEVER_PRUNE, RECREATE_KINDS, STAGES, is_runtime
+from trainerctl.gitops.layout import ENGINE_ANNOTATION, GitopsSettings, Provenance, Stage, api_group, with_annotations
 
 API_VERSION = "kustomize.toolkit.fluxcd.io/v1"
 SOURCE_API_VERSION = "source.toolkit.fluxcd.io/v1"
@@ -39,8 +36,8 @@ ENDPOINTS_READY = "subsets.exists(s, has(s.addresses) && size(s.addresses) > 0)"
 
 
 def never_pruned(obj: dict) -> bool:
-    group, kind = api_group(obj), obj.get("kind")
-    return (group, kind) in NEVER_PRUNE or (group == RUNTIME_GROUP and kind in RUNTIME_KINDS)
+    group, kind = api_group(obj), obj.get("kind", "")
+    return (group, kind) in NEVER_PRUNE or is_runtime(group, kind)
 
 
 def annotate(obj: dict, stage: Stage) -> dict:
@@ -67,14 +64,14 @@ def health_checks(stages: list[Stage]) -> dict[str, list[dict]]:
     everything = [o for s in stages for o in s.objects]
     out: dict[str, list[dict]] = {}
     for stage in stages:
-        if stage.spec.wait == "crds":
+        if stage.spec.wait == WAIT_CRDS:
             out[stage.folder] = [_ref(o) for o in stage.objects if o.get("kind") == "CustomResourceDefinition"]
     controllers = [_ref(o) for o in everything if o.get("kind") == "Deployment" and api_group(o) == "apps"]
     controllers += [{"apiVersion": "v1", "kind": "Endpoints", "name": name, "namespace": ns}
-                    for ns, name in webhook_services(everything)]
+                    for ns, name, _port in webhook_services(everything)]
     for index, spec in enumerate(STAGES):
         holder = next((s for s in reversed(stages) if s.index <= index), None)
-        if spec.wait == "controllers" and controllers and holder is not None:
+        if spec.wait == WAIT_CONTROLLERS and controllers and holder is not None:
             out.setdefault(holder.folder, []).extend(controllers)
     return {k: v for k, v in out.items() if v}
 

@@ -9,14 +9,16 @@ rule, which every built-in kind follows.
 
 from __future__ import annotations
 
-import copy
 import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainerctl.cluster.stages import STAGES, StageSpec, WebhookRules, stage_of
+from trainerctl.cluster.engine.objects import without_controller_fields
+from trainerctl.cluster.engine.plan import ensure_namespace
+from trainerctl.cluster.engine.stages import StageSpec, WebhookRules
+from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.errors import InputError
-from trainerctl.images import iter_images
+from trainerctl.render.images import iter_images
 from trainerctl.source.validate import validate_ref, validate_url
 
 ENGINES = ("flux", "argocd")
@@ -24,7 +26,6 @@ STAGES_DIR = "stages"
 # Written on the engine objects and the folder's kustomization.yaml: what the folder came from.
 ANNOTATION_PREFIX = "trainerctl.io/"
 ENGINE_ANNOTATION = ANNOTATION_PREFIX + "gitops"
-WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 
 
 @dataclass(frozen=True)
@@ -113,65 +114,26 @@ def split_stages(objects: list[dict]) -> list[Stage]:
     for obj in objects:
         group, kind = api_group(obj), str(obj.get("kind", ""))
         plural = ((crds.get((group, kind)) or {}).get("names") or {}).get("plural") or guess_resource(kind)
-        by_name[stage_of(kind, group, plural, rules)].objects.append(obj)
+        by_name[STAGES.stage_of(kind, group, plural, rules)].objects.append(obj)
     return [s for s in stages if s.objects]
 
 
-def without_controller_fields(obj: dict) -> dict:
-    """A copy of `obj` without what a controller writes after install: webhook and CRD-conversion
-    caBundles (the cert rotator's) and a Secret's empty data (the cert it fills in). An engine
-    that applied them would fight the rotator on every sync."""
-    obj = copy.deepcopy(obj)
-    kind, group = obj.get("kind"), api_group(obj)
-    if kind == "Secret" and group == "":
-        for key in ("data", "stringData"):
-            if key in obj and not obj[key]:
-                del obj[key]
-    elif kind in WEBHOOK_KINDS and group == "admissionregistration.k8s.io":
-        for hook in obj.get("webhooks") or []:
-            (hook.get("clientConfig") or {}).pop("caBundle", None)
-    elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
-        webhook = (((obj.get("spec") or {}).get("conversion") or {}).get("webhook")) or {}
-        (webhook.get("clientConfig") or {}).pop("caBundle", None)
-    return obj
-
-
-def with_namespace(objects: list[dict], namespace: str, owner_label: tuple[str, str]) -> list[dict]:
-    """The install namespace goes into the folder like any rendered object (as install applies it)."""
-    if any(o.get("kind") == "Namespace" and (o.get("metadata") or {}).get("name") == namespace for o in objects):
-        return objects
-    key, value = owner_label
-    return [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, "labels": {key: value}}},
-            *objects]
-
-
 def prepare(objects: list[dict], namespace: str, owner_label: tuple[str, str]) -> list[Stage]:
-    """What goes into the folder: every object without controller-written fields, in its stage.
+    """What goes into the folder: every object without the fields controllers write (the engine
+    must not fight the cert rotators), the install namespace included, each in its stage.
 
     kustomize's `namespace:` also lands on custom kinds it cannot know are cluster-scoped; an
     engine would then look for them in a namespace, so it is dropped where a rendered CRD says
-    the kind is cluster-scoped."""
+    the kind is cluster-scoped. The render's objects are left as they are."""
     crds = _rendered_crds(objects)
     out = []
-    for obj in with_namespace(objects, namespace, owner_label):
-        obj = without_controller_fields(obj)
-        if (crds.get((api_group(obj), obj.get("kind"))) or {}).get("scope") == "Cluster":
-            (obj.get("metadata") or {}).pop("namespace", None)
+    for obj in ensure_namespace(objects, namespace, owner_label):
+        obj = without_controller_fields(obj, api_group(obj))
+        meta = obj.get("metadata") or {}
+        if (crds.get((api_group(obj), obj.get("kind"))) or {}).get("scope") == "Cluster" and "namespace" in meta:
+            obj["metadata"] = {k: v for k, v in meta.items() if k != "namespace"}
         out.append(obj)
     return split_stages(out)
-
-
-def webhook_services(objects: list[dict]) -> list[tuple[str, str]]:
-    """(namespace, name) of the Services the rendered admission webhooks call, in render order."""
-    out: list[tuple[str, str]] = []
-    for obj in objects:
-        if obj.get("kind") not in WEBHOOK_KINDS:
-            continue
-        for hook in obj.get("webhooks") or []:
-            svc = (hook.get("clientConfig") or {}).get("service")
-            if svc and (svc.get("namespace", ""), svc.get("name", "")) not in out:
-                out.append((svc.get("namespace", ""), svc.get("name", "")))
-    return out
 
 
 def with_annotations(obj: dict, annotations: dict[str, str]) -> dict:

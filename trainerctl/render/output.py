@@ -6,7 +6,10 @@ import json
 import re
 from pathlib import Path
 
+import yaml
+
 from trainerctl.errors import InputError
+from trainerctl.kustomize.yamlio import dump, dump_all
 
 FORMATS = ("yaml", "json")
 _MARKER = "# Written by `trainerctl render --output-dir`; files listed here are replaced on the next run.\n"
@@ -15,8 +18,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def write_stream(objects: list[dict], fmt: str = "yaml") -> str:
     if fmt == "yaml":
-        from trainerctl.kustomize.yamlio import dump_all
-
         return dump_all(objects)
     if fmt == "json":
         return json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2, ensure_ascii=False) + "\n"
@@ -72,8 +73,6 @@ def owned_files(directory: Path) -> set[str]:
     """Paths (relative, "/"-separated) of what earlier runs wrote: every kustomization.yaml under
     `directory` that starts with our marker, and the files it lists. A listed path that would
     leave its folder is never ours."""
-    import yaml
-
     out: set[str] = set()
     root = directory.resolve()
     for index in sorted(directory.rglob("kustomization.yaml")):
@@ -110,8 +109,6 @@ def file_names(objects: list[dict]) -> list[str]:
 
 def kustomization_file(resources: list[str], metadata: dict | None = None) -> str:
     """A kustomization.yaml listing `resources`, marked as ours."""
-    from trainerctl.kustomize.yamlio import dump
-
     doc: dict = {"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization"}
     if metadata:
         doc["metadata"] = metadata
@@ -150,8 +147,6 @@ def write_files(directory: str | Path, files: dict[str, str]) -> list[Path]:
 
 def write_dir(objects: list[dict], directory: str | Path) -> list[Path]:
     """One file per object plus a kustomization.yaml listing them in apply order."""
-    from trainerctl.kustomize.yamlio import dump_all
-
     names = file_names(objects)
     files = {name: dump_all([obj]) for obj, name in zip(objects, names)}
     files["kustomization.yaml"] = kustomization_file(names)
