@@ -326,3 +326,45 @@ def test_kind_to_resource_rule_matches_every_built_in_kind(test_cluster):
     assert len(resources) > 40
     wrong = [(r.kind, r.resource) for r in resources if guess_resource(r.kind) != r.resource]
     assert not wrong
+
+
+def test_diff_of_a_folder_names_the_runtimes_an_engine_left_and_who_still_uses_them(env, renders, tmp_path, capsys):
+    """A GitOps engine never prunes runtimes; `diff -f DIR` says which ones the folder dropped
+    and whether an unfinished TrainJob still needs each. (No controllers run here, so the webhook
+    configurations stay out: nothing would answer them.)"""
+    from tests.support.cluster import apply_raw
+    from trainerctl.cli import main
+
+    result = renders["v2.3.0"]
+    objects = [o for o in result.objects if not o["kind"].endswith("WebhookConfiguration")]
+    extra = []
+    for name in ("gitops-dropped-used", "gitops-dropped-unused"):
+        runtime = copy.deepcopy(next(o for o in objects if o["metadata"]["name"] == "torch-distributed"))
+        runtime["metadata"]["name"] = name
+        extra.append(runtime)
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder, members in ((first, objects + extra), (second, objects)):
+        write_files(folder, gitops_files(members, result.source, GitopsSettings("flux", "trainer"),
+                                         namespace=KF_NS, owner_label=result.owner_label))
+    for obj in load_folder(first).objects:  # what kustomize-controller applies, stage by stage
+        if obj["kind"] == "CustomResourceDefinition":
+            apply_raw(env.cluster, obj, "kustomize-controller")
+    import time
+
+    time.sleep(2)  # the CRDs' kinds become servable
+    for obj in load_folder(first).objects:
+        if obj["kind"] != "CustomResourceDefinition":
+            apply_raw(env.cluster, obj, "kustomize-controller")
+    env.cluster.request("POST", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{KF_NS}/trainjobs", body={
+        "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+        "metadata": {"name": "still-running", "namespace": KF_NS},
+        "spec": {"runtimeRef": {"name": "gitops-dropped-used"}}})
+    args = ["-f", str(second), "-n", KF_NS, "--kubeconfig", env.kubeconfig]
+    assert main(["diff", *args]) == 0  # nothing else differs: kept runtimes are not drift
+    err = capsys.readouterr().err
+    assert f"gitops-dropped-used: no longer rendered, left on the cluster; still used by unfinished TrainJob " \
+           f"{KF_NS}/still-running" in err, err
+    assert "gitops-dropped-unused: no longer rendered, left on the cluster; no unfinished TrainJob uses it: " \
+           "delete it (kubectl delete clustertrainingruntime gitops-dropped-unused)" in err, err
+    assert main(["upgrade-check", *args]) == 0
+    assert "nothing blocks the upgrade" in capsys.readouterr().out
