@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -368,3 +369,24 @@ def test_diff_of_a_folder_names_the_runtimes_an_engine_left_and_who_still_uses_t
            "delete it (kubectl delete clustertrainingruntime gitops-dropped-unused)" in err, err
     assert main(["upgrade-check", *args]) == 0
     assert "nothing blocks the upgrade" in capsys.readouterr().out
+
+
+def test_render_command_writes_the_same_folder(renders, mirrors, remotes, tmp_path, monkeypatch, capsys):
+    """`trainerctl render --output-dir --gitops` in a git work tree: the path comes from it, and the
+    files are the writer's, byte for byte."""
+    from trainerctl.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for var in [v for v in os.environ if v.startswith("RELATED_IMAGE_")]:
+        monkeypatch.delenv(var)  # the fixture renders with no image overrides
+    (tmp_path / "fleet" / ".git").mkdir(parents=True)
+    out = tmp_path / "fleet" / "clusters" / "prod" / "trainer"
+    args = ["render", "--source", f"file://{mirrors['kubeflow-trainer']}", "--ref", "v2.3.0", "--overlay",
+            "overlays/manager", "-n", KF_NS, "--cache-dir", str(tmp_path / "cache"), "--no-lock",
+            *[a for m in remotes.mirrors for a in ("--remote-mirror", m)]]
+    for engine in ("flux", "argocd"):
+        assert main([*args, "--output-dir", str(out), "--gitops", engine, "--gitops-repo", REPO]) == 0
+        captured = capsys.readouterr()
+        assert captured.out == "" and f"wrote a {engine} folder to {out}" in captured.err
+        on_disk = {p.relative_to(out).as_posix(): p.read_text() for p in out.rglob("*") if p.is_file()}
+        assert on_disk == files_for(renders["v2.3.0"], engine)
