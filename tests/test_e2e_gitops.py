@@ -24,6 +24,7 @@ JOBS_NS = "e2e-gitops-jobs"
 FOLDER = "clusters/e2e/trainer"
 FLUX_NS = "flux-system"
 KS = "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations"
+KS_CRD = "kustomizations.kustomize.toolkit.fluxcd.io"
 GITREPO = "/apis/source.toolkit.fluxcd.io/v1/namespaces/flux-system/gitrepositories/trainer"
 CTR = f"{TRAINER}/clustertrainingruntimes"
 FINISHED = "e2e-flux-finished"  # only a finished TrainJob used it
@@ -53,7 +54,10 @@ def flux(e2e_cluster, api, tctl):
 
 def _remove_flux(api, controllers) -> None:
     """Delete the Kustomizations while kustomize-controller runs (it prunes what it applied, except
-    what is marked never to prune), then stop the controllers and remove their API."""
+    what is marked never to prune), then stop the controllers and remove their API. Idempotent."""
+    if api.get_or_none(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{KS_CRD}") is None:
+        controllers.stop()
+        return
     for item in (api.get_or_none(KS) or {}).get("items") or []:
         api.request("DELETE", f"{KS}/{item['metadata']['name']}")
     try:
@@ -68,7 +72,11 @@ def _remove_flux(api, controllers) -> None:
             path = f"/apis/{crd['spec']['group']}/{crd['spec']['versions'][0]['name']}/namespaces/" \
                    f"{meta['namespace']}/{crd['spec']['names']['plural']}/{meta['name']}"
             merge_patch(api, path, {"metadata": {"finalizers": None}})
-        api.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+        try:
+            api.request("DELETE", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
 
 
 class Fleet:
