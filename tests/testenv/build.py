@@ -1,15 +1,16 @@
 """Build the test cluster's binaries from the Go module proxy.
 
-Two cache entries, each keyed by its pinned versions and a hash of what builds it, so a second run
-(or a second CI run on the same machine) reuses them:
+Three cache entries, each keyed by its pinned versions and a hash of what builds it, so a second
+run (or a second CI run on the same machine) reuses them:
 
 - the base cluster (kube-apiserver, etcd, pki) that every cluster test needs;
 - the e2e parts (kube-controller-manager, kube-scheduler, kwok, and the real Trainer and JobSet
-  controllers at every version an e2e test installs), which only `e2e` tests need.
+  controllers at every version an e2e test installs), which only `e2e` tests need;
+- the Flux controllers (source-controller, kustomize-controller, their CRDs) the GitOps e2e test runs.
 
 Go's own module and build caches stay at their defaults so rebuilds after a change are warm too.
 
-Run as a script to build both and print the base bin dir: ``python tests/testenv/build.py``
+Run as a script to build all three and print the base bin dir: ``python tests/testenv/build.py``
 (``--base`` builds only the base cluster).
 """
 
