@@ -160,14 +160,12 @@ def settings(engine: str | None, output_dir: str | None, *, repo: str | None = N
         raise InputError(f"--gitops {engine}: needs --output-dir DIR, the folder to write")
     if engine == "argocd" and not repo:
         raise InputError("--gitops argocd: needs --gitops-repo URL, the repository the Application syncs from")
-    try:
-        if repo is not None:
-            validate_url(repo)
-        if branch is not None:
-            validate_ref(branch)
-    except InputError as exc:
-        flag = "--gitops-repo" if repo is not None and str(exc).startswith("source URL") else "--gitops-branch"
-        raise InputError(f"{flag}: {exc}") from None
+    for flag, value, check in (("--gitops-repo", repo, validate_url), ("--gitops-branch", branch, validate_ref)):
+        try:
+            if value is not None:
+                check(value)
+        except InputError as exc:
+            raise InputError(f"{flag}: {exc}") from None
     return GitopsSettings(engine, repo_path(output_dir, path), repo, branch or "main")
 
 
