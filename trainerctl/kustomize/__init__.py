@@ -9,10 +9,13 @@ sort (output order).
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Iterable
+import os
+from typing import TYPE_CHECKING, Iterable
 
 from trainerctl.kustomize.errors import KustomizeError
+
+if TYPE_CHECKING:
+    from trainerctl.kustomize.filesys import FileSystem
 
 __all__ = ["build", "build_resources", "build_yaml", "KustomizeError"]
 
@@ -20,13 +23,16 @@ __all__ = ["build", "build_resources", "build_yaml", "KustomizeError"]
 MANAGED_BY = ("app.kubernetes.io/managed-by", "kustomize-v5.8.1")
 
 
-def build_resources(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None):
+def build_resources(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
+                    fs: FileSystem | None = None, repo_root: str | None = None):
     """The resources `kustomize build path` prints, in its order, build state attached.
 
+    `fs` is where files are read (default: the disk); `repo_root` names the top of a fetched
+    repository that `path` lies in: no base may leave it, as kubectl holds cloned repositories.
     Very deep input (kustomize allows 10000 levels) outgrows Python's default recursion limit;
     such a build is retried once with a larger limit on a thread with a larger stack.
     """
-    return _deep_retry(_build_resources, path, remote_mirrors, timeout)
+    return _deep_retry(_build_resources, path, remote_mirrors, timeout, fs, repo_root)
 
 
 def _deep_retry(fn, *args):
@@ -65,9 +71,32 @@ def _deep(fn, *args):
     return result["value"]
 
 
-def _build_resources(path: str, remote_mirrors, timeout):
+def _top_loader(path: str, fetcher, fs: FileSystem, repo_root: str | None):
+    from trainerctl.kustomize import remote
+    from trainerctl.kustomize.filesys import DIR, within
+    from trainerctl.kustomize.loader import Loader, Missing, real_path
+
+    if remote.is_remote(path):
+        top, directory = fetcher.clone(path, path)
+        return Loader(str(directory.resolve()), fs, (), str(top.resolve()), fetcher, path)
+    absolute = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+    try:
+        root, kind = real_path(fs, absolute)
+        if repo_root is not None:
+            repo_root = real_path(fs, repo_root)[0]
+    except Missing as exc:
+        why = "no such directory" if exc.why == "no such file or directory" else exc.why
+        raise KustomizeError(f"{path}: {why}") from None
+    if kind != DIR:
+        raise KustomizeError(f"{path}: not a directory containing a kustomization")
+    if repo_root is not None and not within(root, repo_root):
+        raise KustomizeError(f"{path}: outside the repository {repo_root}")
+    return Loader(root, fs, (), repo_root, fetcher, path.rstrip("/") or path)
+
+
+def _build_resources(path: str, remote_mirrors, timeout, fs, repo_root):
     from trainerctl.kustomize import openapi, remote, sort
-    from trainerctl.kustomize.loader import Loader
+    from trainerctl.kustomize.filesys import DiskFS
     from trainerctl.kustomize.resource import annotation_text
     from trainerctl.kustomize.target import Builder
     from trainerctl.kustomize.transformers import hashes, nameref, refvar
@@ -77,16 +106,7 @@ def _build_resources(path: str, remote_mirrors, timeout):
     if timeout:
         fetcher.timeout = timeout
     builder = Builder(fetcher)
-    if remote.is_remote(path):
-        top, directory = fetcher.clone(path, path)
-        loader = Loader(directory.resolve(), (), top.resolve(), fetcher, path)
-    else:
-        root = Path(path)
-        if not root.exists():
-            raise KustomizeError(f"{path}: no such directory")
-        if not root.is_dir():
-            raise KustomizeError(f"{path}: not a directory containing a kustomization")
-        loader = Loader(root.resolve(), (), None, fetcher, path.rstrip("/") or path)
+    loader = _top_loader(path, fetcher, fs or DiskFS(), repo_root)
     acc = builder.build_top(loader)
     k = acc.kustomization
     hashes.add_hashes(acc.resmap)
@@ -111,16 +131,19 @@ def _build_resources(path: str, remote_mirrors, timeout):
     return resources
 
 
-def build(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None) -> list[dict]:
+def build(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
+          fs: FileSystem | None = None, repo_root: str | None = None) -> list[dict]:
     """The objects `kustomize build path` produces, in its output order."""
-    return [r.obj for r in build_resources(path, remote_mirrors=remote_mirrors, timeout=timeout)]
+    return [r.obj for r in build_resources(path, remote_mirrors=remote_mirrors, timeout=timeout,
+                                           fs=fs, repo_root=repo_root)]
 
 
-def build_yaml(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None) -> str:
+def build_yaml(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
+               fs: FileSystem | None = None, repo_root: str | None = None) -> str:
     """Exactly the bytes `kubectl kustomize path` prints."""
     from trainerctl.kustomize.yamlio import dump_all
 
-    def run(p, mirrors, t):
-        return dump_all([r.obj for r in _build_resources(p, mirrors, t)])
+    def run(*args):
+        return dump_all([r.obj for r in _build_resources(*args)])
 
-    return _deep_retry(run, path, remote_mirrors, timeout)
+    return _deep_retry(run, path, remote_mirrors, timeout, fs, repo_root)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlio
 from trainerctl.kustomize.config import TransformerConfig
@@ -62,12 +61,12 @@ class Builder:
     def load(self, loader: Loader, build_metadata: list | None = None,
              track: origin.Origin | None = None) -> Target:
         kfile = find_kustomization(loader)
-        kname = loader.name(kfile.name)
-        k = kustfile.parse(_read(kfile, kname), kname)
+        kname = loader.name(kfile)
+        k = kustfile.parse(loader.read_text(kfile), kname)
         if build_metadata is not None:
             # kustomize gives every kustomization of a build the top one's buildMetadata.
             k["buildMetadata"] = build_metadata
-        return Target(loader, k, kname, kfile.name, track)
+        return Target(loader, k, kname, kfile, track)
 
     def build_top(self, loader: Loader) -> Accumulated:
         kt = self.load(loader)
@@ -114,8 +113,7 @@ class Builder:
                     found = resources_from(data.decode("utf-8", "replace"), path)
                     self._add_files(kt, resmap, found, path, where)
                 continue
-            candidate = loader.root / path
-            if candidate.is_dir():
+            if loader.directory(path) is not None:
                 sub = self.base(kt, path, where)
                 self._merge_base(acc, sub, resmap, where)
                 continue
@@ -140,15 +138,16 @@ class Builder:
         loader = kt.loader
         if remote.is_remote(path):
             top, directory = self.fetcher.clone(path, where)
-            return Loader(directory.resolve(), loader.chain + (loader.root,), top.resolve(),
-                          self.fetcher, path)
+            # A fresh clone root, as kustomize clones each remote base anew: no local cycle.
+            return Loader(str(directory.resolve()), loader.fs, loader.chain + (loader.root,),
+                          str(top.resolve()), self.fetcher, path)
         if posixpath.isabs(path):
             raise KustomizeError(f"{where}: new root '{path}' cannot be absolute")
-        candidate = loader.root / path
-        if not candidate.is_dir():
+        display = f"{loader.display}/{path}" if loader.display else posixpath.join(loader.root, path)
+        directory = loader.base_directory(path, display)
+        if directory is None:
             raise KustomizeError(f"{where}: {path!r}: no such file or directory")
-        display = f"{loader.display}/{path}" if loader.display else str(candidate)
-        return loader.child(candidate, display)
+        return loader.child(directory, display)
 
     def base(self, kt: Target, path: str, where: str) -> Accumulated:
         """A resource that is a kustomization: built on its own, then merged."""
@@ -332,10 +331,3 @@ def _inline_objects(entry: str, where: str):
     if not docs or not all(isinstance(d, dict) for d in docs):
         return None
     return resources_from(entry, where)
-
-
-def _read(path: Path, name: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KustomizeError(f"{name}: cannot read: {exc}") from None
