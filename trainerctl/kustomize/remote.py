@@ -25,6 +25,12 @@ def is_remote(ref: str) -> bool:
     return "://" in ref or ref.startswith(("git@", "git::"))
 
 
+def is_local_url(ref: str) -> bool:
+    """A URL that names this machine's files (as written, before any mirror rewrites it)."""
+    plain = ref[5:] if ref.startswith("git::") else ref
+    return plain.lower().startswith("file:")
+
+
 def parse_mirrors(values: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
     mirrors = []
     for v in values:

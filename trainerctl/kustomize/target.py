@@ -137,6 +137,10 @@ class Builder:
     def _loader_for(self, kt: Target, path: str, where: str) -> Loader:
         loader = kt.loader
         if remote.is_remote(path):
+            if loader.repo_top is not None and remote.is_local_url(path):
+                # A fetched repository is untrusted: it may not pull in this machine's files.
+                raise KustomizeError(f"{where}: {path!r}: a kustomization in a fetched repository "
+                                     f"may not use a local (file://) repository")
             top, directory = self.fetcher.clone(path, where)
             # A fresh clone root, as kustomize clones each remote base anew: no local cycle.
             return Loader(str(directory.resolve()), loader.fs, loader.chain + (loader.root,),
