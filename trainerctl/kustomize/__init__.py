@@ -78,7 +78,7 @@ def _top_loader(path: str, fetcher, fs: FileSystem, repo_root: str | None):
 
     if remote.is_remote(path):
         top, directory = fetcher.clone(path, path)
-        return Loader(str(directory.resolve()), fs, (), str(top.resolve()), fetcher, path)
+        return Loader(str(directory.resolve()), fs, (), str(top.resolve()), fetcher, remote.redact(path))
     absolute = path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
     try:
         root, kind = real_path(fs, absolute)
@@ -95,18 +95,27 @@ def _top_loader(path: str, fetcher, fs: FileSystem, repo_root: str | None):
 
 
 def _build_resources(path: str, remote_mirrors, timeout, fs, repo_root):
-    from trainerctl.kustomize import openapi, remote, sort
+    from trainerctl.kustomize import openapi, remote
     from trainerctl.kustomize.filesys import DiskFS
-    from trainerctl.kustomize.resource import annotation_text
     from trainerctl.kustomize.target import Builder
-    from trainerctl.kustomize.transformers import hashes, nameref, refvar
 
     openapi.begin()
     fetcher = remote.Fetcher(mirrors=remote.parse_mirrors(list(remote_mirrors)))
     if timeout:
         fetcher.timeout = timeout
-    builder = Builder(fetcher)
-    loader = _top_loader(path, fetcher, fs or DiskFS(), repo_root)
+    try:
+        return _build_with(Builder(fetcher), _top_loader(path, fetcher, fs or DiskFS(), repo_root))
+    except KustomizeError as exc:  # a message may quote a URL as it was written
+        raise KustomizeError(remote.redact(str(exc))) from None
+    finally:
+        fetcher.close()
+
+
+def _build_with(builder, loader):
+    from trainerctl.kustomize import sort
+    from trainerctl.kustomize.resource import annotation_text
+    from trainerctl.kustomize.transformers import hashes, nameref, refvar
+
     acc = builder.build_top(loader)
     k = acc.kustomization
     hashes.add_hashes(acc.resmap)

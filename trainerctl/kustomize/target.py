@@ -110,7 +110,8 @@ class Builder:
                     self._merge_base(acc, sub, resmap, where)
                 else:
                     data = self.fetcher.get_file(path, where)
-                    found = resources_from(data.decode("utf-8", "replace"), path)
+                    found = resources_from(data.decode("utf-8", "replace"), remote.redact(path))
+                    self.fetcher.keep(path)
                     self._add_files(kt, resmap, found, path, where)
                 continue
             if loader.directory(path) is not None:
@@ -144,7 +145,7 @@ class Builder:
             top, directory = self.fetcher.clone(path, where)
             # A fresh clone root, as kustomize clones each remote base anew: no local cycle.
             return Loader(str(directory.resolve()), loader.fs, loader.chain + (loader.root,),
-                          str(top.resolve()), self.fetcher, path)
+                          str(top.resolve()), self.fetcher, remote.redact(path))
         if posixpath.isabs(path):
             raise KustomizeError(f"{where}: new root '{path}' cannot be absolute")
         display = f"{loader.display}/{path}" if loader.display else posixpath.join(loader.root, path)
