@@ -106,11 +106,12 @@ metadata: {name: sa}
 
 
 def modules():
-    from tests.kustomize_cases import (builds, embedded, openapi, plugins, refuses, silent,
-                                       strict)
+    from tests.kustomize_cases import (builds, embedded, json6902, nulls, openapi, plugins,
+                                       refuses, silent, strict)
 
     return {"silent": silent, "builds": builds, "plugins": plugins, "refuses": refuses,
-            "strict": strict, "openapi": openapi, "embedded": embedded}
+            "strict": strict, "openapi": openapi, "embedded": embedded, "nulls": nulls,
+            "json6902": json6902}
 
 
 def all_cases() -> dict[str, Case]:

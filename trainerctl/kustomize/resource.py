@@ -38,6 +38,11 @@ class Resource:
     ref_var_names: list[str] = field(default_factory=list)
     origin: dict | None = None  # buildMetadata: where the object came from
     transformations: list[dict] | None = None
+    # The object holds yamlio.Mapping values (nulls written as nothing), whose fate follows
+    # kustomize's: dropped by a strategic merge, "" when printed from a flow mapping.
+    marked: bool = False
+    # What yamlio read as text for labels, data and binaryData: {(field, key): (value, text)}.
+    texts: dict | None = None
 
     @property
     def gvk(self) -> Gvk:
@@ -93,6 +98,20 @@ class Resource:
         cur = self.id
         self.previous.append((cur.name, cur.effective_namespace_go, cur.gvk.kind))
 
+    def text_map(self, field: str) -> dict[str, str]:
+        """kyaml's GetLabels/GetDataMap: `field` ("labels", "data", "binaryData") as strings, each
+        value's text: as written while the value is unchanged, "" for a null."""
+        values = self.labels() if field == "labels" else self.obj.get(field)
+        if not isinstance(values, dict):
+            return {}
+        texts = self.texts or {}
+        out = {}
+        for k, v in values.items():
+            kept = texts.get((field, k))
+            out[k] = kept[1] if kept is not None and kept[0] == v and type(kept[0]) is type(v) \
+                else ("" if v is None else annotation_text(v))
+        return out
+
     def labels(self) -> dict:
         labels = self.metadata.get("labels")
         return labels if isinstance(labels, dict) else {}
@@ -111,6 +130,8 @@ class Resource:
         """The object as kustomize prints it. Every object goes through its SetAnnotations at
         the end: build annotations leave, values become strings of their text, and an empty
         `annotations` disappears."""
+        if self.marked:
+            _bare_in_flow_to_empty(self.obj)
         md = self.obj.get("metadata")
         if not isinstance(md, dict):
             return self.obj
@@ -142,20 +163,26 @@ class Resource:
         return self.obj
 
 
+def _bare_in_flow_to_empty(value) -> None:
+    """kustomize prints an object through kyaml's MarshalJSON, which writes it as YAML first:
+    a null written as nothing inside a flow mapping comes out as '' there, an empty string."""
+    if isinstance(value, dict):
+        if getattr(value, "flow", False):
+            for k in value.bare:
+                if k in value and value[k] is None:
+                    value[k] = ""
+        for v in value.values():
+            _bare_in_flow_to_empty(v)
+    elif isinstance(value, list):
+        for v in value:
+            _bare_in_flow_to_empty(v)
+
+
 def annotation_text(value) -> str:
     """An annotation value as kustomize's GetAnnotations reads it: the scalar's text."""
     if isinstance(value, str):
         return value
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        from trainerctl.kustomize.yamlio import _go_float
+    from trainerctl.kustomize.yamlio import _scalar_text
 
-        return _go_float(value)
-    return value
+    text = _scalar_text(value)
+    return value if text is None else text

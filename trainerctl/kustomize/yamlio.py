@@ -16,7 +16,7 @@ import copy
 import datetime
 import math
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -181,21 +181,37 @@ MAX_DEPTH = 10_000
 
 
 _OPEN = (None, -1)  # memo marker: this collection is still being converted
-_ALIAS_BUDGET = 1_000_000
+# The most nodes aliases may expand to in one document (JSON 6902 copies share the bound).
+NODE_BUDGET = 1_000_000
 
 
-def _size(value: Any) -> int:
+def node_count(value: Any) -> int:
+    """How many nodes (maps, lists, scalars) `value` holds."""
     if isinstance(value, dict):
-        return 1 + sum(_size(v) for v in value.values())
+        return 1 + sum(node_count(v) for v in value.values())
     if isinstance(value, list):
-        return 1 + sum(_size(v) for v in value)
+        return 1 + sum(node_count(v) for v in value)
     return 1
 
 
-def _converter(resolve, last_wins: bool):
+class Mapping(dict):
+    """A mapping with values written as nothing (`key:`, `{key: }`): kustomize keeps such a
+    null's empty text, and that text decides what it does with it (kyaml's merge drops it;
+    printed from a flow mapping it is an empty string). Only such mappings are of this type."""
+
+    __slots__ = ("bare", "flow")
+
+    def __init__(self, items=(), bare: frozenset = frozenset(), flow: bool = False):
+        super().__init__(items)
+        self.bare = bare  # the keys whose null was written as nothing
+        self.flow = flow  # written in flow style ({...})
+
+
+def _converter(resolve, last_wins: bool, json_keys: bool = False):
     """A function from nodes to plain data. An alias becomes a copy of its anchor's value (as
     kustomize de-anchors), counted against a budget before it is made so that an alias bomb is
-    refused early; `<<` merge keys are applied (explicit keys win, then earlier merges)."""
+    refused early; `<<` merge keys are applied (explicit keys win, then earlier merges).
+    `convert.marked` says whether a Mapping was made."""
     memo: dict[int, tuple[Any, int]] = {}
     aliased = [0]
 
@@ -204,13 +220,13 @@ def _converter(resolve, last_wins: bool):
         if size < 0:
             raise KustomizeError(f"line {node.start_mark.line + 1}: anchor value contains itself")
         if size == 0:
-            size = _size(value)
+            size = node_count(value)
             memo[id(node)] = (value, size)
         aliased[0] += size
-        if aliased[0] > _ALIAS_BUDGET:
+        if aliased[0] > NODE_BUDGET:
             raise KustomizeError(
                 f"line {node.start_mark.line + 1}: document contains excessive aliasing "
-                f"(aliases expand to more than {_ALIAS_BUDGET} nodes)"
+                f"(aliases expand to more than {NODE_BUDGET} nodes)"
             )
         return copy.deepcopy(value)
 
@@ -249,6 +265,7 @@ def _converter(resolve, last_wins: bool):
     def mapping(node):
         result: dict = {}
         merges = None
+        bare = None
         for key_node, value_node in node.value:
             if key_node.__class__ is ScalarNode and key_node.tag in (_STR, _PLAIN_TAG):
                 if key_node.tag == _STR:
@@ -261,18 +278,23 @@ def _converter(resolve, last_wins: bool):
             else:
                 key = convert(key_node)
             if key.__class__ is not str:
-                if last_wins and (key is None or key.__class__ is bool):
+                if json_keys:
+                    key = _json_key(key, key_node)
+                elif last_wins and (key is None or key.__class__ is bool):
                     # kubectl fails on such keys later; say why here.
                     raise KustomizeError(
                         f"line {key_node.start_mark.line + 1}: key {key_node.value!r} reads as "
                         f"{'null' if key is None else 'a boolean'} in YAML 1.1; quote it"
                     )
-                key = _key_string(key, key_node)
+                else:
+                    key = _key_string(key, key_node)
             if key in result and not last_wins:
                 raise KustomizeError(
                     f"line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
                 )
-            result[key] = convert(value_node)
+            value = result[key] = convert(value_node)
+            if value is None and value_node.__class__ is ScalarNode and not value_node.value:
+                bare = (bare or set()) | {key}
         for value_node in merges or ():
             sources = value_node.value if value_node.__class__ is SequenceNode else [value_node]
             for source in sources:
@@ -283,31 +305,67 @@ def _converter(resolve, last_wins: bool):
                         f"of maps as the value"
                     )
                 for k, v in merged.items():
-                    result.setdefault(k, v)
+                    if k not in result:
+                        result[k] = v
+                        if k in getattr(merged, "bare", ()):
+                            bare = (bare or set()) | {k}
+        if bare:
+            convert.marked = True
+            return Mapping(result, frozenset(bare), bool(node.flow_style))
         return result
 
+    convert.marked = False
     return convert
 
 
-def _raw_annotations(doc_node: yaml.Node, doc: Any) -> None:
-    """kustomize rewrites every annotation as a string of its source text (`port: 8080` becomes
-    "8080", `date: 2001-12-14` stays as written): keep that text for plain scalars."""
+def _child(node: yaml.Node | None, name: str) -> yaml.Node | None:
+    """The mapping value of key `name` in mapping `node`, or None."""
+    if node is None or node.__class__ is not yaml.MappingNode:
+        return None
+    for k, v in node.value:
+        if k.__class__ is yaml.ScalarNode and k.value == name:
+            return v if v.__class__ is yaml.MappingNode else None
+    return None
+
+
+# The fields kustomize reads as maps of strings (their values' text) when it merges a
+# generated object into one read from a file: labels, data, binaryData.
+TEXT_FIELDS = (("metadata", "labels"), ("data",), ("binaryData",))
+
+
+def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
+    """Scalars' text where kustomize uses it instead of the value.
+
+    Every annotation becomes a string of its source text (`port: 8080` becomes "8080", `date:
+    2001-12-14` stays as written): annotations are rewritten in place. For TEXT_FIELDS the
+    text of each non-string scalar is returned, {(field, key): (value, text)}, for a merge to
+    use while the value is unchanged."""
     if not isinstance(doc, dict) or doc_node.__class__ is not yaml.MappingNode:
-        return
+        return None
     md = doc.get("metadata")
     ann = md.get("annotations") if isinstance(md, dict) else None
-    if not isinstance(ann, dict) or not ann:
-        return
-    for k, v in doc_node.value:
-        if k.__class__ is yaml.ScalarNode and k.value == "metadata" \
-                and v.__class__ is yaml.MappingNode:
-            for k2, v2 in v.value:
-                if k2.__class__ is yaml.ScalarNode and k2.value == "annotations" \
-                        and v2.__class__ is yaml.MappingNode:
-                    for k3, v3 in v2.value:
-                        if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
-                                and v3.tag == _PLAIN_TAG and k3.value in ann:
-                            ann[k3.value] = v3.value
+    if isinstance(ann, dict) and ann:
+        for k3, v3 in _child(_child(doc_node, "metadata"), "annotations").value:
+            if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
+                    and v3.tag == _PLAIN_TAG and k3.value in ann:
+                ann[k3.value] = v3.value
+    texts = None
+    for path in TEXT_FIELDS:
+        node: yaml.Node | None = doc_node
+        value: Any = doc
+        for name in path:
+            node = _child(node, name)
+            value = value.get(name) if isinstance(value, dict) else None
+        if node is None or not isinstance(value, dict):
+            continue
+        for k, v in node.value:
+            if k.__class__ is yaml.ScalarNode and v.__class__ is yaml.ScalarNode \
+                    and v.tag == _PLAIN_TAG and k.value in value:
+                current = value[k.value]
+                if current is not None and current != v.value:
+                    texts = texts or {}
+                    texts[(path[-1], k.value)] = (current, v.value)
+    return texts
 
 
 _nest_raised = False
@@ -338,6 +396,58 @@ def load_all(text: str | bytes, source: str = "<input>", *, yaml11: bool = False
     `yaml11` reads as kustomize reads a kustomization file (go-yaml v2: `yes`/`on` are booleans
     and a repeated key takes the last value); otherwise as it reads resources (go-yaml v3).
     """
+    return [d.doc for d in load_documents(text, source, yaml11=yaml11,
+                                          raw_annotations=raw_annotations)]
+
+
+def load_as_json(text: str | bytes, source: str = "<input>") -> Any:
+    """The first document as sigs.k8s.io/yaml's YAMLToJSON reads it (kustomize's way into a
+    JSON patch): go-yaml v2 values, keys made strings (`true`, `1`), a null key refused."""
+    try:
+        docs = _load_all(text, resolve_plain_v2, True, False, json_keys=True)
+    except KustomizeError as exc:
+        raise KustomizeError(f"{source}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
+    return docs[0].doc if docs else None
+
+
+def _json_key(key: Any, node: yaml.Node) -> str:
+    if key is True or key is False:
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        return _go_float32_g(key)
+    raise KustomizeError(f"line {node.start_mark.line + 1}: unsupported map key {node.value!r}")
+
+
+def _go_float32_g(f: float) -> str:
+    """strconv.FormatFloat(f, 'g', -1, 32): the shortest text that reads back as the float32."""
+    import struct
+
+    if math.isnan(f):
+        return ".nan"
+    if math.isinf(f):
+        return ".inf" if f > 0 else "-.inf"
+    f32 = struct.unpack("f", struct.pack("f", f))[0]
+    for digits in range(1, 10):
+        text = f"{f32:.{digits}g}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == f32:
+            return text
+    return f"{f32:g}"
+
+
+class Loaded(NamedTuple):
+    doc: Any
+    marked: bool  # holds a Mapping (a null written as nothing)
+    texts: dict | None  # _source_texts, for resources
+
+
+def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool = False,
+                   raw_annotations: bool = False) -> list[Loaded]:
+    """load_all, each document with what kustomize remembers of its text (`raw_annotations`:
+    read as a resource, with annotations as text and the texts of _source_texts)."""
     resolve = resolve_plain_v2 if yaml11 else resolve_plain
     while True:
         try:
@@ -357,7 +467,8 @@ def load_all(text: str | bytes, source: str = "<input>", *, yaml11: bool = False
             raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
 
 
-def _load_all(text, resolve, last_wins: bool, raw_annotations: bool) -> list[Any]:
+def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
+              json_keys: bool = False) -> list[Any]:
     loader = _Loader(text)
     # Path resolvers are unused; C builtins make libyaml's per-node callbacks almost free.
     loader.descend_resolver = slice
@@ -366,13 +477,14 @@ def _load_all(text, resolve, last_wins: bool, raw_annotations: bool) -> list[Any
         docs = []
         while loader.check_node():
             node = loader.get_node()
-            doc = _converter(resolve, last_wins)(node)
-            if raw_annotations:
-                _raw_annotations(node, doc)
-            docs.append(doc)
+            convert = _converter(resolve, last_wins, json_keys)
+            doc = convert(node)
+            texts = _source_texts(node, doc) if raw_annotations else None
+            if doc is not None:
+                docs.append(Loaded(doc, convert.marked, texts))
     finally:
         loader.dispose()
-    return [d for d in docs if d is not None]
+    return docs
 
 
 def load(text: str | bytes, source: str = "<input>", *, yaml11: bool = False) -> Any:
@@ -630,9 +742,12 @@ def _go_float(f: float) -> str:
     """A float64 as kustomize prints it: JSON (integral values become ints), then Go's %g."""
     if math.isnan(f) or math.isinf(f):
         raise KustomizeError(f"json: unsupported value: {f}")
-    if f == int(f) and abs(f) < 1e21:
-        return str(int(f))
     from decimal import Decimal
+
+    if f == int(f) and abs(f) < 1e21:
+        # Go writes the shortest digits that read back as f, then zeros: beyond 2**53 that is
+        # not int(f) (1.2345678901234567e19 is 12345678901234567000, not ...168).
+        return f"{Decimal(repr(f)):f}" if abs(f) > 2 ** 53 else str(int(f))
 
     sign, digit_tuple, dexp = Decimal(repr(f)).as_tuple()
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
