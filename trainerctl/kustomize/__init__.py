@@ -1,10 +1,11 @@
 """A pure-Python kustomize: `build(path)` returns what `kustomize build path` would print.
 
-The room list: yamlio (reading and kustomize's exact writing), resid/resource (identity),
-loader/remote (files, the load restrictor, https and git), kustfile (the kustomization file),
-target (one kustomization's pipeline), generators/hashing, smp (strategic merge),
-transformers/ (one module per transformer family), fieldspecs/config (which fields they touch),
-sort (output order).
+The room list: yamlread/yamlemit (reading with go-yaml's rules; kustomize's exact writing;
+yamlio re-exports both for callers outside), gojson (Go's JSON text), resid/resource
+(identity), filesys/loader/remote (the files a build reads, the load restrictor, https and
+git), kustfile (the kustomization file), target (one kustomization's pipeline),
+generators/hashing, smp and jsonpatch (the two patch kinds), transformers/ (one module per
+transformer family), fieldspecs/config (which fields they touch), sort (output order).
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ def build(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | Non
 def build_yaml(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
                fs: FileSystem | None = None, repo_root: str | None = None) -> str:
     """Exactly the bytes `kubectl kustomize path` prints."""
-    from trainerctl.kustomize.yamlio import dump_all
+    from trainerctl.kustomize.yamlemit import dump_all
 
     def run(*args):
         return dump_all([r.obj for r in _build_resources(*args)])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from trainerctl.kustomize import fieldspecs, schema, yamlio
+from trainerctl.kustomize import fieldspecs, schema, yamlread
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.fieldspecs import FieldSpec
 
@@ -86,7 +86,7 @@ class TransformerConfig:
 
     def load_file(self, text: str, source: str) -> None:
         """A `configurations:` file, read strictly (kustomize's yaml.UnmarshalStrict)."""
-        data = yamlio.load(text, source, yaml11=True)
+        data = yamlread.load(text, source, yaml11=True)
         if data is None:
             return
         if not isinstance(data, dict):

@@ -150,9 +150,9 @@ def field_values(obj: Any, spec: FieldSpec) -> Iterator[tuple[dict, str]]:
 
 @functools.lru_cache(maxsize=1)
 def _builtin_raw() -> dict:
-    from trainerctl.kustomize import yamlio
+    from trainerctl.kustomize import yamlread
 
-    return yamlio.load((DATA / "fieldspecs.yaml").read_text(), str(DATA / "fieldspecs.yaml"))
+    return yamlread.load((DATA / "fieldspecs.yaml").read_text(), str(DATA / "fieldspecs.yaml"))
 
 
 def builtin(name: str) -> list[FieldSpec]:

@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-import json
 
-
-def _go_json(value) -> str:
-    # Go's encoding/json: sorted keys, no spaces, and <, >, & escaped as \u003c etc.
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+from trainerctl.kustomize import gojson
 
 
 def _encode(hex_digest: str) -> str:
@@ -39,4 +33,4 @@ def hash_of(obj: dict) -> str:
             m["stringData"] = obj["stringData"]
     else:
         m = obj
-    return _encode(hashlib.sha256(_go_json(m).encode()).hexdigest())
+    return _encode(hashlib.sha256(gojson.dumps(m).encode()).hexdigest())

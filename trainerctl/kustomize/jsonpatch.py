@@ -21,15 +21,14 @@ import copy
 import json
 import json.decoder
 import json.scanner
-import math
 import re
 from typing import Any
 
-from trainerctl.kustomize import yamlio
+from trainerctl.kustomize import gojson, yamlread
 
 ABSENT = object()  # an operation without "value"
 # The most nodes all `copy` operations of one patch may add (aliases have the same budget).
-COPY_BUDGET = yamlio.NODE_BUDGET
+COPY_BUDGET = yamlread.NODE_BUDGET
 _ATOI = re.compile(r"[+-]?[0-9]+\Z")
 _UNESCAPE = re.compile("~[01]")
 
@@ -39,67 +38,6 @@ class JsonPatchError(Exception):
 
 
 # ---------------------------------------------------------------- the JSON text of values
-
-
-def go_json(value: Any) -> str:
-    """`value` as Go's encoding/json writes it (compact, HTML-escaped, floats Go's way)."""
-    if isinstance(value, float):
-        return _go_json_float(value)
-    if isinstance(value, str):
-        return _go_json_string(value)
-    if isinstance(value, list):
-        return "[" + ",".join(go_json(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_go_json_string(k)}:{go_json(value[k])}" for k in sorted(value)) + "}"
-    text = yamlio._scalar_text(value)  # null, booleans and integers read the same in YAML
-    if text is None:
-        raise JsonPatchError(f"json: unsupported type: {type(value).__name__}")
-    return text
-
-
-_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                 "<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                 "\u2028": "\\u2028", "\u2029": "\\u2029"}
-_NEEDS_ESCAPE = re.compile('["\\\\<>&\u2028\u2029\x00-\x1f\ud800-\udfff]')
-
-
-def _go_json_string(s: str) -> str:
-    def esc(m: re.Match) -> str:
-        ch = m.group(0)
-        if ch in _JSON_ESCAPES:
-            return _JSON_ESCAPES[ch]
-        if "\ud800" <= ch <= "\udfff":  # not UTF-8: Go writes the replacement character
-            return "\ufffd"
-        return "\\u%04x" % ord(ch)
-
-    return '"' + _NEEDS_ESCAPE.sub(esc, s) + '"'
-
-
-def _go_json_float(f: float) -> str:
-    """encoding/json's float64: shortest digits, 'f' form for 1e-6 <= |f| < 1e21, else 'e'."""
-    if math.isnan(f) or math.isinf(f):
-        raise JsonPatchError(f"json: unsupported value: {f}")
-    if f == 0:
-        return "-0" if math.copysign(1, f) < 0 else "0"
-    text = repr(f)
-    mantissa, _, exponent = text.partition("e")
-    digits = mantissa.lstrip("-").replace(".", "")
-    point = mantissa.lstrip("-").find(".")
-    point = len(mantissa.lstrip("-")) if point < 0 else point
-    point += int(exponent or 0)
-    stripped = digits.lstrip("0")
-    point -= len(digits) - len(stripped)
-    digits = stripped.rstrip("0") or "0"
-    sign = "-" if f < 0 else ""
-    if 1e-6 <= abs(f) < 1e21:
-        if point <= 0:
-            return f"{sign}0.{'0' * -point}{digits}"
-        if point >= len(digits):
-            return sign + digits + "0" * (point - len(digits))
-        return f"{sign}{digits[:point]}.{digits[point:]}"
-    exp = point - 1
-    mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-    return f"{sign}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
 
 
 class _RawStr(str):
@@ -139,12 +77,19 @@ def raw_values(text: str) -> list[Any] | None:
     return [op.get("value", ABSENT) if isinstance(op, dict) else ABSENT for op in ops]
 
 
+def _go_json(value: Any) -> str:
+    try:
+        return gojson.dumps(value)
+    except ValueError as exc:
+        raise JsonPatchError(str(exc)) from None
+
+
 def _text(leaf: Any) -> str:
     if isinstance(leaf, _RawStr):
         return leaf.raw
     if isinstance(leaf, _RawNumber):
         return str(leaf)
-    return go_json(leaf)
+    return _go_json(leaf)
 
 
 def _equal(doc: Any, value: Any) -> bool:
@@ -168,7 +113,7 @@ def _equal(doc: Any, value: Any) -> bool:
                    for d, v in zip(doc, value))
     if isinstance(value, (dict, list)):
         return False
-    return go_json(doc) == _text(value)
+    return _go_json(doc) == _text(value)
 
 
 # ---------------------------------------------------------------- containers
@@ -336,7 +281,7 @@ def _apply_one(doc: Any, op: dict, kind: str, value: Any, written: Any, budget: 
         copied = copy.deepcopy(_wrapped(lambda: _get(con, key), f"error in copy for from: '{source}'"))
         path = _string_field(op, "path", kind)
         dest, dest_key = _find(doc, path, f"copy operation does not apply: doc is missing destination path: {path}: missing value")
-        budget[0] -= yamlio.node_count(copied)
+        budget[0] -= yamlread.node_count(copied)
         if budget[0] < 0:
             raise JsonPatchError(f"copy operations add more than {COPY_BUDGET} nodes "
                                  f"(trainerctl's bound; kustomize has none)")

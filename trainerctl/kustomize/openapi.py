@@ -501,9 +501,9 @@ def parse_custom(data: bytes, source: str) -> dict:
     if text.startswith("{"):
         doc = _json(text, source)
     else:
-        from trainerctl.kustomize import yamlio
+        from trainerctl.kustomize import yamlread
 
-        doc = yamlio.load(text, source, yaml11=True)
+        doc = yamlread.load(text, source, yaml11=True)
     if doc is None:
         return {"kinds": {}, "types": {}, "scope": {}}
     if not isinstance(doc, dict):

@@ -54,7 +54,7 @@ _ORDER = ("path", "repo", "ref", "configuredIn", "configuredBy", "apiVersion", "
 
 
 def _lines(value, indent: int) -> list[str]:
-    from trainerctl.kustomize.yamlio import _Writer, _write_string
+    from trainerctl.kustomize.yamlemit import Writer, write_string
 
     pad = " " * indent
     out = []
@@ -70,8 +70,8 @@ def _lines(value, indent: int) -> list[str]:
             out.append(f"{pad}{key}:")
             out.extend(_lines(v, indent + 2))
         else:
-            w = _Writer()
-            _write_string(w, str(v), indent, key=False)
+            w = Writer()
+            write_string(w, str(v), indent, key=False)
             out.append(f"{pad}{key}: {''.join(w.out)}")
     return out
 

@@ -38,10 +38,10 @@ class Resource:
     ref_var_names: list[str] = field(default_factory=list)
     origin: dict | None = None  # buildMetadata: where the object came from
     transformations: list[dict] | None = None
-    # The object holds yamlio.Mapping values (nulls written as nothing), whose fate follows
+    # The object holds yamlread.Mapping values (nulls written as nothing), whose fate follows
     # kustomize's: dropped by a strategic merge, "" when printed from a flow mapping.
     marked: bool = False
-    # What yamlio read as text for labels, data and binaryData: {(field, key): (value, text)}.
+    # What yamlread read as text for labels, data and binaryData: {(field, key): (value, text)}.
     texts: dict | None = None
 
     @property
@@ -182,7 +182,7 @@ def annotation_text(value) -> str:
     """An annotation value as kustomize's GetAnnotations reads it: the scalar's text."""
     if isinstance(value, str):
         return value
-    from trainerctl.kustomize.yamlio import _scalar_text
+    from trainerctl.kustomize.yamlemit import scalar_text
 
-    text = _scalar_text(value)
+    text = scalar_text(value)
     return value if text is None else text

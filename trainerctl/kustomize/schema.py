@@ -104,9 +104,9 @@ def _coerced(value: Any) -> str | None:
     if isinstance(value, float):
         if math.isinf(value) or math.isnan(value):
             return None
-        from trainerctl.kustomize.yamlio import _go_float
+        from trainerctl.kustomize.yamlemit import go_float
 
-        return _go_float(value)
+        return go_float(value)
     return None
 
 

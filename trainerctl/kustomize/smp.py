@@ -36,7 +36,7 @@ def _field(types: dict, type_name: str | None, field: str) -> list:
 
 def apply(target: dict, patch: dict, source: str = "", bare_nulls: bool = False) -> dict | None:
     """Merge `patch` (from `source`) into a copy of `target`; None when it deletes the object.
-    `bare_nulls`: the target may hold nulls written as nothing (yamlio.Mapping)."""
+    `bare_nulls`: the target may hold nulls written as nothing (yamlread.Mapping)."""
     table = openapi.current().smp_table()  # kustomize reads the schema even for a delete
     if patch.get("$patch") == "delete":
         return None

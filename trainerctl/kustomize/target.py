@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlio
+from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlread
 from trainerctl.kustomize.config import TransformerConfig
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.generators import kv
@@ -330,7 +330,7 @@ def _inline_objects(entry: str, where: str):
     if "\n" not in entry and ":" not in entry:
         return None
     try:
-        docs = yamlio.load_all(entry, where)
+        docs = yamlread.load_all(entry, where)
     except KustomizeError:
         return None
     if not docs or not all(isinstance(d, dict) for d in docs):

@@ -8,7 +8,7 @@ import copy
 import json
 from dataclasses import dataclass
 
-from trainerctl.kustomize import jsonpatch, smp, yamlio
+from trainerctl.kustomize import jsonpatch, smp, yamlread
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resource import Resource
 
@@ -32,7 +32,7 @@ def sm_patches(text: str, source: str) -> list[Resource] | None:
     if text.lstrip().startswith("["):
         return None
     try:
-        docs = yamlio.load_all(text, source, raw_annotations=True)
+        docs = yamlread.load_all(text, source, raw_annotations=True)
     except KustomizeError:
         return None
     if not all(isinstance(d, dict) for d in docs):
@@ -71,7 +71,7 @@ def json_ops(text: str, source: str) -> JsonOps | None:
     else:
         try:
             # kustomize converts a YAML patch to JSON with go-yaml v2 (YAML 1.1 words).
-            ops = yamlio.load_as_json(text, source)
+            ops = yamlread.load_as_json(text, source)
         except KustomizeError:
             return None
     if not isinstance(ops, list) or not all(op is None or isinstance(op, dict) for op in ops):
