@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from tests.support.ktree import write_tree
+from tests.kustomize_cases import write_tree
 from trainerctl.kustomize import KustomizeError, build, build_yaml
 from trainerctl.kustomize.filesys import DiskFS, FsError, OverlayFS
 from trainerctl.kustomize.loader import Missing, Outside, real_path

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.ktree import write_tree
+from tests.kustomize_cases import write_tree
 from trainerctl.kustomize import KustomizeError, build_yaml
 from trainerctl.kustomize.remote import immutable_file, redact
 

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.support import kubectl
-from tests.support.ktree import write_tree
+from tests.kustomize_cases import write_tree
 from trainerctl.kustomize import KustomizeError, build_yaml
 from trainerctl.kustomize.filesys import DiskFS
 from trainerctl.kustomize.loader import clean
