@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.render_fixtures import mirrors, upstream  # noqa: F401 (fixtures)
 from trainerctl.source import walk_tree
 
 ODH = ("opendatahub-trainer", "odh-3.5.0")
@@ -25,7 +24,7 @@ def _render(args: list[str], tmpdir: Path, cwd: Path, **env: str) -> subprocess.
                           capture_output=True, text=True, env=environment, timeout=300)
 
 
-def test_render_leaves_an_empty_tmpdir_empty(tmp_path, mirrors, upstream):  # noqa: F811
+def test_render_leaves_an_empty_tmpdir_empty(tmp_path, mirrors, upstream):
     cache = tmp_path / "cache"
     source = ["--source", f"file://{mirrors[ODH[0]]}", "--ref", ODH[1], "--cache-dir", str(cache)]
     fetched = subprocess.run([sys.executable, "-m", "trainerctl", "fetch", *source], cwd=tmp_path,
@@ -47,7 +46,7 @@ def test_render_leaves_an_empty_tmpdir_empty(tmp_path, mirrors, upstream):  # no
     assert walk_tree(tree / "manifests") == __import__("json").loads((tree / "source.json").read_text())["digest"]
 
 
-def test_errors_name_the_users_files(tmp_path, upstream):  # noqa: F811
+def test_errors_name_the_users_files(tmp_path, upstream):
     checkout = tmp_path / "checkout"
     shutil.copytree(upstream / ODH[0] / ODH[1], checkout, symlinks=True)
     kustomization = checkout / "manifests" / "rhoai" / "kustomization.yaml"
@@ -66,7 +65,7 @@ def test_errors_name_the_users_files(tmp_path, upstream):  # noqa: F811
 
 
 @pytest.mark.parametrize("name", ["kustomization.yml", "Kustomization"])
-def test_the_wrapper_hides_a_kustomization_beside_the_overlay(tmp_path, upstream, name):  # noqa: F811
+def test_the_wrapper_hides_a_kustomization_beside_the_overlay(tmp_path, upstream, name):
     """The wrapper sits in memory in the overlay's parent directory; a kustomization file there
     on disk is not part of the render (kubectl would see one kustomization either way)."""
     checkout = tmp_path / "checkout"

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        client = sys.modules.get("trainerctl.cluster.client")
+        client = sys.modules.get("trainerctl.cluster.engine.client")
         if client is not None:  # no decoded credential outlives the command
             client.cleanup_credentials()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 from trainerctl.cli import command
-from trainerctl.cli.cluster_cmd import SUMMARY_FORMATS, check_output, errors_above_one, target
 from trainerctl.cli.flags import (
     ClusterFlags,
     Filename,
@@ -38,12 +37,19 @@ def upgrade_check(
 
     Exit code 0 when nothing blocks the upgrade, 1 when something does, 2 or 3 on errors.
     """
+    import json
+
+    import yaml
+
+    from trainerctl.cli.output import SUMMARY_FORMATS, check_output, errors_above_one
+    from trainerctl.cli.target import target
+    from trainerctl.cluster.engine.client import connect
     from trainerctl.upgrade import check_cluster
 
     output = check_output(output, SUMMARY_FORMATS)
 
     def check():
-        api = cluster.connect()
+        api = connect(cluster.kubeconfig, cluster.context)
         goal = target(api, filename, source, render, namespace)
         return check_cluster(api, goal.objects, owner_label=goal.owner_label)
 
@@ -51,10 +57,6 @@ def upgrade_check(
     if output == "json":
         sys.stdout.write(report.to_json())
     elif output == "yaml":
-        import json
-
-        import yaml
-
         sys.stdout.write(yaml.safe_dump(json.loads(report.to_json()), sort_keys=False))
     else:
         sys.stdout.write(report.to_text())

@@ -1,151 +1,17 @@
-"""`diff`: live objects against a server-side dry-run of the render, like `kubectl diff`.
-
-A dry-run result is the live object plus exactly what our apply would change, so comparing the
-two shows only fields we manage; fields other managers own (replicas after `kubectl scale`, the
-rotated caBundle) appear on both sides and never as drift.
-"""
+"""`diff`: what `install` would change, by server-side dry-run, with Trainer's stages and prune rules."""
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
-from dataclasses import dataclass, field
+from trainerctl.cluster.engine import diff as engine_diff
+from trainerctl.cluster.engine.client import Cluster
+from trainerctl.cluster.engine.diff import DiffResult, ObjectDiff
+from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
+from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 
-from trainerctl.cluster import inventory as inv_mod
-from trainerctl.cluster.apply import ApplyOptions, Planned, apply_patch, conflict_message, is_webhook_unavailable
-from trainerctl.cluster.client import ApiError, Cluster
-from trainerctl.cluster.discovery import Discovery
-from trainerctl.cluster.install import ensure_namespace, plan
-from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL, is_exempt, label_selector, parse_label
-from trainerctl.cluster.pool import parallel_map
-from trainerctl.cluster.prune import NEVER_PRUNE, resolve_entry
-from trainerctl.cluster.client import object_path
-from trainerctl.cluster.objects import Ref
-
-_SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
+__all__ = ["DiffResult", "ObjectDiff", "diff"]
 
 
-@dataclass
-class ObjectDiff:
-    ref: Ref
-    state: str  # "unchanged" | "changed" | "create" | "prune" | "error"
-    text: str = ""
-    message: str = ""
-
-
-@dataclass
-class DiffResult:
-    diffs: list[ObjectDiff] = field(default_factory=list)
-
-    @property
-    def drift(self) -> bool:
-        return any(d.state in ("changed", "create", "prune") for d in self.diffs)
-
-    @property
-    def errors(self) -> list[ObjectDiff]:
-        return [d for d in self.diffs if d.state == "error"]
-
-    def text(self) -> str:
-        return "".join(d.text for d in self.diffs)
-
-
-def clean(obj: dict | None) -> dict | None:
-    if obj is None:
-        return None
-    out = {k: v for k, v in obj.items() if k != "status"}
-    meta = {k: v for k, v in (out.get("metadata") or {}).items() if k not in _SERVER_META}
-    out["metadata"] = meta
-    return out
-
-
-def unified(ref: Ref, before: dict | None, after: dict | None) -> str:
-    import yaml
-
-    def lines(o: dict | None) -> list[str]:
-        return [] if o is None else yaml.safe_dump(o, sort_keys=True, default_flow_style=False).splitlines(True)
-
-    name = str(ref).replace(" ", "/")
-    return "".join(difflib.unified_diff(lines(before), lines(after), f"live/{name}", f"render/{name}"))
-
-
-def _one(cluster: Cluster, p: Planned, opts: ApplyOptions) -> ObjectDiff:
-    if not p.res.served or p.namespace_missing:
-        return ObjectDiff(p.ref, "create", unified(p.ref, None, p.body))
-    try:
-        live = cluster.request("GET", p.path)
-    except ApiError as exc:
-        if exc.status != 404:
-            return ObjectDiff(p.ref, "error", message=str(exc))
-        live = None
-    if live is not None and is_exempt(live.get("metadata")):
-        return ObjectDiff(p.ref, "unchanged", message='trainerctl.io/managed is "false"')
-    note = ""
-    try:
-        try:
-            _status, result = apply_patch(cluster, p, opts)
-        except ApiError as exc:
-            if exc.status != 409 or opts.force_conflicts:
-                raise
-            # Someone else took a field we render: show what taking it back would change.
-            note = conflict_message(exc, p.ref)
-            _status, result = apply_patch(cluster, p, dataclasses.replace(opts, force_conflicts=True))
-    except ApiError as exc:
-        if is_webhook_unavailable(exc):
-            return ObjectDiff(p.ref, "error", message=f"admission webhook unreachable: {exc}")
-        return ObjectDiff(p.ref, "error", message=str(exc))
-    before, after = clean(live), clean(result)
-    if before == after:
-        return ObjectDiff(p.ref, "unchanged")
-    header = f"# {p.ref}: {note}\n" if note else ""
-    return ObjectDiff(p.ref, "create" if live is None else "changed", header + unified(p.ref, before, after), note)
-
-
-def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label: str = DEFAULT_OWNER_LABEL,
+def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
          field_manager: str = "trainerctl", force_conflicts: bool = False) -> DiffResult:
-    owner_label = label_selector(owner_label)
-    discovery = Discovery(cluster)
-    discovery.refresh()
-    objects = ensure_namespace(objects, namespace, owner_label)
-    discovery.add_rendered_crds(objects)
-    planned = plan(objects, discovery, namespace, field_manager)
-    namespaces = sorted({p.ref.namespace for p in planned if p.ref.namespace})
-    existing = set()
-    for ns in namespaces:
-        try:
-            cluster.request("GET", object_path("", "v1", "namespaces", None, ns))
-            existing.add(ns)
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-    for p in planned:
-        p.namespace_missing = bool(p.ref.namespace) and p.ref.namespace not in existing
-    opts = ApplyOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=True)
-    result = DiffResult(parallel_map(lambda p: _one(cluster, p, opts), planned))
-    result.diffs.extend(_prunes(cluster, discovery, namespace, {p.ref.key for p in planned}, owner_label))
-    return result
-
-
-def _prunes(cluster: Cluster, discovery: Discovery, namespace: str, current: set[str], owner_label: str) -> list[ObjectDiff]:
-    """What an install would prune: in the inventory, labelled, no longer rendered."""
-    from trainerctl.cluster.apply import get_meta
-
-    previous = inv_mod.read(cluster, namespace) if namespace else None
-    if previous is None:
-        return []
-    key, value = parse_label(owner_label)
-    out = []
-    for k, entry in previous.entries.items():
-        ref = Ref.from_key(k)
-        if k in current or (ref.group, ref.kind) in NEVER_PRUNE:
-            continue
-        res = resolve_entry(discovery, ref, entry)
-        if res is None:
-            continue
-        path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
-        meta = get_meta(cluster, path)
-        md = (meta or {}).get("metadata") or {}
-        if meta is None or (md.get("labels") or {}).get(key) != value or is_exempt(md):
-            continue
-        live = cluster.request("GET", path)
-        out.append(ObjectDiff(ref, "prune", unified(ref, clean(live), None)))
-    return out
+    return engine_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label, stages=STAGES,
+                            never_prune=NEVER_PRUNE, field_manager=field_manager, force_conflicts=force_conflicts)

@@ -1,6 +1,6 @@
 """Read the live side of an upgrade check from the API server.
 
-Goes through trainerctl.cluster.client.Cluster (raw JSON, no kubernetes model classes: CRDs are
+Goes through trainerctl.cluster.engine.client.Cluster (raw JSON, no kubernetes model classes: CRDs are
 megabytes and the models would only add seconds of deserialisation).
 """
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from trainerctl.cluster.engine.client import ApiError, Cluster
 from trainerctl.upgrade.crd_diff import Finding, is_crd
 from trainerctl.upgrade.usage import OBJECT_FINDINGS
 
@@ -17,8 +18,6 @@ _CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 def as_cluster(client: Any):
     """Accept a trainerctl Cluster or a bare kubernetes ApiClient."""
-    from trainerctl.cluster.client import Cluster
-
     if isinstance(client, Cluster):
         return client
     host = client.configuration.host
@@ -26,8 +25,6 @@ def as_cluster(client: Any):
 
 
 def read_live_crds(client: Any, target_objects: Iterable[dict], *, owner_label: str | None = None) -> list[dict]:
-    from trainerctl.cluster.client import ApiError
-
     cluster = as_cluster(client)
     names = sorted({o["metadata"]["name"] for o in target_objects if is_crd(o)})
     found: dict[str, dict] = {}
@@ -48,8 +45,6 @@ def read_live_crds(client: Any, target_objects: Iterable[dict], *, owner_label: 
 
 def list_custom_objects(client: Any, live_crds: list[dict], findings: list[Finding]) -> dict[str, list[dict]]:
     """Objects of each CRD that loses a field or gains a required one, read at that version."""
-    from trainerctl.cluster.client import ApiError
-
     cluster = as_cluster(client)
     wanted: dict[str, set[str]] = {}
     for f in findings:
