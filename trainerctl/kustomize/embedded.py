@@ -22,6 +22,7 @@ from typing import Any
 
 from trainerctl.kustomize import gojson, yamlemit, yamlread
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.resource import annotation_text
 
 DONE, UNCHANGED = "done", "unchanged"
 MISSING = object()
@@ -160,8 +161,6 @@ def path_get(obj: Any, parts: list[str]) -> tuple[Any, Any, Any]:
 
 
 def _text(v: Any) -> str:
-    from trainerctl.kustomize.resource import annotation_text
-
     return "" if isinstance(v, (dict, list)) else annotation_text(v)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from trainerctl.kustomize import yamlread
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import Gvk
 
@@ -150,8 +151,6 @@ def field_values(obj: Any, spec: FieldSpec) -> Iterator[tuple[dict, str]]:
 
 @functools.lru_cache(maxsize=1)
 def _builtin_raw() -> dict:
-    from trainerctl.kustomize import yamlread
-
     return yamlread.load((DATA / "fieldspecs.yaml").read_text(), str(DATA / "fieldspecs.yaml"))
 
 

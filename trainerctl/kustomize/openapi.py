@@ -28,7 +28,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from trainerctl.kustomize import yamlread
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.schema import describe
 
 BUILTIN_VERSION = "v1.21.2"
 
@@ -324,8 +326,6 @@ class _Parser:
         self.inline: dict[int, str] = {}
 
     def fail(self, path: str, expected: str, value: Any) -> KustomizeError:
-        from trainerctl.kustomize.schema import describe
-
         return KustomizeError(f"{self.source}: invalid OpenAPI schema: field `{path}` must be "
                               f"{expected}, got {describe(value)}")
 
@@ -501,14 +501,10 @@ def parse_custom(data: bytes, source: str) -> dict:
     if text.startswith("{"):
         doc = _json(text, source)
     else:
-        from trainerctl.kustomize import yamlread
-
         doc = yamlread.load(text, source, yaml11=True)
     if doc is None:
         return {"kinds": {}, "types": {}, "scope": {}}
     if not isinstance(doc, dict):
-        from trainerctl.kustomize.schema import describe
-
         raise KustomizeError(f"{source}: invalid OpenAPI schema: expected a mapping with "
                              f"`definitions` and `paths`, got {describe(doc)}")
     return _Parser(doc, source).layer()

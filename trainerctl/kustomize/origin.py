@@ -7,6 +7,9 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from trainerctl.kustomize import remote
+from trainerctl.kustomize.yamlemit import Writer, write_string
+
 
 @dataclass(frozen=True)
 class Origin:
@@ -16,8 +19,6 @@ class Origin:
     ref: str = ""
 
     def append(self, path: str) -> "Origin":
-        from trainerctl.kustomize import remote
-
         spec = remote.parse_git_url(path) if remote.is_remote(path) else None
         if spec is not None:
             return Origin(spec.path.strip("/"), spec.repo, spec.ref)
@@ -54,8 +55,6 @@ _ORDER = ("path", "repo", "ref", "configuredIn", "configuredBy", "apiVersion", "
 
 
 def _lines(value, indent: int) -> list[str]:
-    from trainerctl.kustomize.yamlemit import Writer, write_string
-
     pad = " " * indent
     out = []
     if isinstance(value, list):

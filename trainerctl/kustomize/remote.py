@@ -28,6 +28,7 @@ from pathlib import Path
 
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import max_file_bytes, too_large
+from trainerctl.kustomize.filesys import FsError
 
 DEFAULT_TIMEOUT = 30.0
 _GIT_HINTS = re.compile(r"(//[^/?]+[^?]*//)|\?ref=|\?version=|\.git($|/|\?)|^git@|_git/|^git::")
@@ -220,8 +221,6 @@ class Fetcher:
             except OSError:
                 pass
         import urllib.error  # http.client is slow to import; only remote builds pay for it
-
-        from trainerctl.kustomize.filesys import FsError
 
         try:
             data = _fetch_with_retry(real, self.timeout)

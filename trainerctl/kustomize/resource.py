@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from trainerctl.kustomize.origin import as_text
 from trainerctl.kustomize.resid import Gvk, ResId
+from trainerctl.kustomize.yamlemit import scalar_text
 
 # Annotations kustomize removes from every object it prints (its build annotations and the
 # reader's bookkeeping), whether it wrote them or the input did.
@@ -143,14 +145,10 @@ class Resource:
         else:
             return self.obj
         if keep_origin and self.origin is not None:
-            from trainerctl.kustomize.origin import as_text
-
             ann[ORIGIN_ANNOTATION] = as_text(self.origin)
         elif not keep_origin:
             ann.pop(ORIGIN_ANNOTATION, None)
         if keep_transformations and self.transformations:
-            from trainerctl.kustomize.origin import as_text
-
             ann[TRANSFORMATIONS_ANNOTATION] = as_text(self.transformations)
         elif not keep_transformations:
             ann.pop(TRANSFORMATIONS_ANNOTATION, None)
@@ -182,7 +180,5 @@ def annotation_text(value) -> str:
     """An annotation value as kustomize's GetAnnotations reads it: the scalar's text."""
     if isinstance(value, str):
         return value
-    from trainerctl.kustomize.yamlemit import scalar_text
-
     text = scalar_text(value)
     return value if text is None else text

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.yamlemit import go_float
 
 
 class _Scalar:
@@ -104,8 +105,6 @@ def _coerced(value: Any) -> str | None:
     if isinstance(value, float):
         if math.isinf(value) or math.isnan(value):
             return None
-        from trainerctl.kustomize.yamlemit import go_float
-
         return go_float(value)
     return None
 

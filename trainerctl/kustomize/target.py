@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 
 from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlread
 from trainerctl.kustomize.config import TransformerConfig
+from trainerctl.kustomize.config import merge_one
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.fieldspecs import FieldSpec
 from trainerctl.kustomize.generators import kv
 from trainerctl.kustomize.loader import Loader, find_kustomization
 from trainerctl.kustomize.loadres import resources_from
@@ -315,9 +317,6 @@ class Builder:
 
 
 def _merge_specs(specs: list[dict], more: list[dict], where: str) -> list[dict]:
-    from trainerctl.kustomize.config import merge_one
-    from trainerctl.kustomize.fieldspecs import FieldSpec
-
     parsed = [FieldSpec.from_config(s, where) for s in specs]
     for s in more:
         merge_one(parsed, FieldSpec.from_config(s, where), where)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from trainerctl.kustomize import jsonpatch, smp, yamlread
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.loadres import objects_of
 from trainerctl.kustomize.resource import Resource
 
 
@@ -39,8 +40,6 @@ def sm_patches(text: str, source: str) -> list[Resource] | None:
         return None
     out = []
     for doc in docs:
-        from trainerctl.kustomize.loadres import objects_of
-
         try:
             out.extend(Resource(o, source) for o in objects_of(doc, source))
         except KustomizeError:

@@ -11,7 +11,9 @@ from trainerctl.kustomize import embedded, schema, yamlread
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import ResId
 from trainerctl.kustomize.resource import Resource
+from trainerctl.kustomize.resource import annotation_text
 from trainerctl.kustomize.transformers.selectors import anchored, label_selector, text_values
+from trainerctl.kustomize.yamlread import resolve_plain
 
 KIND = "ReplacementTransformer"
 CONFIG = schema.Struct(KIND, {"replacements": schema.List(schema.REPLACEMENT_FIELD)})
@@ -148,8 +150,6 @@ def _scalar_str(v: Any) -> str | None:
 
 def _text(v: Any) -> str:
     """A scalar node's text (a mapping or sequence node has none)."""
-    from trainerctl.kustomize.resource import annotation_text
-
     if isinstance(v, (dict, list)):
         return ""
     return annotation_text(v)
@@ -204,8 +204,6 @@ def _retyped(text: str, like: Any) -> Any:
     """Text written into a scalar node that keeps its tag (a number stays a number)."""
     if isinstance(like, str) or like is None:
         return text
-    from trainerctl.kustomize.yamlread import resolve_plain
-
     value = resolve_plain(text)
     if isinstance(like, bool):
         return value if isinstance(value, bool) else text

@@ -7,6 +7,7 @@ from typing import Iterable
 
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resource import Resource
+from trainerctl.kustomize.resource import annotation_text
 
 SELECTOR_FIELDS = {"group", "version", "kind", "name", "namespace", "labelSelector",
                    "annotationSelector"}
@@ -85,6 +86,4 @@ def select(resources: Iterable[Resource], sel: dict, where: str) -> list[Resourc
 
 
 def text_values(values: dict) -> dict:
-    from trainerctl.kustomize.resource import annotation_text
-
     return {k: annotation_text(v) for k, v in values.items()}
