@@ -8,7 +8,7 @@ generators/hashing, smp and jsonpatch (the two patch kinds), transformers/ (one 
 transformer family), fieldspecs/config (which fields they touch), sort (output order).
 """
 
-from trainerctl.kustomize.build import build, build_resources, build_yaml
+from trainerctl.kustomize.top import build, build_resources, build_yaml
 from trainerctl.kustomize.errors import KustomizeError
 
 __all__ = ["build", "build_resources", "build_yaml", "KustomizeError"]

@@ -1,5 +1,5 @@
-"""The build entry points: a kustomization directory (or remote URL) to resources, objects or
-the bytes `kubectl kustomize` prints."""
+"""A build from its top kustomization: the entry points, from a directory (or remote URL) to
+resources, objects or the bytes `kubectl kustomize` prints."""
 
 from __future__ import annotations
 
