@@ -14,8 +14,6 @@ from __future__ import annotations
 import os
 import posixpath
 import stat
-from dataclasses import dataclass, field
-from typing import Protocol
 
 # kustomize sets no limit; ours keeps a mistaken path (a disk image, /dev/zero behind a link)
 # from exhausting memory. The largest Kubernetes manifests (CRD bundles) are a few MB.
@@ -29,19 +27,37 @@ class FsError(Exception):
     """A file that cannot be read as asked; the message names no path (the caller adds it)."""
 
 
-@dataclass(frozen=True)
 class Entry:
-    kind: str  # FILE, DIR, LINK or OTHER (a FIFO, device or socket)
-    target: str = ""  # where a LINK points, as written
-    what: str = ""  # for OTHER: "a FIFO", "a device", "a socket"
+    """What lstat found at a path."""
+
+    __slots__ = ("kind", "target", "what")
+
+    def __init__(self, kind: str, target: str = "", what: str = ""):
+        self.kind = kind  # FILE, DIR, LINK or OTHER (a FIFO, device or socket)
+        self.target = target  # where a LINK points, as written
+        self.what = what  # for OTHER: "a FIFO", "a device", "a socket"
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is Entry
+                and (self.kind, self.target, self.what) == (other.kind, other.target, other.what))
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.target, self.what))
+
+    def __repr__(self) -> str:
+        return f"Entry(kind={self.kind!r}, target={self.target!r}, what={self.what!r})"
 
 
-class FileSystem(Protocol):
+class FileSystem:
+    """The interface a build reads through (what DiskFS and OverlayFS implement)."""
+
     def lstat(self, path: str) -> Entry | None:
         """What is at `path` itself (a link is not followed); None when nothing is."""
+        raise NotImplementedError
 
     def read(self, path: str) -> bytes:
         """The bytes of the regular file at `path` (never a link), within the size limit."""
+        raise NotImplementedError
 
 
 def max_file_bytes() -> int:
@@ -69,11 +85,11 @@ def within(path: str, root: str) -> bool:
     return root == "/" or path == root or path.startswith(root + "/")
 
 
-@dataclass
-class DiskFS:
+class DiskFS(FileSystem):
     """The real filesystem under `root`, read-only; anything outside `root` does not exist."""
 
-    root: str = "/"
+    def __init__(self, root: str = "/"):
+        self.root = root
 
     def lstat(self, path: str) -> Entry | None:
         if not within(path, self.root):
@@ -129,8 +145,7 @@ class DiskFS:
             os.close(fd)
 
 
-@dataclass
-class OverlayFS:
+class OverlayFS(FileSystem):
     """Files held in memory, layered over another filesystem (read-only to the build).
 
     An in-memory file replaces whatever the lower filesystem has at its path; `hide` makes a
@@ -138,11 +153,12 @@ class OverlayFS:
     in-memory files in messages (they have no place on disk a user could open).
     """
 
-    lower: FileSystem = field(default_factory=DiskFS)
-    files: dict[str, bytes] = field(default_factory=dict)
-    dirs: set[str] = field(default_factory=set)
-    hidden: set[str] = field(default_factory=set)
-    labels: dict[str, str] = field(default_factory=dict)
+    def __init__(self, lower: FileSystem | None = None):
+        self.lower: FileSystem = lower if lower is not None else DiskFS()
+        self.files: dict[str, bytes] = {}
+        self.dirs: set[str] = set()
+        self.hidden: set[str] = set()
+        self.labels: dict[str, str] = {}
 
     def add_file(self, path: str, data: bytes, label: str | None = None) -> None:
         path = _clean_abs(path)

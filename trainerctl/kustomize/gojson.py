@@ -6,10 +6,12 @@ spaces."""
 from __future__ import annotations
 
 import re
-from decimal import Decimal
-from typing import Any
 
 from trainerctl.kustomize.yamlemit import scalar_text
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
             "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
@@ -38,6 +40,8 @@ def float_text(f: float) -> str:
         sign = exp[0] if exp[0] in "+-" else "+"
         digits = exp.lstrip("+-").lstrip("0") or "0"
         return f"{mant}e{sign}{digits if sign == '-' else digits.zfill(2)}"
+    from decimal import Decimal  # only for floats: rare, and slow to import
+
     text = format(Decimal(repr(f)), "f")
     return text.rstrip("0").rstrip(".") if "." in text else text
 

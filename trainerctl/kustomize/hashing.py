@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-
 from trainerctl.kustomize import gojson
+
+try:  # CPython's own SHA-256: importing hashlib loads OpenSSL, a noticeable part of start-up
+    from _sha2 import sha256  # Python 3.12 and later
+except ImportError:
+    try:
+        from _sha256 import sha256
+    except ImportError:  # another Python
+        from hashlib import sha256
 
 
 def _encode(hex_digest: str) -> str:
@@ -33,4 +39,4 @@ def hash_of(obj: dict) -> str:
             m["stringData"] = obj["stringData"]
     else:
         m = obj
-    return _encode(hashlib.sha256(gojson.dumps(m).encode()).hexdigest())
+    return _encode(sha256(gojson.dumps(m).encode()).hexdigest())

@@ -22,9 +22,12 @@ import json
 import json.decoder
 import json.scanner
 import re
-from typing import Any
 
 from trainerctl.kustomize import gojson, yamlread
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 ABSENT = object()  # an operation without "value"
 # The most nodes all `copy` operations of one patch may add (aliases have the same budget).

@@ -11,7 +11,6 @@ that leaves it, even if a later hop would come back.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import DIR, FILE, LINK, FileSystem, FsError, within
@@ -94,16 +93,21 @@ def real_path(fs: FileSystem, path: str, boundary: str | None = None) -> tuple[s
     return resolved, kind
 
 
-@dataclass
 class Loader:
-    root: str  # real path of the kustomization's directory
-    fs: FileSystem
-    # Real roots of the kustomizations that led here, outermost first (cycle detection).
-    chain: tuple[str, ...] = ()
-    # For a base in a fetched repository: the repository's top, which no base may leave.
-    repo_top: str | None = None
-    remote: "object | None" = None  # the remote.Fetcher shared by the whole build
-    display: str = ""  # how to name this root in messages
+    """File access for one kustomization root."""
+
+    __slots__ = ("root", "fs", "chain", "repo_top", "remote", "display")
+
+    def __init__(self, root: str, fs: FileSystem, chain: tuple[str, ...] = (),
+                 repo_top: str | None = None, remote: object | None = None, display: str = ""):
+        self.root = root  # real path of the kustomization's directory
+        self.fs = fs
+        # Real roots of the kustomizations that led here, outermost first (cycle detection).
+        self.chain = chain
+        # For a base in a fetched repository: the repository's top, which no base may leave.
+        self.repo_top = repo_top
+        self.remote = remote  # the remote.Fetcher shared by the whole build
+        self.display = display  # how to name this root in messages
 
     def name(self, rel: str) -> str:
         label = getattr(self.fs, "label", None)

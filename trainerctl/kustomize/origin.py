@@ -5,18 +5,25 @@ writes them."""
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 
 from trainerctl.kustomize import remote
 from trainerctl.kustomize.yamlemit import Writer, write_string
 
 
-@dataclass(frozen=True)
 class Origin:
     """kustomize's resource.Origin while accumulating: a path relative to the top root."""
-    path: str = ""
-    repo: str = ""
-    ref: str = ""
+
+    __slots__ = ("path", "repo", "ref")
+
+    def __init__(self, path: str = "", repo: str = "", ref: str = ""):
+        self.path, self.repo, self.ref = path, repo, ref
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is Origin
+                and (self.path, self.repo, self.ref) == (other.path, other.repo, other.ref))
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.repo, self.ref))
 
     def append(self, path: str) -> "Origin":
         spec = remote.parse_git_url(path) if remote.is_remote(path) else None

@@ -17,18 +17,18 @@ shown masked, as Go's url.Redacted does (`https://user:xxxxx@host/...`).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
-import tempfile
-import urllib.parse
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from trainerctl.kustomize.errors import KustomizeError
-from trainerctl.kustomize.filesys import max_file_bytes, too_large
-from trainerctl.kustomize.filesys import FsError
+from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# The standard modules for URLs, hashes, temporary files and paths are imported where a remote
+# is used: a build without one (nearly every build) does not pay for them.
 
 DEFAULT_TIMEOUT = 30.0
 _GIT_HINTS = re.compile(r"(//[^/?]+[^?]*//)|\?ref=|\?version=|\.git($|/|\?)|^git@|_git/|^git::")
@@ -54,6 +54,8 @@ def redact(text: str) -> str:
 
 
 def _without_userinfo(url: str) -> str:
+    import urllib.parse
+
     parts = urllib.parse.urlsplit(url)
     if "@" not in parts.netloc:
         return url
@@ -62,6 +64,8 @@ def _without_userinfo(url: str) -> str:
 
 def immutable_file(url: str) -> bool:
     """A file URL whose content cannot change: a versioned release download or a commit."""
+    import urllib.parse
+
     path = urllib.parse.urlsplit(url).path
     return bool(_RELEASE_DOWNLOAD.search(path) or _COMMIT_SEGMENT.search(path))
 
@@ -82,15 +86,30 @@ def parse_mirrors(values: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
     return mirrors
 
 
-@dataclass
 class GitSpec:
-    repo: str  # clone URL
-    path: str  # directory inside the repo
-    ref: str
+    """A remote git base: the repository, the directory in it, the ref."""
+
+    __slots__ = ("repo", "path", "ref")
+
+    def __init__(self, repo: str, path: str, ref: str):
+        self.repo = repo  # clone URL
+        self.path = path  # directory inside the repo
+        self.ref = ref
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is GitSpec
+                and (self.repo, self.path, self.ref) == (other.repo, other.path, other.ref))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"GitSpec(repo={redact(self.repo)!r}, path={self.path!r}, ref={self.ref!r})"
 
 
 def parse_git_url(url: str) -> GitSpec | None:
     """kustomize's remote base forms: `https://host/org/repo//path?ref=X`, `file:///repo//path?ref=X`."""
+    import urllib.parse
+
     if url.startswith("git::"):
         url = url[5:]
     base, _, query = url.partition("?")
@@ -128,6 +147,7 @@ def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
     build. Anything else (HTTP errors, refused, DNS, time-outs) is final."""
     import time
     import urllib.error
+    import urllib.parse
     import urllib.request
 
     request = urllib.request.Request(_without_userinfo(url))
@@ -164,6 +184,8 @@ def _private_dir(path: Path) -> Path:
 
 def _write_private(path: Path, data: bytes) -> None:
     """Write `path` whole (temporary file + rename), mode 0600."""
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -175,21 +197,27 @@ def _write_private(path: Path, data: bytes) -> None:
 
 
 def default_cache_dir() -> Path:
+    from pathlib import Path
+
     return Path(
         os.environ.get("TRAINERCTL_CACHE_DIR")
         or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainerctl"
     ) / "remote"
 
 
-@dataclass
 class Fetcher:
-    mirrors: list[tuple[str, str]] = field(default_factory=list)
-    cache_dir: Path = field(default_factory=default_cache_dir)
-    timeout: float = DEFAULT_TIMEOUT
-    _files: dict[str, bytes] = field(default_factory=dict)
-    _pending: dict[str, Path] = field(default_factory=dict)  # fetched, kept once used
-    _clones: dict[tuple[str, str], Path] = field(default_factory=dict)
-    _scratch: list[Path] = field(default_factory=list)  # clones removed by close()
+    """Fetches a build's remote files and bases (one per build: what it fetched stays for the
+    build, what it may keep goes to the cache)."""
+
+    def __init__(self, mirrors: list[tuple[str, str]] | None = None, cache_dir: Path | None = None,
+                 timeout: float = DEFAULT_TIMEOUT):
+        self.mirrors = mirrors or []
+        self.cache_dir = cache_dir  # default_cache_dir(), looked up when first needed
+        self.timeout = timeout
+        self._files: dict[str, bytes] = {}
+        self._pending: dict[str, Path] = {}  # fetched, kept once used
+        self._clones: dict[tuple[str, str], Path] = {}
+        self._scratch: list[Path] = []  # clones removed by close()
 
     def rewrite(self, url: str) -> str:
         for prefix, repl in self.mirrors:
@@ -200,9 +228,16 @@ class Fetcher:
     def looks_like_git(self, url: str) -> bool:
         return bool(_GIT_HINTS.search(self.rewrite(url)))
 
+    def _cache(self) -> Path:
+        if self.cache_dir is None:
+            self.cache_dir = default_cache_dir()
+        return self.cache_dir
+
     def _http_cache(self, real: str) -> Path:
+        import hashlib
+
         key = hashlib.sha256(_without_userinfo(real).encode()).hexdigest()
-        return self.cache_dir / "http" / key
+        return self._cache() / "http" / key
 
     def get_file(self, url: str, where: str) -> bytes:
         """The body of `url`. An immutable one comes from the cache when it is there; a new one
@@ -246,7 +281,7 @@ class Fetcher:
         if cached is None:
             return
         try:
-            _private_dir(self.cache_dir)
+            _private_dir(self._cache())
             _write_private(_private_dir(cached.parent) / cached.name, self._files[self.rewrite(url)])
         except OSError:
             pass
@@ -269,16 +304,21 @@ class Fetcher:
         return top, directory
 
     def _clone(self, spec: GitSpec, where: str) -> Path:
+        import hashlib
+        import shutil
+        import tempfile
+        from pathlib import Path
+
         if spec.repo.startswith("-") or spec.ref.startswith("-") or "::" in spec.repo:
             raise KustomizeError(f"{redact(where)}: refusing suspicious git URL or ref "
                                  f"{redact(spec.repo)!r}@{spec.ref!r}")
         digest = hashlib.sha256(f"{_without_userinfo(spec.repo)}\0{spec.ref}".encode()).hexdigest()[:20]
         pinned = bool(_COMMIT.fullmatch(spec.ref))
-        kept = self.cache_dir / "git" / digest
+        kept = self._cache() / "git" / digest
         if pinned and kept.is_dir():
             return kept.resolve()
         try:
-            work = Path(tempfile.mkdtemp(prefix="clone-", dir=_private_dir(self.cache_dir)))
+            work = Path(tempfile.mkdtemp(prefix="clone-", dir=_private_dir(self._cache())))
         except OSError as exc:
             raise KustomizeError(f"{redact(where)}: cache {self.cache_dir}: {exc.strerror}") from None
         try:
@@ -298,6 +338,10 @@ class Fetcher:
 
     def close(self) -> None:
         """Remove the clones that are not kept."""
+        if not self._scratch:
+            return
+        import shutil
+
         for path in self._scratch:
             shutil.rmtree(path, ignore_errors=True)
         self._scratch.clear()
@@ -306,6 +350,8 @@ class Fetcher:
 def _checkout(spec: GitSpec, work: Path, timeout: float, where: str) -> None:
     """The tree of spec.ref at work/, without .git: nothing of the URL stays on disk. The URL
     goes to git on the command line, never into a config file."""
+    import shutil
+
     import git  # GitPython; imported only when a remote base is used
 
     repo = git.Repo.init(work)

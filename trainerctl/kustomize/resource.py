@@ -4,8 +4,6 @@ hash request, origin). Here the state is fields; `finish` gives the object kusto
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from trainerctl.kustomize.origin import as_text
 from trainerctl.kustomize.resid import Gvk, ResId
 from trainerctl.kustomize.yamlemit import scalar_text
@@ -24,27 +22,41 @@ ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
 
 
-@dataclass
 class Resource:
-    obj: dict
-    source: str  # file (or generator) it came from, for error messages
-    # (name, effective namespace, kind) before each rename, oldest first: kustomize's
-    # previousNames/previousNamespaces/previousKinds. Name references follow them.
-    previous: list[tuple[str, str, str]] = field(default_factory=list)
-    prefixes: list[str] = field(default_factory=list)
-    suffixes: list[str] = field(default_factory=list)
-    needs_hash: bool = False
-    behavior: str = ""  # generators: create | merge | replace
-    allow_name_change: bool = False  # a patch's options
-    allow_kind_change: bool = False
-    ref_var_names: list[str] = field(default_factory=list)
-    origin: dict | None = None  # buildMetadata: where the object came from
-    transformations: list[dict] | None = None
-    # The object holds yamlread.Mapping values (nulls written as nothing), whose fate follows
-    # kustomize's: dropped by a strategic merge, "" when printed from a flow mapping.
-    marked: bool = False
-    # What yamlread read as text for labels, data and binaryData: {(field, key): (value, text)}.
-    texts: dict | None = None
+    __slots__ = ("obj", "source", "previous", "prefixes", "suffixes", "needs_hash", "behavior",
+                 "allow_name_change", "allow_kind_change", "ref_var_names", "origin",
+                 "transformations", "marked", "texts")
+
+    def __init__(self, obj: dict, source: str, *, needs_hash: bool = False, behavior: str = "",
+                 marked: bool = False, texts: dict | None = None):
+        self.obj = obj
+        self.source = source  # file (or generator) it came from, for error messages
+        # (name, effective namespace, kind) before each rename, oldest first: kustomize's
+        # previousNames/previousNamespaces/previousKinds. Name references follow them.
+        self.previous: list[tuple[str, str, str]] = []
+        self.prefixes: list[str] = []
+        self.suffixes: list[str] = []
+        self.needs_hash = needs_hash
+        self.behavior = behavior  # generators: create | merge | replace
+        self.allow_name_change = False  # a patch's options
+        self.allow_kind_change = False
+        self.ref_var_names: list[str] = []
+        self.origin: dict | None = None  # buildMetadata: where the object came from
+        self.transformations: list[dict] | None = None
+        # The object holds yamlread.Mapping values (nulls written as nothing), whose fate
+        # follows kustomize's: dropped by a strategic merge, "" when printed from a flow mapping.
+        self.marked = marked
+        # What yamlread read as text for labels, data and binaryData: {(field, key): (value, text)}.
+        self.texts = texts
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is Resource and all(
+            getattr(self, s) == getattr(other, s) for s in Resource.__slots__)
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"Resource({self.id}, source={self.source!r})"
 
     @property
     def gvk(self) -> Gvk:

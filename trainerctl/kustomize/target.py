@@ -10,11 +10,9 @@ and local-config pruning happen once, at the top (`__init__.build_resources`).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 
 from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlread
-from trainerctl.kustomize.config import TransformerConfig
-from trainerctl.kustomize.config import merge_one
+from trainerctl.kustomize.config import TransformerConfig, merge_one
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.fieldspecs import FieldSpec
 from trainerctl.kustomize.generators import kv
@@ -24,13 +22,16 @@ from trainerctl.kustomize.resmap import ResMap
 from trainerctl.kustomize.transformers import refvar
 
 
-@dataclass
 class Accumulated:
     """kustomize's ResAccumulator."""
-    resmap: ResMap = field(default_factory=ResMap)
-    config: TransformerConfig = field(default_factory=TransformerConfig)
-    variables: dict[str, dict] = field(default_factory=dict)
-    kustomization: dict = field(default_factory=dict)
+
+    __slots__ = ("resmap", "config", "variables", "kustomization")
+
+    def __init__(self, resmap: ResMap | None = None):
+        self.resmap = resmap if resmap is not None else ResMap()
+        self.config = TransformerConfig()
+        self.variables: dict[str, dict] = {}
+        self.kustomization: dict = {}
 
     @property
     def resources(self):
@@ -42,14 +43,14 @@ class Accumulated:
         refvar.merge(self.variables, list(other.variables.values()), where)
 
 
-@dataclass
 class Target:
     """One kustomization being built: its loader, file and origin (for buildMetadata)."""
-    loader: Loader
-    k: dict
-    kname: str
-    kfile: str
-    origin: origin.Origin | None
+
+    __slots__ = ("loader", "k", "kname", "kfile", "origin")
+
+    def __init__(self, loader: Loader, k: dict, kname: str, kfile: str,
+                 origin: origin.Origin | None):
+        self.loader, self.k, self.kname, self.kfile, self.origin = loader, k, kname, kfile, origin
 
 
 class Builder:

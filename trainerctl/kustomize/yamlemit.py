@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.yamlread import resolves_to_non_string_v2
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 _BREAKS = "\r\n\x85\u2028\u2029"
 _BLANKZ = " \t\r\n\x85\u2028\u2029"
@@ -31,7 +34,19 @@ class Analysis:
         self.block = block
 
 
-_NONPRINTABLE = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+# libyaml's printable set. The full class takes longer to compile than most builds spend
+# writing non-ASCII text, so ASCII text (nearly all of it) is judged by the small class.
+_NONPRINTABLE_ASCII = re.compile("[^\n\x20-\x7e]")
+_nonprintable: re.Pattern | None = None
+
+
+def _has_nonprintable(value: str) -> bool:
+    global _nonprintable
+    if value.isascii():
+        return _NONPRINTABLE_ASCII.search(value) is not None
+    if _nonprintable is None:
+        _nonprintable = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+    return _nonprintable.search(value) is not None
 _ANY_BREAK = re.compile("[\r\n\x85\u2028\u2029]")
 _BREAK_SPACE = re.compile("[\r\n\x85\u2028\u2029] ")
 _SPACE_BREAK = re.compile(" [\r\n\x85\u2028\u2029]")
@@ -51,7 +66,7 @@ def analyze(value: str) -> Analysis:
         or (first in "?:-" and after_first_ws)
         or _INNER_INDICATOR.search(value) is not None
     )
-    special = _NONPRINTABLE.search(value) is not None
+    special = _has_nonprintable(value)
     line_breaks = _ANY_BREAK.search(value) is not None
     last = value[-1]
     block_plain = single = block = True
@@ -73,7 +88,7 @@ def analyze(value: str) -> Analysis:
 
 
 def _is_printable(ch: str) -> bool:
-    return _NONPRINTABLE.match(ch) is None
+    return not _has_nonprintable(ch)
 
 
 _ESCAPES = {
@@ -103,31 +118,22 @@ class Writer:
         self.column = indent
 
 
+# Where libyaml may fold a plain scalar: a single space (none before it, a non-space after).
+_FOLD_POINT = re.compile("(?<! ) (?=[^ ])")
+
+
 def write_plain(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
     if not allow_breaks or w.column + len(value) <= WIDTH or " " not in value:
         w.write(value)
         return
-    spaces = False
-    n = len(value)
-    start = 0
-    i = 0
     # Fold at a single space once past the width, as libyaml does.
-    while i < n:
-        ch = value[i]
-        if ch == " ":
-            if (
-                not spaces
-                and w.column + (i - start) > WIDTH
-                and i + 1 < n
-                and value[i + 1] != " "
-            ):
-                w.write(value[start:i])
-                w.newline(indent)
-                start = i + 1
-            spaces = True
-        else:
-            spaces = False
-        i += 1
+    start = 0
+    for m in _FOLD_POINT.finditer(value):
+        i = m.start()
+        if w.column + (i - start) > WIDTH:
+            w.write(value[start:i])
+            w.newline(indent)
+            start = i + 1
     w.write(value[start:])
 
 
@@ -170,6 +176,9 @@ def _escape(ch: str) -> str:
     return "\\U%08X" % o
 
 
+_DOUBLE_ESCAPED = frozenset('"\\\ufeff' + _BREAKS)
+
+
 def write_double(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
     w.write('"')
     spaces = False
@@ -177,7 +186,7 @@ def write_double(w: Writer, value: str, indent: int, allow_breaks: bool) -> None
     buf: list[str] = []
     col = w.column
     for i, ch in enumerate(value):
-        if not _is_printable(ch) or ch in '"\\' or ch in _BREAKS or ch == "\ufeff":
+        if ch in _DOUBLE_ESCAPED or not ("\x20" <= ch <= "\x7e" or _is_printable(ch)):
             e = _escape(ch)
             buf.append(e)
             col += len(e)
@@ -381,15 +390,16 @@ _key_cache: dict[str, str] = {}
 
 
 def _key_text(k: str) -> str:
+    """The key as written, with its colon."""
     cached = _key_cache.get(k)
     if cached is not None:
         return cached
     if _PLAIN_SAFE.match(k) and not resolves_to_non_string_v2(k) and len(k) <= 128:
-        text = k
+        text = k + ":"
     else:
         w = Writer()
         write_string(w, k, 0, key=True)
-        text = "".join(w.out)
+        text = "".join(w.out) + ":"
     _key_cache[k] = text
     return text
 
@@ -400,34 +410,71 @@ def _emit_mapping(w: Writer, d: dict, indent: int, first_inline: bool) -> None:
     `first_inline` means the cursor already sits where the first key goes (after "- ").
     """
     out = w.out
-    first = True
+    newline = _NEWLINES[indent] if indent < len(_NEWLINES) else "\n" + " " * indent
+    first = first_inline
     for k in _sorted_keys(d):
-        if not (first and first_inline):
-            out.append("\n" + " " * indent)
-        first = False
+        if first:
+            first = False
+        else:
+            out.append(newline)
         kt = _key_text(k)
+        v = d[k]
+        column = indent + len(kt)
+        if v.__class__ is str:  # the common case, inline: a plain string that fits
+            plain = _plain_values.get(v)
+            if plain is None:
+                plain = _plain_value(v)
+            if plain and len(v) + column < WIDTH:
+                out.append(f"{kt} {v}")
+                w.column = column + 1 + len(v)
+                continue
         out.append(kt)
-        out.append(":")
-        w.column = indent + len(kt) + 1
-        _emit_value(w, d[k], indent, in_mapping=True)
+        w.column = column
+        _emit_value(w, v, indent, True)
 
 
 def _emit_sequence(w: Writer, seq: list, indent: int, first_inline: bool) -> None:
     out = w.out
-    first = True
+    newline = _NEWLINES[indent] if indent < len(_NEWLINES) else "\n" + " " * indent
+    first = first_inline
     for item in seq:
-        if not (first and first_inline):
-            out.append("\n" + " " * indent)
-        first = False
+        if first:
+            first = False
+        else:
+            out.append(newline)
         out.append("-")
         w.column = indent + 1
-        _emit_value(w, item, indent, in_mapping=False)
+        _emit_value(w, item, indent, False)
+
+
+_NEWLINES = ["\n" + " " * i for i in range(64)]
+# Strings written as they are after "key: " while they fit the line: plain-safe, and reading
+# back as strings.
+_plain_values: dict[str, bool] = {}
+
+
+def _plain_value(v: str) -> bool:
+    plain = bool(_PLAIN_SAFE.match(v)) and not resolves_to_non_string_v2(v)
+    if len(_plain_values) < 200000:
+        _plain_values[v] = plain
+    return plain
 
 
 def _emit_value(w: Writer, v: Any, indent: int, in_mapping: bool) -> None:
     """Emit `v` after a "key:" (in_mapping) or a "-" indicator at `indent`."""
     out = w.out
-    if isinstance(v, dict):
+    if v.__class__ is str:
+        plain = _plain_values.get(v)
+        if plain is None:
+            plain = _plain_value(v)
+        if plain and len(v) + w.column < WIDTH:
+            out.append(" " + v)
+            w.column += 1 + len(v)
+        else:
+            out.append(" ")
+            w.column += 1
+            write_string(w, v, indent + 2, key=False)
+    elif isinstance(v, dict):
         if not v:
             out.append(" {}")
             w.column += 3
@@ -448,17 +495,10 @@ def _emit_value(w: Writer, v: Any, indent: int, in_mapping: bool) -> None:
             out.append(" ")
             w.column += 1
             _emit_sequence(w, v, indent + 2, first_inline=True)
-    elif isinstance(v, str):
+    elif isinstance(v, str):  # a str subclass
         out.append(" ")
         w.column += 1
-        if _PLAIN_SAFE.match(v) and len(v) + w.column <= WIDTH:
-            if resolves_to_non_string_v2(v):
-                write_string(w, v, indent + 2, key=False)
-            else:
-                out.append(v)
-                w.column += len(v)
-        else:
-            write_string(w, v, indent + 2, key=False)
+        write_string(w, v, indent + 2, key=False)
     else:
         text = scalar_text(v)
         if text is None:

@@ -11,14 +11,17 @@ annotations as text, and the text of labels and data values (Loaded.texts).
 from __future__ import annotations
 
 import copy
-import datetime
 import math
 import re
-from typing import Any, NamedTuple
+from collections import namedtuple
 
 import yaml
 
 from trainerctl.kustomize.errors import KustomizeError
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 _INT_BASE0 = re.compile(
     r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z"
@@ -65,6 +68,10 @@ def _parse_go_int(text: str) -> int | None:
 def _go_timestamp(text: str) -> str | None:
     """A YAML timestamp as go-yaml decodes it, printed as Go's JSON encoding of time.Time."""
     m = _DATE.match(text)
+    if not m and not _DATETIME.match(text):
+        return None
+    import datetime  # only for timestamps: rare, and not free to import
+
     try:
         if m:
             d = datetime.date(int(m[1]), int(m[2]), int(m[3]))
@@ -253,7 +260,7 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
 
     def convert(node):
         if node.__class__ is ScalarNode:
-            if node.tag == PLAIN_TAG:
+            if node.tag is PLAIN_TAG:
                 return resolve(node.value)
             return scalar(node)
         key_id = id(node)
@@ -269,12 +276,13 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
         return value
 
     def mapping(node):
+        # The hot loop of every load: scalar keys and values are handled here, not by convert.
         result: dict = {}
         merges = None
         bare = None
         for key_node, value_node in node.value:
-            if key_node.__class__ is ScalarNode and key_node.tag in (STR_TAG, PLAIN_TAG):
-                if key_node.tag == STR_TAG:
+            if key_node.__class__ is ScalarNode and (key_node.tag is PLAIN_TAG or key_node.tag is STR_TAG):
+                if key_node.tag is STR_TAG:
                     key = key_node.value
                 elif key_node.value == _MERGE:
                     merges = (merges or []) + [value_node]
@@ -298,6 +306,16 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
                 raise KustomizeError(
                     f"line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
                 )
+            if value_node.__class__ is ScalarNode:
+                tag = value_node.tag
+                if tag is PLAIN_TAG:
+                    value = result[key] = resolve(value_node.value)
+                    if value is None and not value_node.value:
+                        bare = (bare or set()) | {key}
+                    continue
+                if tag is STR_TAG:
+                    result[key] = value_node.value
+                    continue
             value = result[key] = convert(value_node)
             if value is None and value_node.__class__ is ScalarNode and not value_node.value:
                 bare = (bare or set()) | {key}
@@ -444,10 +462,9 @@ def _go_float32_g(f: float) -> str:
     return f"{f32:g}"
 
 
-class Loaded(NamedTuple):
-    doc: Any
-    marked: bool  # holds a Mapping (a null written as nothing)
-    texts: dict | None  # _source_texts, for resources
+# A document read by load_documents: the value, whether it holds a Mapping (a null written as
+# nothing), and its _source_texts (for resources).
+Loaded = namedtuple("Loaded", ["doc", "marked", "texts"])
 
 
 def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool = False,

@@ -9,8 +9,7 @@ from trainerctl.kustomize import fieldspecs as fsm
 from trainerctl.kustomize.config import TransformerConfig
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import NOT_A_NAMESPACE, Gvk
-from trainerctl.kustomize.resource import Resource
-from trainerctl.kustomize.resource import annotation_text
+from trainerctl.kustomize.resource import Resource, annotation_text
 
 
 def fix(resources: list[Resource], cfg: TransformerConfig) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
 
 from trainerctl.kustomize import jsonpatch, smp, yamlread
 from trainerctl.kustomize.errors import KustomizeError
@@ -47,12 +46,14 @@ def sm_patches(text: str, source: str) -> list[Resource] | None:
     return out
 
 
-@dataclass
 class JsonOps:
     """A JSON 6902 patch: its operations, and for a JSON-text patch with a `test`, the values
     as written (jsonpatch compares those by their text)."""
-    ops: list
-    raw: list | None = None
+
+    __slots__ = ("ops", "raw")
+
+    def __init__(self, ops: list, raw: list | None = None):
+        self.ops, self.raw = ops, raw
 
 
 def json_ops(text: str, source: str) -> JsonOps | None:
