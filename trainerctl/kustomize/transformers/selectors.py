@@ -48,7 +48,26 @@ def label_selector(expr: str, where: str):
     return lambda labels: all(r(labels) for r in reqs)
 
 
+class _Literal:
+    """An anchored pattern without regular-expression syntax: equality, with no compile (most
+    selectors name a kind or a name outright)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def match(self, value: str) -> bool:
+        return value == self.text
+
+
+_PLAIN = re.compile(r"[\w/-]*\Z", re.ASCII)
+
+
 def anchored(pattern: str, where: str):
+    """`pattern` as kustomize's selectors read it: a regular expression matching whole values."""
+    if _PLAIN.match(pattern):
+        return _Literal(pattern)
     try:
         return re.compile(f"^(?:{pattern})\\Z")
     except re.error as exc:
