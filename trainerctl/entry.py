@@ -15,7 +15,8 @@ def main(argv: list[str] | None = None) -> int:
     from trainerctl.errors import EXIT_INTERRUPTED
 
     argv = sys.argv[1:] if argv is None else list(argv)
-    quick = _kustomize_args(argv)
+    completing = any(v.endswith("_COMPLETE") for v in os.environ)  # shell completion: typer's
+    quick = None if completing else _kustomize_args(argv)
     if quick is not None:
         from trainerctl import outcome
 
