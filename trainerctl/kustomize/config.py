@@ -4,9 +4,8 @@ field specs plus whatever `configurations:` and `crds:` files add; bases pass th
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 
-from trainerctl.kustomize import fieldspecs, schema, yamlio
+from trainerctl.kustomize import fieldspecs, schema, yamlread
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.fieldspecs import FieldSpec
 
@@ -31,11 +30,22 @@ def merge_one(specs: list[FieldSpec], new: FieldSpec, where: str) -> None:
     specs.append(new)
 
 
-@dataclass
 class TransformerConfig:
-    specs: dict[str, list[FieldSpec]] = field(default_factory=dict)
-    # referral (group, version, kind) -> referrer field specs
-    name_reference: list[tuple[tuple[str, str, str], list[FieldSpec]]] = field(default_factory=list)
+    """Which fields each transformer touches: kustomize's TransformerConfig."""
+
+    __slots__ = ("specs", "name_reference")
+
+    def __init__(self, specs: dict[str, list[FieldSpec]] | None = None,
+                 name_reference: list[tuple[tuple[str, str, str], list[FieldSpec]]] | None = None):
+        self.specs = specs if specs is not None else {}
+        # referral (group, version, kind) -> referrer field specs
+        self.name_reference = name_reference if name_reference is not None else []
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is TransformerConfig and self.specs == other.specs
+                and self.name_reference == other.name_reference)
+
+    __hash__ = None  # mutable
 
     @classmethod
     def default(cls) -> "TransformerConfig":
@@ -86,7 +96,7 @@ class TransformerConfig:
 
     def load_file(self, text: str, source: str) -> None:
         """A `configurations:` file, read strictly (kustomize's yaml.UnmarshalStrict)."""
-        data = yamlio.load(text, source, yaml11=True)
+        data = yamlread.load(text, source, yaml11=True)
         if data is None:
             return
         if not isinstance(data, dict):

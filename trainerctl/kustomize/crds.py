@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from trainerctl.kustomize import yamlio
+from trainerctl.kustomize import yamlread
 from trainerctl.kustomize.config import TransformerConfig
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.fieldspecs import FieldSpec
@@ -15,7 +15,7 @@ from trainerctl.kustomize.fieldspecs import FieldSpec
 def config_from(data: bytes, source: str) -> TransformerConfig:
     text = data.decode("utf-8", "replace")
     try:
-        defs = json.loads(text) if text[:1] == "{" else yamlio.load(text, source, yaml11=True)
+        defs = json.loads(text) if text[:1] == "{" else yamlread.load(text, source, yaml11=True)
     except ValueError as exc:
         raise KustomizeError(f"{source}: unable to parse open API definition: {exc}") from None
     if not isinstance(defs, dict):

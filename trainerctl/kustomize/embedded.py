@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
 
-from trainerctl.kustomize import yamlio
+from trainerctl.kustomize import gojson, yamlemit, yamlread
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.resource import annotation_text
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 DONE, UNCHANGED = "done", "unchanged"
 MISSING = object()
@@ -105,14 +109,14 @@ def _edit(container, key, original: str, root: Node, rest: list[str], value: Any
         else:
             if not as_json:
                 raise _Unsupported("would have a mapping or list replaced by the value")
-            t.replace_with(_node_of(value))
+            t.replace_with(node_of(value))
     if as_json:
         try:
             data = _python(root)
         except _Unencodable:
             return UNCHANGED  # kustomize's re-encoding fails and it edits a copy instead
         pretty = "\n" in original and "  " in original
-        new = go_json(data, pretty)
+        new = gojson.dumps(data, pretty)
     else:
         new = emit_yaml(root).strip()
     container[key] = new
@@ -160,8 +164,6 @@ def path_get(obj: Any, parts: list[str]) -> tuple[Any, Any, Any]:
 
 
 def _text(v: Any) -> str:
-    from trainerctl.kustomize.resource import annotation_text
-
     return "" if isinstance(v, (dict, list)) else annotation_text(v)
 
 
@@ -170,9 +172,9 @@ def _text(v: Any) -> str:
 _TIMESTAMP_HINT = re.compile(r"^\d{4}-")
 
 
-def _tag_of(plain: str) -> str:
+def tag_of(plain: str) -> str:
     """go-yaml v3's implicit tag of a plain scalar."""
-    value = yamlio.resolve_plain(plain)
+    value = yamlread.resolve_plain(plain)
     if value is None:
         return "!!null"
     if isinstance(value, bool):
@@ -190,13 +192,10 @@ def _parse(text: str) -> Node | None:
     """The first document of `text` as go-yaml v3 nodes, or None when it is not YAML."""
     import yaml
 
-    loader = yamlio._Loader(text)
     try:
-        node = loader.get_node() if loader.check_node() else None
+        node = yamlread.compose(text)
     except yaml.YAMLError:
         return None
-    finally:
-        loader.dispose()
     if node is None:
         return None
     try:
@@ -211,10 +210,10 @@ def _convert(node, seen: dict) -> Node:
     if id(node) in seen:
         return seen[id(node)]
     if isinstance(node, yaml.ScalarNode):
-        if node.tag == yamlio._PLAIN_TAG:
-            out = Node("scalar", _tag_of(node.value), node.value, "")
+        if node.tag == yamlread.PLAIN_TAG:
+            out = Node("scalar", tag_of(node.value), node.value, "")
         else:
-            tag = "!!str" if node.tag == yamlio._STR else \
+            tag = "!!str" if node.tag == yamlread.STR_TAG else \
                 node.tag.replace("tag:yaml.org,2002:", "!!")
             style = node.style if node.style in ("'", '"') else ""
             out = Node("scalar", tag, node.value, style)
@@ -333,18 +332,18 @@ def _empty(kind: str) -> Node:
     return Node(kind, "", [] if kind != "scalar" else "")
 
 
-def _node_of(value: Any) -> Node:
+def node_of(value: Any) -> Node:
     """A resource value as a node (its tag from its type)."""
     if isinstance(value, dict):
-        return Node("map", "!!map", [[_node_of(k), _node_of(v)] for k, v in value.items()])
+        return Node("map", "!!map", [[node_of(k), node_of(v)] for k, v in value.items()])
     if isinstance(value, list):
-        return Node("seq", "!!seq", [_node_of(v) for v in value])
+        return Node("seq", "!!seq", [node_of(v) for v in value])
     if value is None:
         return Node("scalar", "!!null", "null")
     if isinstance(value, str):
         return Node("scalar", "!!str", value)
     text = _text(value)
-    return Node("scalar", _tag_of(text), text)
+    return Node("scalar", tag_of(text), text)
 
 
 # --------------------------------------------------------------------------- JSON, as Go writes it
@@ -365,14 +364,14 @@ def _python(node: Node) -> Any:
         return out
     if node.kind == "seq":
         return [_python(v) for v in node.value]
-    text, tag = node.value, node.tag or _tag_of(node.value)
+    text, tag = node.value, node.tag or tag_of(node.value)
     if tag in ("!!str", "!!timestamp", "!!binary"):
         return text
     if tag == "!!null":
-        if _tag_of(text) != "!!null":
+        if tag_of(text) != "!!null":
             raise _Unencodable  # `!!null text` does not decode
         return None
-    value = yamlio.resolve_plain(text)
+    value = yamlread.resolve_plain(text)
     if tag == "!!bool" and isinstance(value, bool):
         return value
     if tag == "!!int" and isinstance(value, int) and not isinstance(value, bool):
@@ -387,59 +386,6 @@ def _python(node: Node) -> Any:
     raise _Unencodable  # an explicit tag the text does not satisfy: decoding fails
 
 
-_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                 "<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
-                 "\u2029": "\\u2029"}
-_JSON_SPECIAL = re.compile('["\\\\\x00-\x1f<>&\u2028\u2029]')
-
-
-def _json_string(s: str) -> str:
-    def esc(m: re.Match) -> str:
-        ch = m.group()
-        return _JSON_ESCAPES.get(ch) or "\\u%04x" % ord(ch)
-
-    return '"' + _JSON_SPECIAL.sub(esc, s) + '"'
-
-
-def _json_float(f: float) -> str:
-    """encoding/json's float64: shortest digits, exponent form below 1e-6 or from 1e21."""
-    from decimal import Decimal
-
-    a = abs(f)
-    if a != 0 and (a < 1e-6 or a >= 1e21):
-        text = repr(f)
-        mant, _, exp = text.partition("e")
-        sign = exp[0] if exp[0] in "+-" else "+"
-        digits = exp.lstrip("+-").lstrip("0") or "0"
-        return f"{mant}e{sign}{digits if sign == '-' else digits.zfill(2)}"
-    text = format(Decimal(repr(f)), "f")
-    return text.rstrip("0").rstrip(".") if "." in text else text
-
-
-def go_json(value: Any, pretty: bool, level: int = 0) -> str:
-    if isinstance(value, float):
-        return _json_float(value)
-    if isinstance(value, str):
-        return _json_string(value)
-    if not isinstance(value, (dict, list)):
-        return yamlio._scalar_text(value)  # null, booleans and integers read the same in JSON
-    if isinstance(value, dict):
-        if not value:
-            return "{}"
-        items = [(_json_string(k), go_json(value[k], pretty, level + 1)) for k in sorted(value)]
-        if not pretty:
-            return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
-        pad = "\n" + "  " * (level + 1)
-        return "{" + ",".join(f"{pad}{k}: {v}" for k, v in items) + "\n" + "  " * level + "}"
-    if not value:
-        return "[]"
-    items = [go_json(v, pretty, level + 1) for v in value]
-    if not pretty:
-        return "[" + ",".join(items) + "]"
-    pad = "\n" + "  " * (level + 1)
-    return "[" + ",".join(pad + v for v in items) + "\n" + "  " * level + "]"
-
-
 # --------------------------------------------------------------------------- YAML, as kyaml writes it
 
 _FLOW_INDICATOR = re.compile(r"[,?\[\]{}]|:")
@@ -450,7 +396,7 @@ def _scalar(w, node: Node, indent: int, key: bool, flow: bool) -> None:
     value, tag, style = node.value, node.tag, node.style
     explicit = ""
     if tag and not (tag == "!!str" and style):
-        resolved = _tag_of(value)
+        resolved = tag_of(value)
         if resolved != tag:
             if tag == "!!str":
                 style = style or '"'
@@ -458,7 +404,7 @@ def _scalar(w, node: Node, indent: int, key: bool, flow: bool) -> None:
                 explicit = tag
     if "\n" in value and not style:
         raise _Unsupported("would get a multi-line value")
-    a = yamlio._analyze(value)
+    a = yamlemit.analyze(value)
     if style == "":
         plain = a.block_plain and not (flow and _FLOW_INDICATOR.search(value))
         if not plain or (not value and (flow or key)):
@@ -469,11 +415,11 @@ def _scalar(w, node: Node, indent: int, key: bool, flow: bool) -> None:
         w.write(explicit + (" " if value or style else ""))
     # kyaml's encoder has no line width: nothing is folded.
     if style == "":
-        yamlio._write_plain(w, value, indent, False)
+        yamlemit.write_plain(w, value, indent, False)
     elif style == "'":
-        yamlio._write_single(w, value, indent, False)
+        yamlemit.write_single(w, value, indent, False)
     else:
-        yamlio._write_double(w, value, indent, False)
+        yamlemit.write_double(w, value, indent, False)
 
 
 def _flow(w, node: Node, indent: int) -> None:
@@ -548,7 +494,7 @@ def _block_seq(w, node: Node, indent: int, first_inline: bool) -> None:
 
 def emit_yaml(node: Node) -> str:
     """One document as kyaml's String() writes it (indent 2, compact sequences)."""
-    w = yamlio._Writer()
+    w = yamlemit.Writer()
     if node.kind == "map" and node.value and not node.flow:
         _block_map(w, node, 0, first_inline=True)
     elif node.kind == "seq" and node.value and not node.flow:

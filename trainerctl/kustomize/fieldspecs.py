@@ -1,20 +1,23 @@
 """Field specs: which field paths of which kinds a transformer touches, and how to walk them.
 
-The built-in specs are data (data/fieldspecs.yaml), as in kustomize's builtinpluginconsts; a
+The built-in specs are data (data/fieldspecs.json), as in kustomize's builtinpluginconsts; a
 kustomization's `configurations` files add to them.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Iterator
+import json
+import os
 
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import Gvk
 
-DATA = Path(__file__).with_name("data")
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
 
 SCALAR, MAPPING, SEQUENCE = "scalar", "mapping", "sequence"
 
@@ -42,13 +45,27 @@ def split_path(path: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
-@dataclass(frozen=True)
 class FieldSpec:
-    path: tuple[str, ...]
-    group: str = ""
-    version: str = ""
-    kind: str = ""
-    create: bool = False
+    """Which field (a path of keys) of which kinds a transformer touches (immutable)."""
+
+    __slots__ = ("path", "group", "version", "kind", "create")
+
+    def __init__(self, path: tuple[str, ...], group: str = "", version: str = "", kind: str = "",
+                 create: bool = False):
+        self.path, self.group, self.version, self.kind, self.create = path, group, version, kind, create
+
+    def _key(self) -> tuple:
+        return (self.path, self.group, self.version, self.kind, self.create)
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is FieldSpec and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (f"FieldSpec(path={self.path!r}, group={self.group!r}, version={self.version!r}, "
+                f"kind={self.kind!r}, create={self.create!r})")
 
     @classmethod
     def parse(cls, raw: Any, source: str) -> "FieldSpec":
@@ -150,9 +167,8 @@ def field_values(obj: Any, spec: FieldSpec) -> Iterator[tuple[dict, str]]:
 
 @functools.lru_cache(maxsize=1)
 def _builtin_raw() -> dict:
-    from trainerctl.kustomize import yamlio
-
-    return yamlio.load((DATA / "fieldspecs.yaml").read_text(), str(DATA / "fieldspecs.yaml"))
+    with open(os.path.join(DATA, "fieldspecs.json"), encoding="utf-8") as f:
+        return json.load(f)
 
 
 def builtin(name: str) -> list[FieldSpec]:

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
+from trainerctl.kustomize import gojson
 
-
-def _go_json(value) -> str:
-    # Go's encoding/json: sorted keys, no spaces, and <, >, & escaped as \u003c etc.
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+try:  # CPython's own SHA-256: importing hashlib loads OpenSSL, a noticeable part of start-up
+    from _sha2 import sha256  # Python 3.12 and later
+except ImportError:
+    try:
+        from _sha256 import sha256
+    except ImportError:  # another Python
+        from hashlib import sha256
 
 
 def _encode(hex_digest: str) -> str:
@@ -39,4 +39,4 @@ def hash_of(obj: dict) -> str:
             m["stringData"] = obj["stringData"]
     else:
         m = obj
-    return _encode(hashlib.sha256(_go_json(m).encode()).hexdigest())
+    return _encode(sha256(gojson.dumps(m).encode()).hexdigest())

@@ -5,7 +5,7 @@ images, env → envs) and its emptiness and kind/apiVersion checks."""
 
 from __future__ import annotations
 
-from trainerctl.kustomize import schema, yamlio
+from trainerctl.kustomize import schema, yamlread
 from trainerctl.kustomize.errors import KustomizeError
 
 KINDS = {"Kustomization": "kustomize.config.k8s.io/v1beta1",
@@ -20,7 +20,7 @@ BUILD_METADATA = ("originAnnotations", "transformerAnnotations", "managedByLabel
 
 
 def parse(text: str, source: str) -> dict:
-    docs = yamlio.load_all(text, source, yaml11=True)
+    docs = yamlread.load_all(text, source, yaml11=True)
     if len(docs) > 1:
         raise KustomizeError(f"{source}: expected one YAML document, found {len(docs)}")
     data = docs[0] if docs else None

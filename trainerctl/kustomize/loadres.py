@@ -4,7 +4,7 @@ is replaced by its items."""
 
 from __future__ import annotations
 
-from trainerctl.kustomize import yamlio
+from trainerctl.kustomize import yamlread
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resource import Resource
 
@@ -48,6 +48,8 @@ def objects_of(doc, source: str) -> list[dict]:
 
 def resources_from(text: str, source: str) -> list[Resource]:
     out = []
-    for doc in yamlio.load_all(text, source, raw_annotations=True):
-        out.extend(Resource(o, source) for o in objects_of(doc, source))
+    for doc, marked, texts in yamlread.load_documents(text, source, raw_annotations=True):
+        objects = objects_of(doc, source)
+        texts = texts if len(objects) == 1 and objects[0] is doc else None  # not a List's items
+        out.extend(Resource(o, source, marked=marked, texts=texts) for o in objects)
     return out

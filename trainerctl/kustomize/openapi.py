@@ -25,10 +25,15 @@ from __future__ import annotations
 
 import functools
 import json
-from pathlib import Path
-from typing import Any
+import os
 
+from trainerctl.kustomize import yamlread
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.schema import describe
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 BUILTIN_VERSION = "v1.21.2"
 
@@ -134,14 +139,15 @@ PRECOMPUTED = CLUSTER_SCOPED | NAMESPACED
 # know). resid.Gvk.cluster_scoped reads it; every build starts it empty.
 EXTRA_CLUSTER_SCOPED: set[tuple[str, str]] = set()
 
-_DATA = Path(__file__).with_name("data") / "patch_strategies.json"
+_DATA = os.path.join(os.path.dirname(__file__), "data", "patch_strategies.json")
 
 
 @functools.lru_cache(maxsize=1)
 def builtin_table() -> dict:
     """{"kinds": {"apiVersion/kind": type}, "types": {type: {field: [child, strategy, merge
     key, list-map keys]}}}: what strategic merge reads (smp.py)."""
-    return json.loads(_DATA.read_text())
+    with open(_DATA, encoding="utf-8") as f:
+        return json.load(f)
 
 
 _NOT_PARSED, _DELAYED, _PARSED = range(3)
@@ -324,8 +330,6 @@ class _Parser:
         self.inline: dict[int, str] = {}
 
     def fail(self, path: str, expected: str, value: Any) -> KustomizeError:
-        from trainerctl.kustomize.schema import describe
-
         return KustomizeError(f"{self.source}: invalid OpenAPI schema: field `{path}` must be "
                               f"{expected}, got {describe(value)}")
 
@@ -501,14 +505,10 @@ def parse_custom(data: bytes, source: str) -> dict:
     if text.startswith("{"):
         doc = _json(text, source)
     else:
-        from trainerctl.kustomize import yamlio
-
-        doc = yamlio.load(text, source, yaml11=True)
+        doc = yamlread.load(text, source, yaml11=True)
     if doc is None:
         return {"kinds": {}, "types": {}, "scope": {}}
     if not isinstance(doc, dict):
-        from trainerctl.kustomize.schema import describe
-
         raise KustomizeError(f"{source}: invalid OpenAPI schema: expected a mapping with "
                              f"`definitions` and `paths`, got {describe(doc)}")
     return _Parser(doc, source).layer()

@@ -5,19 +5,27 @@ writes them."""
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+
+from trainerctl.kustomize import remote
+from trainerctl.kustomize.yamlemit import Writer, write_string
 
 
-@dataclass(frozen=True)
 class Origin:
     """kustomize's resource.Origin while accumulating: a path relative to the top root."""
-    path: str = ""
-    repo: str = ""
-    ref: str = ""
+
+    __slots__ = ("path", "repo", "ref")
+
+    def __init__(self, path: str = "", repo: str = "", ref: str = ""):
+        self.path, self.repo, self.ref = path, repo, ref
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is Origin
+                and (self.path, self.repo, self.ref) == (other.path, other.repo, other.ref))
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.repo, self.ref))
 
     def append(self, path: str) -> "Origin":
-        from trainerctl.kustomize import remote
-
         spec = remote.parse_git_url(path) if remote.is_remote(path) else None
         if spec is not None:
             return Origin(spec.path.strip("/"), spec.repo, spec.ref)
@@ -54,8 +62,6 @@ _ORDER = ("path", "repo", "ref", "configuredIn", "configuredBy", "apiVersion", "
 
 
 def _lines(value, indent: int) -> list[str]:
-    from trainerctl.kustomize.yamlio import _Writer, _write_string
-
     pad = " " * indent
     out = []
     if isinstance(value, list):
@@ -70,8 +76,8 @@ def _lines(value, indent: int) -> list[str]:
             out.append(f"{pad}{key}:")
             out.extend(_lines(v, indent + 2))
         else:
-            w = _Writer()
-            _write_string(w, str(v), indent, key=False)
+            w = Writer()
+            write_string(w, str(v), indent, key=False)
             out.append(f"{pad}{key}: {''.join(w.out)}")
     return out
 

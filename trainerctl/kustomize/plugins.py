@@ -9,11 +9,13 @@ refused by name, as kustomize refuses them without its alpha-plugin flags.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
-from typing import Any, Callable
 
 from trainerctl.kustomize import schema
 from trainerctl.kustomize.errors import KustomizeError
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 # kind -> module under trainerctl.kustomize (which has CONFIG and configure, or PLUGINS).
 GENERATORS = {
@@ -43,11 +45,13 @@ REFUSED = {
 }
 
 
-@dataclass
 class Context:
     """What a plugin may use: files under its kustomization's root, and a name for messages."""
-    loader: Any
-    where: str
+
+    __slots__ = ("loader", "where")
+
+    def __init__(self, loader: Any, where: str):
+        self.loader, self.where = loader, where
 
 
 def lookup(kind: str) -> tuple[schema.Struct, Callable]:

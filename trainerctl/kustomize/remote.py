@@ -1,28 +1,73 @@
-"""Remote resources: `https://` files and remote git bases, through one cached fetcher.
+"""Remote resources: `https://` files and remote git bases, through one fetcher per build.
 
 A mirror map (`PREFIX=REPLACEMENT`, from `--remote-mirror`, config or TRAINERCTL_REMOTE_MIRRORS)
 rewrites URLs before anything is fetched, so air-gapped sites can serve their own copies.
+
+Caching is as kubectl's or safer: kubectl fetches every remote on every build; trainerctl keeps
+across builds only what cannot change, and only once it was used successfully:
+- an https file whose URL (as written, before any mirror) names a release download of a
+  version (`.../releases/download/v1.2.3/...`) or a 40-hex commit as a path segment,
+- a git base pinned to a 40-hex commit (`?ref=<sha>`).
+A branch, a tag or an error page is fetched anew each build (tags can move). Clones that are
+not kept live in the cache's private folder while the build runs and are removed after it.
+Files are 0600 in 0700 folders, written whole or not at all; a password in a URL is never
+written (keys and clone folders hash the URL without it, git is given no named remote) and is
+shown masked, as Go's url.Redacted does (`https://user:xxxxx@host/...`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
-import tempfile
-import urllib.parse
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# The standard modules for URLs, hashes, temporary files and paths are imported where a remote
+# is used: a build without one (nearly every build) does not pay for them.
 
 DEFAULT_TIMEOUT = 30.0
 _GIT_HINTS = re.compile(r"(//[^/?]+[^?]*//)|\?ref=|\?version=|\.git($|/|\?)|^git@|_git/|^git::")
+_RELEASE_DOWNLOAD = re.compile(r"/releases/download/v?\d+(\.\d+)+[^/]*/")
+_COMMIT_SEGMENT = re.compile(r"/[0-9a-f]{40}(/|$)")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^/@\s:]*):(?P<pw>[^/@\s]*)@")
 
 
 def is_remote(ref: str) -> bool:
     return "://" in ref or ref.startswith(("git@", "git::"))
+
+
+def is_local_url(ref: str) -> bool:
+    """A URL that names this machine's files (as written, before any mirror rewrites it)."""
+    plain = ref[5:] if ref.startswith("git::") else ref
+    return plain.lower().startswith("file:")
+
+
+def redact(text: str) -> str:
+    """`text` with the password of every URL in it masked, as Go's url.Redacted shows it."""
+    return _USERINFO.sub(lambda m: f"{m['scheme']}{m['user']}:xxxxx@", text)
+
+
+def _without_userinfo(url: str) -> str:
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def immutable_file(url: str) -> bool:
+    """A file URL whose content cannot change: a versioned release download or a commit."""
+    import urllib.parse
+
+    path = urllib.parse.urlsplit(url).path
+    return bool(_RELEASE_DOWNLOAD.search(path) or _COMMIT_SEGMENT.search(path))
 
 
 def parse_mirrors(values: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
@@ -30,26 +75,41 @@ def parse_mirrors(values: list[str] | tuple[str, ...]) -> list[tuple[str, str]]:
     for v in values:
         prefix, sep, repl = v.partition("=")
         if not sep or not prefix or not repl:
-            raise KustomizeError(f"--remote-mirror {v!r}: expected PREFIX=REPLACEMENT")
+            raise KustomizeError(f"--remote-mirror {redact(v)!r}: expected PREFIX=REPLACEMENT")
         mirrors.append((prefix, repl))
     env = os.environ.get("TRAINERCTL_REMOTE_MIRRORS", "")
     for v in filter(None, (s.strip() for s in env.split(","))):
         prefix, sep, repl = v.partition("=")
         if not sep:
-            raise KustomizeError(f"TRAINERCTL_REMOTE_MIRRORS entry {v!r}: expected PREFIX=REPLACEMENT")
+            raise KustomizeError(f"TRAINERCTL_REMOTE_MIRRORS entry {redact(v)!r}: expected PREFIX=REPLACEMENT")
         mirrors.append((prefix, repl))
     return mirrors
 
 
-@dataclass
 class GitSpec:
-    repo: str  # clone URL
-    path: str  # directory inside the repo
-    ref: str
+    """A remote git base: the repository, the directory in it, the ref."""
+
+    __slots__ = ("repo", "path", "ref")
+
+    def __init__(self, repo: str, path: str, ref: str):
+        self.repo = repo  # clone URL
+        self.path = path  # directory inside the repo
+        self.ref = ref
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is GitSpec
+                and (self.repo, self.path, self.ref) == (other.repo, other.path, other.ref))
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        return f"GitSpec(repo={redact(self.repo)!r}, path={self.path!r}, ref={self.ref!r})"
 
 
 def parse_git_url(url: str) -> GitSpec | None:
     """kustomize's remote base forms: `https://host/org/repo//path?ref=X`, `file:///repo//path?ref=X`."""
+    import urllib.parse
+
     if url.startswith("git::"):
         url = url[5:]
     base, _, query = url.partition("?")
@@ -70,17 +130,38 @@ def parse_git_url(url: str) -> GitSpec | None:
     return GitSpec(repo, path.strip("/"), ref)
 
 
+def _read_bounded(resp) -> bytes:
+    limit = max_file_bytes()
+    length = resp.headers.get("Content-Length")
+    if length and length.strip().isdigit() and int(length) > limit:
+        raise too_large(limit)
+    data = resp.read(limit + 1)
+    if len(data) > limit:
+        raise too_large(limit)
+    return data
+
+
 def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
-    """GET a release file. A connection reset or dropped before any reply is retried: the file is
-    immutable, so a second GET is safe, and a busy server (or proxy) that sheds one connection
-    should not fail a whole build. Anything else (HTTP errors, refused, DNS, time-outs) is final."""
+    """GET a file. A connection reset or dropped before any reply is retried: a GET is safe to
+    repeat, and a busy server (or proxy) that sheds one connection should not fail a whole
+    build. Anything else (HTTP errors, refused, DNS, time-outs) is final."""
     import time
     import urllib.error
+    import urllib.parse
     import urllib.request
 
+    request = urllib.request.Request(_without_userinfo(url))
+    user = urllib.parse.urlsplit(url)
+    if user.username is not None:
+        # As Go's http client: user info is sent as basic auth, and not to where it redirects.
+        import base64
+
+        pair = f"{urllib.parse.unquote(user.username)}:{urllib.parse.unquote(user.password or '')}"
+        request.add_unredirected_header("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
+
     def get() -> bytes:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310
-            return resp.read()
+        with urllib.request.urlopen(request, timeout=timeout) as resp:  # noqa: S310
+            return _read_bounded(resp)
 
     for attempt in range(1, attempts):
         try:
@@ -93,17 +174,50 @@ def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
     return get()
 
 
-@dataclass
-class Fetcher:
-    mirrors: list[tuple[str, str]] = field(default_factory=list)
-    cache_dir: Path = field(default_factory=lambda: Path(
+def _private_dir(path: Path) -> Path:
+    """`path` as a folder only its owner can enter (made, or tightened if it exists)."""
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
+    return path
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write `path` whole (temporary file + rename), mode 0600."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def default_cache_dir() -> Path:
+    from pathlib import Path
+
+    return Path(
         os.environ.get("TRAINERCTL_CACHE_DIR")
         or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainerctl"
-    ) / "remote")
-    timeout: float = DEFAULT_TIMEOUT
-    _files: dict[str, bytes] = field(default_factory=dict)
-    _clones: dict[tuple[str, str], Path] = field(default_factory=dict)
-    _tmp: list[str] = field(default_factory=list)
+    ) / "remote"
+
+
+class Fetcher:
+    """Fetches a build's remote files and bases (one per build: what it fetched stays for the
+    build, what it may keep goes to the cache)."""
+
+    def __init__(self, mirrors: list[tuple[str, str]] | None = None, cache_dir: Path | None = None,
+                 timeout: float = DEFAULT_TIMEOUT):
+        self.mirrors = mirrors or []
+        self.cache_dir = cache_dir  # default_cache_dir(), looked up when first needed
+        self.timeout = timeout
+        self._files: dict[str, bytes] = {}
+        self._pending: dict[str, Path] = {}  # fetched, kept once used
+        self._clones: dict[tuple[str, str], Path] = {}
+        self._scratch: list[Path] = []  # clones removed by close()
 
     def rewrite(self, url: str) -> str:
         for prefix, repl in self.mirrors:
@@ -114,46 +228,70 @@ class Fetcher:
     def looks_like_git(self, url: str) -> bool:
         return bool(_GIT_HINTS.search(self.rewrite(url)))
 
+    def _cache(self) -> Path:
+        if self.cache_dir is None:
+            self.cache_dir = default_cache_dir()
+        return self.cache_dir
+
+    def _http_cache(self, real: str) -> Path:
+        import hashlib
+
+        key = hashlib.sha256(_without_userinfo(real).encode()).hexdigest()
+        return self._cache() / "http" / key
+
     def get_file(self, url: str, where: str) -> bytes:
+        """The body of `url`. An immutable one comes from the cache when it is there; a new one
+        is kept only after `keep(url)`, once the caller has read it successfully."""
         real = self.rewrite(url)
         if real in self._files:
             return self._files[real]
-        import urllib.error
-        import urllib.request  # http.client is slow to import; only remote builds pay for it
-
         if not real.startswith(("http://", "https://")):
-            raise KustomizeError(f"{where}: unsupported remote file URL {url!r}")
-        # Release files are immutable: a copy fetched once serves later (and offline) builds.
-        cached = self.cache_dir / "http" / hashlib.sha256(real.encode()).hexdigest()
-        if cached.is_file():
-            data = cached.read_bytes()
-            self._files[real] = data
-            return data
+            raise KustomizeError(f"{redact(where)}: unsupported remote file URL {redact(url)!r}")
+        cached = self._http_cache(real) if immutable_file(url) else None
+        if cached is not None:
+            try:
+                data = cached.read_bytes()
+                self._files[real] = data
+                return data
+            except OSError:
+                pass
+        import urllib.error  # http.client is slow to import; only remote builds pay for it
+
         try:
             data = _fetch_with_retry(real, self.timeout)
         except urllib.error.HTTPError as exc:
-            raise KustomizeError(f"{where}: fetching {real}: HTTP {exc.code}") from None
+            raise KustomizeError(f"{redact(where)}: fetching {redact(real)}: HTTP {exc.code}") from None
+        except FsError as exc:
+            raise KustomizeError(f"{redact(where)}: fetching {redact(real)}: body {exc}") from None
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             reason = getattr(exc, "reason", exc)
             raise KustomizeError(
-                f"{where}: cannot fetch {real}: {reason} (offline? use --remote-mirror)"
+                f"{redact(where)}: cannot fetch {redact(real)}: {redact(str(reason))} "
+                f"(offline? use --remote-mirror)"
             ) from None
         self._files[real] = data
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(data)
-            tmp.replace(cached)
-        except OSError:
-            pass  # a read-only cache only costs a re-fetch next time
+        if cached is not None:
+            self._pending[url] = cached
         return data
 
+    def keep(self, url: str) -> None:
+        """`url` was read as what it should be (YAML objects, a schema): cache it if it is
+        immutable. A read-only cache only costs a fetch next time."""
+        cached = self._pending.pop(url, None)
+        if cached is None:
+            return
+        try:
+            _private_dir(self._cache())
+            _write_private(_private_dir(cached.parent) / cached.name, self._files[self.rewrite(url)])
+        except OSError:
+            pass
+
     def clone(self, url: str, where: str) -> tuple[Path, Path]:
-        """(repo top, directory for the base) of a remote git base, cached by URL and ref."""
+        """(repo top, directory for the base) of a remote git base."""
         real = self.rewrite(url)
         spec = parse_git_url(real)
         if spec is None:
-            raise KustomizeError(f"{where}: {url!r} is not a file, directory or git URL")
+            raise KustomizeError(f"{redact(where)}: {redact(url)!r} is not a file, directory or git URL")
         key = (spec.repo, spec.ref)
         top = self._clones.get(key)
         if top is None:
@@ -161,49 +299,88 @@ class Fetcher:
             self._clones[key] = top
         directory = top / spec.path if spec.path else top
         if not directory.is_dir():
-            raise KustomizeError(f"{where}: {spec.path!r} is not a directory in {spec.repo}@{spec.ref}")
+            raise KustomizeError(f"{redact(where)}: {spec.path!r} is not a directory in "
+                                 f"{redact(spec.repo)}@{spec.ref}")
         return top, directory
 
     def _clone(self, spec: GitSpec, where: str) -> Path:
-        import git  # GitPython; imported only when a remote base is used
+        import hashlib
+        import shutil
+        import tempfile
+        from pathlib import Path
 
         if spec.repo.startswith("-") or spec.ref.startswith("-") or "::" in spec.repo:
-            raise KustomizeError(f"{where}: refusing suspicious git URL or ref {spec.repo!r}@{spec.ref!r}")
-        digest = hashlib.sha256(f"{spec.repo}\0{spec.ref}".encode()).hexdigest()[:20]
-        dest = self.cache_dir / digest
-        if (dest / ".git").is_dir() and spec.ref and re.fullmatch(r"v?\d+\.\d+\.\d+.*|[0-9a-f]{40}", spec.ref):
-            return dest.resolve()
-        tmp = Path(tempfile.mkdtemp(prefix="clone-", dir=self._ensure_cache()))
+            raise KustomizeError(f"{redact(where)}: refusing suspicious git URL or ref "
+                                 f"{redact(spec.repo)!r}@{spec.ref!r}")
+        digest = hashlib.sha256(f"{_without_userinfo(spec.repo)}\0{spec.ref}".encode()).hexdigest()[:20]
+        pinned = bool(_COMMIT.fullmatch(spec.ref))
+        kept = self._cache() / "git" / digest
+        if pinned and kept.is_dir():
+            return kept.resolve()
         try:
-            repo = git.Repo.init(tmp)
-            remote = repo.create_remote("origin", spec.repo)
+            work = Path(tempfile.mkdtemp(prefix="clone-", dir=_private_dir(self._cache())))
+        except OSError as exc:
+            raise KustomizeError(f"{redact(where)}: cache {self.cache_dir}: {exc.strerror}") from None
+        try:
+            _checkout(spec, work, self.timeout, where)
+            if not pinned:
+                self._scratch.append(work)
+                return work.resolve()
+            _private_dir(kept.parent)
             try:
-                # As little history as the ref allows.
-                remote.fetch(spec.ref or "HEAD", depth=1, kill_after_timeout=self.timeout)
-                commit = "FETCH_HEAD"
-            except git.GitCommandError:
-                # Servers may refuse a shallow fetch of a commit id: fetch all, then look it up.
-                remote.fetch(kill_after_timeout=self.timeout, tags=True)
-                commit = _resolve_ref(repo, spec.ref)
-                if commit is None:
-                    raise git.GitCommandError("fetch", 1, stderr=f"ref {spec.ref!r} not found") from None
-            repo.git.checkout("--detach", commit)
-        except git.GitCommandError as exc:
-            shutil.rmtree(tmp, ignore_errors=True)
-            msg = (exc.stderr or str(exc)).strip().splitlines()
-            # GitPython quotes git's stderr as "stderr: '...'"; keep git's own words.
-            detail = re.sub(r"^stderr:\s*'?", "", msg[-1].strip()).strip("'") if msg else "git failed"
-            raise KustomizeError(
-                f"{where}: cannot fetch {spec.repo} at ref {spec.ref or 'HEAD'!r}: {detail}"
-            ) from None
-        if dest.exists():
-            shutil.rmtree(dest, ignore_errors=True)
-        tmp.rename(dest)
-        return dest.resolve()
+                work.rename(kept)
+            except OSError:  # another build kept it first
+                shutil.rmtree(work, ignore_errors=True)
+            return kept.resolve()
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
 
-    def _ensure_cache(self) -> str:
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        return str(self.cache_dir)
+    def close(self) -> None:
+        """Remove the clones that are not kept."""
+        if not self._scratch:
+            return
+        import shutil
+
+        for path in self._scratch:
+            shutil.rmtree(path, ignore_errors=True)
+        self._scratch.clear()
+
+
+def _checkout(spec: GitSpec, work: Path, timeout: float, where: str) -> None:
+    """The tree of spec.ref at work/, without .git: nothing of the URL stays on disk. The URL
+    goes to git on the command line, never into a config file."""
+    import shutil
+
+    import git  # GitPython; imported only when a remote base is used
+
+    repo = git.Repo.init(work)
+    repo.git.update_environment(GIT_TERMINAL_PROMPT="0")
+    try:
+        try:
+            # As little history as the ref allows.
+            repo.git.fetch("--depth=1", "--", spec.repo, spec.ref or "HEAD",
+                           kill_after_timeout=timeout)
+            commit = "FETCH_HEAD"
+        except git.GitCommandError:
+            # Servers may refuse a shallow fetch of a commit id: fetch all, then look it up.
+            repo.git.fetch("--tags", "--", spec.repo, "+refs/heads/*:refs/remotes/origin/*",
+                           kill_after_timeout=timeout)
+            commit = _resolve_ref(repo, spec.ref)
+            if commit is None:
+                raise git.GitCommandError("fetch", 1, stderr=f"ref {spec.ref!r} not found") from None
+        repo.git.checkout("--detach", commit)
+    except git.GitCommandError as exc:
+        msg = (exc.stderr or str(exc)).strip().splitlines()
+        # GitPython quotes git's stderr as "stderr: '...'"; keep git's own words.
+        detail = re.sub(r"^stderr:\s*'?", "", msg[-1].strip()).strip("'") if msg else "git failed"
+        raise KustomizeError(
+            f"{redact(where)}: cannot fetch {redact(spec.repo)} at ref {spec.ref or 'HEAD'!r}: "
+            f"{redact(detail)}"
+        ) from None
+    finally:
+        repo.close()
+    shutil.rmtree(work / ".git", ignore_errors=True)
 
 
 def _resolve_ref(repo, ref: str) -> str | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 # Cluster scope as kustomize decides it: kyaml's precomputed table (Kubernetes v1.21.2), then
 # what a custom `openapi` schema declares. Anything else, newer built-in kinds and custom
 # resources included, counts as namespaced there, and so here.
@@ -20,11 +18,24 @@ ORDER_FIRST = [
 ORDER_LAST = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]
 
 
-@dataclass(frozen=True)
 class Gvk:
-    group: str = ""
-    version: str = ""
-    kind: str = ""
+    """Group, version and kind (immutable: a dict key)."""
+
+    __slots__ = ("group", "version", "kind", "_hash")
+
+    def __init__(self, group: str = "", version: str = "", kind: str = ""):
+        self.group, self.version, self.kind = group, version, kind
+        self._hash = hash((group, version, kind))
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is Gvk and self.group == other.group
+                and self.version == other.version and self.kind == other.kind)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Gvk(group={self.group!r}, version={self.version!r}, kind={self.kind!r})"
 
     @classmethod
     def of(cls, obj: dict) -> "Gvk":
@@ -77,11 +88,23 @@ NOT_A_NAMESPACE = "_non_namespaceable_"
 _GVK_CACHE: dict = {}
 
 
-@dataclass(frozen=True)
 class ResId:
-    gvk: Gvk
-    name: str
-    namespace: str = ""
+    """A resource's identity (immutable: a dict key)."""
+
+    __slots__ = ("gvk", "name", "namespace")
+
+    def __init__(self, gvk: Gvk, name: str, namespace: str = ""):
+        self.gvk, self.name, self.namespace = gvk, name, namespace
+
+    def __eq__(self, other: object) -> bool:
+        return (other.__class__ is ResId and self.name == other.name
+                and self.namespace == other.namespace and self.gvk == other.gvk)
+
+    def __hash__(self) -> int:
+        return hash((self.gvk, self.name, self.namespace))
+
+    def __repr__(self) -> str:
+        return f"ResId(gvk={self.gvk!r}, name={self.name!r}, namespace={self.namespace!r})"
 
     @property
     def effective_namespace(self) -> str:

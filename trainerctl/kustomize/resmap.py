@@ -88,7 +88,8 @@ class ResMap:
             origin = old.origin
             _copy_merge_metadata(r, old)
             for key in ("data", "binaryData"):
-                merged = {**(old.obj.get(key) or {}), **(r.obj.get(key) or {})}
+                # kustomize merges these as maps of strings: the old values as their text.
+                merged = {**old.text_map(key), **(r.obj.get(key) or {})}
                 if merged:
                     r.obj[key] = merged
                 else:
@@ -110,7 +111,7 @@ def _copy_merge_metadata(r: Resource, old: Resource) -> None:
     """kustomize's CopyMergeMetaDataFieldsFrom: labels and annotations merged (the new
     object's win), name and namespace and build state from the old one."""
     md = r.metadata
-    labels = {**old.labels(), **r.labels()}
+    labels = {**old.text_map("labels"), **r.labels()}
     annotations = {**old.annotations(), **r.annotations()}
     for key, value in (("labels", labels), ("annotations", annotations)):
         if value:

@@ -4,9 +4,9 @@ hash request, origin). Here the state is fields; `finish` gives the object kusto
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from trainerctl.kustomize.origin import as_text
 from trainerctl.kustomize.resid import Gvk, ResId
+from trainerctl.kustomize.yamlemit import scalar_text
 
 # Annotations kustomize removes from every object it prints (its build annotations and the
 # reader's bookkeeping), whether it wrote them or the input did.
@@ -22,22 +22,41 @@ ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
 
 
-@dataclass
 class Resource:
-    obj: dict
-    source: str  # file (or generator) it came from, for error messages
-    # (name, effective namespace, kind) before each rename, oldest first: kustomize's
-    # previousNames/previousNamespaces/previousKinds. Name references follow them.
-    previous: list[tuple[str, str, str]] = field(default_factory=list)
-    prefixes: list[str] = field(default_factory=list)
-    suffixes: list[str] = field(default_factory=list)
-    needs_hash: bool = False
-    behavior: str = ""  # generators: create | merge | replace
-    allow_name_change: bool = False  # a patch's options
-    allow_kind_change: bool = False
-    ref_var_names: list[str] = field(default_factory=list)
-    origin: dict | None = None  # buildMetadata: where the object came from
-    transformations: list[dict] | None = None
+    __slots__ = ("obj", "source", "previous", "prefixes", "suffixes", "needs_hash", "behavior",
+                 "allow_name_change", "allow_kind_change", "ref_var_names", "origin",
+                 "transformations", "marked", "texts")
+
+    def __init__(self, obj: dict, source: str, *, needs_hash: bool = False, behavior: str = "",
+                 marked: bool = False, texts: dict | None = None):
+        self.obj = obj
+        self.source = source  # file (or generator) it came from, for error messages
+        # (name, effective namespace, kind) before each rename, oldest first: kustomize's
+        # previousNames/previousNamespaces/previousKinds. Name references follow them.
+        self.previous: list[tuple[str, str, str]] = []
+        self.prefixes: list[str] = []
+        self.suffixes: list[str] = []
+        self.needs_hash = needs_hash
+        self.behavior = behavior  # generators: create | merge | replace
+        self.allow_name_change = False  # a patch's options
+        self.allow_kind_change = False
+        self.ref_var_names: list[str] = []
+        self.origin: dict | None = None  # buildMetadata: where the object came from
+        self.transformations: list[dict] | None = None
+        # The object holds yamlread.Mapping values (nulls written as nothing), whose fate
+        # follows kustomize's: dropped by a strategic merge, "" when printed from a flow mapping.
+        self.marked = marked
+        # What yamlread read as text for labels, data and binaryData: {(field, key): (value, text)}.
+        self.texts = texts
+
+    def __eq__(self, other: object) -> bool:
+        return other.__class__ is Resource and all(
+            getattr(self, s) == getattr(other, s) for s in Resource.__slots__)
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        return f"Resource({self.id}, source={self.source!r})"
 
     @property
     def gvk(self) -> Gvk:
@@ -93,6 +112,20 @@ class Resource:
         cur = self.id
         self.previous.append((cur.name, cur.effective_namespace_go, cur.gvk.kind))
 
+    def text_map(self, field: str) -> dict[str, str]:
+        """kyaml's GetLabels/GetDataMap: `field` ("labels", "data", "binaryData") as strings, each
+        value's text: as written while the value is unchanged, "" for a null."""
+        values = self.labels() if field == "labels" else self.obj.get(field)
+        if not isinstance(values, dict):
+            return {}
+        texts = self.texts or {}
+        out = {}
+        for k, v in values.items():
+            kept = texts.get((field, k))
+            out[k] = kept[1] if kept is not None and kept[0] == v and type(kept[0]) is type(v) \
+                else ("" if v is None else annotation_text(v))
+        return out
+
     def labels(self) -> dict:
         labels = self.metadata.get("labels")
         return labels if isinstance(labels, dict) else {}
@@ -111,6 +144,8 @@ class Resource:
         """The object as kustomize prints it. Every object goes through its SetAnnotations at
         the end: build annotations leave, values become strings of their text, and an empty
         `annotations` disappears."""
+        if self.marked:
+            _bare_in_flow_to_empty(self.obj)
         md = self.obj.get("metadata")
         if not isinstance(md, dict):
             return self.obj
@@ -122,14 +157,10 @@ class Resource:
         else:
             return self.obj
         if keep_origin and self.origin is not None:
-            from trainerctl.kustomize.origin import as_text
-
             ann[ORIGIN_ANNOTATION] = as_text(self.origin)
         elif not keep_origin:
             ann.pop(ORIGIN_ANNOTATION, None)
         if keep_transformations and self.transformations:
-            from trainerctl.kustomize.origin import as_text
-
             ann[TRANSFORMATIONS_ANNOTATION] = as_text(self.transformations)
         elif not keep_transformations:
             ann.pop(TRANSFORMATIONS_ANNOTATION, None)
@@ -142,20 +173,24 @@ class Resource:
         return self.obj
 
 
+def _bare_in_flow_to_empty(value) -> None:
+    """kustomize prints an object through kyaml's MarshalJSON, which writes it as YAML first:
+    a null written as nothing inside a flow mapping comes out as '' there, an empty string."""
+    if isinstance(value, dict):
+        if getattr(value, "flow", False):
+            for k in value.bare:
+                if k in value and value[k] is None:
+                    value[k] = ""
+        for v in value.values():
+            _bare_in_flow_to_empty(v)
+    elif isinstance(value, list):
+        for v in value:
+            _bare_in_flow_to_empty(v)
+
+
 def annotation_text(value) -> str:
     """An annotation value as kustomize's GetAnnotations reads it: the scalar's text."""
     if isinstance(value, str):
         return value
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        from trainerctl.kustomize.yamlio import _go_float
-
-        return _go_float(value)
-    return value
+    text = scalar_text(value)
+    return value if text is None else text

@@ -12,10 +12,13 @@ ignored and scalars given for string fields become strings.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.yamlemit import go_float
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Scalar:
@@ -32,23 +35,32 @@ STR, BOOL, INT = _Scalar("string"), _Scalar("boolean"), _Scalar("integer")
 ANY = _Scalar("any")
 
 
-@dataclass(frozen=True)
 class Map:
-    value: Any
+    """A mapping of string keys to values of one type."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
 
 
-@dataclass(frozen=True)
 class List:
-    item: Any
+    """A list of values of one type."""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: Any):
+        self.item = item
 
 
-@dataclass
 class Struct:
-    name: str
-    fields: dict[str, Any] = field(default_factory=dict)
-    _folded: dict[str, str] = field(default_factory=dict, repr=False)
+    """A Go struct's fields (matched in any letter case, as Go's JSON decoding does)."""
 
-    def __post_init__(self) -> None:
+    __slots__ = ("name", "fields", "_folded")
+
+    def __init__(self, name: str, fields: dict[str, Any] | None = None):
+        self.name = name
+        self.fields = fields if fields is not None else {}
         self._folded = {k.lower(): k for k in self.fields}
 
     def lookup(self, key: str) -> str | None:
@@ -104,9 +116,7 @@ def _coerced(value: Any) -> str | None:
     if isinstance(value, float):
         if math.isinf(value) or math.isnan(value):
             return None
-        from trainerctl.kustomize.yamlio import _go_float
-
-        return _go_float(value)
+        return go_float(value)
     return None
 
 

@@ -15,10 +15,13 @@ ordinary fields there, and so here.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from trainerctl.kustomize import openapi
 from trainerctl.kustomize.errors import KustomizeError
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 _DELETE = object()
 
@@ -34,22 +37,55 @@ def _field(types: dict, type_name: str | None, field: str) -> list:
     return info
 
 
-def apply(target: dict, patch: dict, source: str = "") -> dict | None:
-    """Merge `patch` (from `source`) into a copy of `target`; None when it deletes the object."""
+def apply(target: dict, patch: dict, source: str = "", bare_nulls: bool = False) -> dict | None:
+    """Merge `patch` (from `source`) into a copy of `target`; None when it deletes the object.
+    `bare_nulls`: the target may hold nulls written as nothing (yamlread.Mapping)."""
     table = openapi.current().smp_table()  # kustomize reads the schema even for a delete
     if patch.get("$patch") == "delete":
         return None
     type_name = table["kinds"].get(f"{target.get('apiVersion', '')}/{target.get('kind', '')}")
     try:
-        return _merge_map(copy.deepcopy(target), patch, type_name, table["types"])
+        merged = _merge_map(copy.deepcopy(target), patch, type_name, table["types"])
     except KustomizeError as exc:
         raise KustomizeError(f"{source}: {exc}" if source else str(exc)) from None
+    if bare_nulls and isinstance(merged, dict):
+        _drop_bare(merged, type_name, table["types"])
+    return merged
+
+
+def _merging(info: list) -> bool:
+    strategy = info[1] if len(info) > 1 else None
+    return bool(strategy) and "merge" in strategy.split(",")
+
+
+def _drop_bare(node: dict, type_name: str | None, types: dict) -> None:
+    """kyaml's merge walks every map of the target, and the elements of each list it merges,
+    and sets each field again: a null is cleared there unless its text is kept (`key: null`,
+    `~`), so a null written as nothing (`key:`) disappears. Lists that do not merge are taken
+    whole, nulls and all."""
+    bare = getattr(node, "bare", None)
+    if bare:
+        for key in bare:
+            if key in node and node[key] is None:
+                del node[key]
+    for key, value in node.items():
+        if isinstance(value, dict):
+            info = _field(types, type_name, key)
+            _drop_bare(value, info[0] if info else None, types)
+        elif isinstance(value, list) and value:
+            info = _field(types, type_name, key)
+            if _merging(info):
+                for item in value:
+                    if isinstance(item, dict):
+                        _drop_bare(item, info[0], types)
 
 
 def _merge_map(dest: Any, patch: dict, type_name: str | None, types: dict) -> Any:
     directive = patch.get("$patch")
     if directive == "replace":
-        return {k: copy.deepcopy(v) for k, v in patch.items() if k != "$patch"}
+        # kyaml takes the patch's map and walks it as patch and target at once: its nulls are
+        # cleared and its directives applied, as for any map the patch adds.
+        return _merge_map({}, {k: v for k, v in patch.items() if k != "$patch"}, type_name, types)
     if directive == "delete":
         return _DELETE
     if directive not in (None, "merge"):
@@ -71,8 +107,7 @@ def _merge_map(dest: Any, patch: dict, type_name: str | None, types: dict) -> An
             else:
                 dest[key] = merged
         elif isinstance(pval, list):
-            strategy = info[1] if len(info) > 1 else None
-            if strategy and "merge" in strategy.split(","):
+            if _merging(info):
                 merge_key = info[2] if len(info) > 2 else None
                 map_keys = info[3] if len(info) > 3 else None
                 merged = _merge_list(dest.get(key), pval, child, merge_key, map_keys, types)

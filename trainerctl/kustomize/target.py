@@ -10,12 +10,11 @@ and local-config pruning happen once, at the top (`__init__.build_resources`).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
-from pathlib import Path
 
-from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlio
-from trainerctl.kustomize.config import TransformerConfig
+from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlread
+from trainerctl.kustomize.config import TransformerConfig, merge_one
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.fieldspecs import FieldSpec
 from trainerctl.kustomize.generators import kv
 from trainerctl.kustomize.loader import Loader, find_kustomization
 from trainerctl.kustomize.loadres import resources_from
@@ -23,13 +22,16 @@ from trainerctl.kustomize.resmap import ResMap
 from trainerctl.kustomize.transformers import refvar
 
 
-@dataclass
 class Accumulated:
     """kustomize's ResAccumulator."""
-    resmap: ResMap = field(default_factory=ResMap)
-    config: TransformerConfig = field(default_factory=TransformerConfig)
-    variables: dict[str, dict] = field(default_factory=dict)
-    kustomization: dict = field(default_factory=dict)
+
+    __slots__ = ("resmap", "config", "variables", "kustomization")
+
+    def __init__(self, resmap: ResMap | None = None):
+        self.resmap = resmap if resmap is not None else ResMap()
+        self.config = TransformerConfig()
+        self.variables: dict[str, dict] = {}
+        self.kustomization: dict = {}
 
     @property
     def resources(self):
@@ -41,14 +43,14 @@ class Accumulated:
         refvar.merge(self.variables, list(other.variables.values()), where)
 
 
-@dataclass
 class Target:
     """One kustomization being built: its loader, file and origin (for buildMetadata)."""
-    loader: Loader
-    k: dict
-    kname: str
-    kfile: str
-    origin: origin.Origin | None
+
+    __slots__ = ("loader", "k", "kname", "kfile", "origin")
+
+    def __init__(self, loader: Loader, k: dict, kname: str, kfile: str,
+                 origin: origin.Origin | None):
+        self.loader, self.k, self.kname, self.kfile, self.origin = loader, k, kname, kfile, origin
 
 
 class Builder:
@@ -62,12 +64,12 @@ class Builder:
     def load(self, loader: Loader, build_metadata: list | None = None,
              track: origin.Origin | None = None) -> Target:
         kfile = find_kustomization(loader)
-        kname = loader.name(kfile.name)
-        k = kustfile.parse(_read(kfile, kname), kname)
+        kname = loader.name(kfile)
+        k = kustfile.parse(loader.read_text(kfile), kname)
         if build_metadata is not None:
             # kustomize gives every kustomization of a build the top one's buildMetadata.
             k["buildMetadata"] = build_metadata
-        return Target(loader, k, kname, kfile.name, track)
+        return Target(loader, k, kname, kfile, track)
 
     def build_top(self, loader: Loader) -> Accumulated:
         kt = self.load(loader)
@@ -111,11 +113,11 @@ class Builder:
                     self._merge_base(acc, sub, resmap, where)
                 else:
                     data = self.fetcher.get_file(path, where)
-                    found = resources_from(data.decode("utf-8", "replace"), path)
+                    found = resources_from(data.decode("utf-8", "replace"), remote.redact(path))
+                    self.fetcher.keep(path)
                     self._add_files(kt, resmap, found, path, where)
                 continue
-            candidate = loader.root / path
-            if candidate.is_dir():
+            if loader.directory(path) is not None:
                 sub = self.base(kt, path, where)
                 self._merge_base(acc, sub, resmap, where)
                 continue
@@ -139,16 +141,21 @@ class Builder:
     def _loader_for(self, kt: Target, path: str, where: str) -> Loader:
         loader = kt.loader
         if remote.is_remote(path):
+            if loader.repo_top is not None and remote.is_local_url(path):
+                # A fetched repository is untrusted: it may not pull in this machine's files.
+                raise KustomizeError(f"{where}: {path!r}: a kustomization in a fetched repository "
+                                     f"may not use a local (file://) repository")
             top, directory = self.fetcher.clone(path, where)
-            return Loader(directory.resolve(), loader.chain + (loader.root,), top.resolve(),
-                          self.fetcher, path)
+            # A fresh clone root, as kustomize clones each remote base anew: no local cycle.
+            return Loader(str(directory.resolve()), loader.fs, loader.chain + (loader.root,),
+                          str(top.resolve()), self.fetcher, remote.redact(path))
         if posixpath.isabs(path):
             raise KustomizeError(f"{where}: new root '{path}' cannot be absolute")
-        candidate = loader.root / path
-        if not candidate.is_dir():
+        display = f"{loader.display}/{path}" if loader.display else posixpath.join(loader.root, path)
+        directory = loader.base_directory(path, display)
+        if directory is None:
             raise KustomizeError(f"{where}: {path!r}: no such file or directory")
-        display = f"{loader.display}/{path}" if loader.display else str(candidate)
-        return loader.child(candidate, display)
+        return loader.child(directory, display)
 
     def base(self, kt: Target, path: str, where: str) -> Accumulated:
         """A resource that is a kustomization: built on its own, then merged."""
@@ -311,9 +318,6 @@ class Builder:
 
 
 def _merge_specs(specs: list[dict], more: list[dict], where: str) -> list[dict]:
-    from trainerctl.kustomize.config import merge_one
-    from trainerctl.kustomize.fieldspecs import FieldSpec
-
     parsed = [FieldSpec.from_config(s, where) for s in specs]
     for s in more:
         merge_one(parsed, FieldSpec.from_config(s, where), where)
@@ -326,16 +330,9 @@ def _inline_objects(entry: str, where: str):
     if "\n" not in entry and ":" not in entry:
         return None
     try:
-        docs = yamlio.load_all(entry, where)
+        docs = yamlread.load_all(entry, where)
     except KustomizeError:
         return None
     if not docs or not all(isinstance(d, dict) for d in docs):
         return None
     return resources_from(entry, where)
-
-
-def _read(path: Path, name: str) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise KustomizeError(f"{name}: cannot read: {exc}") from None

@@ -1,14 +1,17 @@
-"""Choosing the upstream overlay, and trainerctl's own overlay (templates/overlay) over each set."""
+"""Choosing the upstream overlay, and trainerctl's own overlay (templates/overlay) over each set,
+held in memory beside the set it wraps."""
 
 from __future__ import annotations
 
 import copy
+import os
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 import yaml
 
 from trainerctl.errors import InputError
+from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.render.assets import asset_dir
 
 # Tried in order when no overlay is given: opendatahub-io/trainer, then kubeflow/trainer.
@@ -84,7 +87,13 @@ def wrapper_kustomization(
     return data
 
 
-def write_kustomization(directory: Path, data: dict) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "kustomization.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
-    return directory
+def add_wrapper(fs: OverlayFS, directory: Path, data: dict, label: str) -> str:
+    """Put `data` in memory as the kustomization of `directory`'s parent (whose `resources`
+    name `directory` by its base name) and return the path to build: the parent as the user
+    knows it. Any kustomization file of the parent on disk is hidden; nothing is written."""
+    real_parent = os.path.realpath(directory.parent)
+    for name in _KUSTOMIZATION_NAMES:
+        fs.hide(os.path.join(real_parent, name))
+    text = yaml.safe_dump(data, sort_keys=False)
+    fs.add_file(os.path.join(real_parent, "kustomization.yaml"), text.encode("utf-8"), label=label)
+    return str(directory.parent)

@@ -1,7 +1,7 @@
 """Read and rewrite kustomize `params.env` files, keeping order, comments and blank lines.
 
 Only the value of an overridden key changes; every other byte of the file stays as it was, so the
-diff between upstream and the work copy is exactly the overrides. Parsing follows kustomize's env
+diff between upstream and the rendered copy is exactly the overrides. Parsing follows kustomize's env
 file rules: leading whitespace is ignored, `#` starts a comment line, the first `=` splits key
 from value, and the value is taken verbatim (no quotes, no trimming on the right).
 """
@@ -94,11 +94,15 @@ def image_keys(params: ParamsEnv) -> list[str]:
 
 def check_images(path: Path) -> None:
     """Every image value in the file must be a valid image reference, naming file and key if not."""
-    params = ParamsEnv.load(path)
+    check_image_values(ParamsEnv.load(path))
+
+
+def check_image_values(params: ParamsEnv) -> None:
+    """check_images for a parsed (possibly edited) file; messages name `params.source`."""
     for key in image_keys(params):
         value = params.get(key)
         if value is not None:  # no "=": kustomize reads it from its environment, not ours to judge
-            parse_image(value, f"{path}: {key}")
+            parse_image(value, f"{params.source}: {key}")
 
 
 def apply_overrides(path: Path, overrides: Mapping[str, str]) -> set[str]:

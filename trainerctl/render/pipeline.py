@@ -1,15 +1,14 @@
-"""render(): source -> work copy -> params overrides -> kustomize each set -> one labelled object list.
+"""render(): source -> params overrides -> kustomize each set -> one labelled object list.
 
-Every run builds a fresh work copy (never the cache), so an override left out next time reverts,
-and the cache's digest stays what `trainerctl fetch` recorded. The manifests tree is copied once,
-hashed while it is copied, and each set is built once.
+Nothing is copied or written: the params.env edits and trainerctl's wrapper kustomizations are
+layered in memory over the source (kustomize.filesys.OverlayFS), so an override left out next
+time reverts, the cache's digest stays what `trainerctl fetch` recorded, and every message
+names the files the user gave, because those are the paths the engine reads.
 """
 
 from __future__ import annotations
 
-import re
-import shutil
-import tempfile
+import os
 from pathlib import Path
 
 import yaml
@@ -17,12 +16,13 @@ import yaml
 from trainerctl import ui
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
+from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.render.assets import asset_dir
 from trainerctl.render.images import ImageOverrides, check_registry, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
 from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
-from trainerctl.render.params_env import apply_overrides, check_images
-from trainerctl.render.overlay import choose_overlay, sort_options, wrapper_kustomization, write_kustomization
+from trainerctl.render.params_env import ParamsEnv, check_image_values
+from trainerctl.render.overlay import add_wrapper, choose_overlay, sort_options, wrapper_kustomization
 from trainerctl.render.runtime_compat import compatible_runtimes
 from trainerctl.source import (
     DEFAULT_LOCK_FILE,
@@ -76,11 +76,19 @@ def _component_releases(manifests: Path) -> list[dict]:
     return out
 
 
-def _apply_params(work: Path, overrides: ImageOverrides) -> None:
+def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides) -> None:
+    """Every params.env under `roots`, with the overrides applied, checked; an edited one goes
+    into `fs` in place of the file on disk (in a directory that is real, not a link to it)."""
     applied: set[str] = set()
-    for params_file in sorted(work.rglob("params.env")):
-        applied |= apply_overrides(params_file, overrides.params)
-        check_images(params_file)
+    for root in roots:
+        for path in sorted(root.rglob("params.env")):
+            params = ParamsEnv.load(path)
+            changed = {key for key, value in overrides.params.items() if params.set(key, value)}
+            check_image_values(params)
+            if changed:
+                fs.add_file(os.path.join(os.path.realpath(path.parent), path.name),
+                            params.render().encode("utf-8"))
+                applied |= changed
     missing = sorted(set(overrides.explicit_params) - applied)
     if missing:
         raise InputError(
@@ -147,70 +155,46 @@ def _apply_manager(objects: list[dict], options: RenderOptions) -> list[dict]:
     return patched
 
 
-def _in_user_terms(exc: TrainerctlError, work: Path, source: SourceTree) -> TrainerctlError:
-    """The same error, naming the files the user gave instead of the render's work copy.
-
-    The work dir holds upstream/manifests (a copy of the source), runtimes/ and imagestreams/
-    (copies of ours) and trainerctl/<set>/ (our wrapper overlays, which reach the others
-    through ../../).
-    """
-    places = {"upstream/manifests": str(source.manifests),
-              "runtimes": str(asset_dir("runtimes")), "imagestreams": str(asset_dir("imagestreams"))}
-    prefix = re.escape(str(work)) + r"(?:/trainerctl/[a-z]+/\.\./\.\.)?/"
-
-    def swap(match: re.Match) -> str:
-        rest = match.group(1)
-        return places[rest] if rest in places else "trainerctl's overlay for " + rest.rsplit("/", 1)[-1]
-
-    message = re.sub(prefix + r"(upstream/manifests|runtimes|imagestreams|trainerctl/[a-z]+)", swap, str(exc))
-    message = message.replace(str(work), "(render work copy)")  # never show a temp path
-    exc.args = (message,)
-    return exc
-
-
 def render(options: RenderOptions | None = None) -> RenderResult:
     options = options or RenderOptions()
     platform, components = options.platform_components()
     owner_label = options.owner_label
     overrides = options.overrides  # resolved (and checked) when the options were made
     source = _resolve(options)
+    digest = check_tree(source)
+    overlay = choose_overlay(source.manifests, options.overlay)
+    sets: dict[str, Path] = {}
+    if "manifests" in components:
+        sets["manifests"] = source.manifests / overlay
+    for name in ("runtimes", "imagestreams"):
+        if name in components:
+            sets[name] = asset_dir(name)
+    fs = OverlayFS()
+    _params_overlay(fs, [source.manifests, *(sets[n] for n in sets if n != "manifests")], overrides)
+    # A fetched repository is untrusted: no base of it may leave it (kubectl's rule for clones).
+    repo_root = str(source.manifests.parent) if source.url else None
     rendered: dict[str, list[dict]] = {}
-    with tempfile.TemporaryDirectory(prefix="trainerctl-render-") as tmp:
-        work = Path(tmp)
-        try:
-            manifests = work / "upstream" / "manifests"
-            digest = check_tree(source, copy_to=manifests)
-            overlay = choose_overlay(manifests, options.overlay)
-            sets: dict[str, tuple[str, Path]] = {}
-            if "manifests" in components:
-                sets["manifests"] = (f"../../upstream/manifests/{overlay}", manifests / overlay)
-            for name in ("runtimes", "imagestreams"):
-                if name in components:
-                    shutil.copytree(asset_dir(name), work / name)
-                    sets[name] = (f"../../{name}", work / name)
-            _apply_params(work, overrides)
-            for name, (resource, directory) in sets.items():
-                images = None
-                if name == "manifests" and overrides.images:
-                    images = [kustomize_image_entry(n, ref) for n, ref in sorted(overrides.images.items())]
-                wrapper = wrapper_kustomization(
-                    resource,
-                    owner_label=owner_label,
-                    namespace=None if name == "runtimes" else options.namespace,
-                    sort=sort_options(directory),
-                    images=images,
-                )
-                objects = build(str(write_kustomization(work / "trainerctl" / name, wrapper)),
-                                remote_mirrors=list(options.remote_mirrors))
-                if name in _DROP_CONFIGMAPS_FROM:
-                    objects = [o for o in objects
-                               if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]
-                rendered[name] = objects
-            releases = _component_releases(manifests)
-            # The Trainer version: component_metadata.yaml's first release, else the ref.
-            trainer_version = releases[0]["version"] if releases else source.ref
-        except TrainerctlError as exc:
-            raise _in_user_terms(exc, work, source) from None
+    for name, directory in sets.items():  # one at a time: runtimes and imagestreams share a parent
+        images = None
+        if name == "manifests" and overrides.images:
+            images = [kustomize_image_entry(n, ref) for n, ref in sorted(overrides.images.items())]
+        wrapper = wrapper_kustomization(
+            directory.name,
+            owner_label=owner_label,
+            namespace=None if name == "runtimes" else options.namespace,
+            sort=sort_options(directory),
+            images=images,
+        )
+        top = add_wrapper(fs, directory, wrapper, f"trainerctl's overlay for {name}")
+        objects = build(top, remote_mirrors=list(options.remote_mirrors), fs=fs,
+                        repo_root=repo_root if name == "manifests" else None)
+        if name in _DROP_CONFIGMAPS_FROM:
+            objects = [o for o in objects
+                       if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]
+        rendered[name] = objects
+    releases = _component_releases(source.manifests)
+    # The Trainer version: component_metadata.yaml's first release, else the ref.
+    trainer_version = releases[0]["version"] if releases else source.ref
     if "manifests" in rendered:  # before merging, so components["manifests"] has the patches too
         rendered["manifests"] = _apply_manager(rendered["manifests"], options)
     if "manifests" in rendered:

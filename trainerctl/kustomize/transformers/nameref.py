@@ -9,7 +9,7 @@ from trainerctl.kustomize import fieldspecs as fsm
 from trainerctl.kustomize.config import TransformerConfig
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import NOT_A_NAMESPACE, Gvk
-from trainerctl.kustomize.resource import Resource
+from trainerctl.kustomize.resource import Resource, annotation_text
 
 
 def fix(resources: list[Resource], cfg: TransformerConfig) -> None:
@@ -204,6 +204,4 @@ def _affixes_equal(a: Resource, b: Resource, allow_empty: bool) -> bool:
 
 
 def _text(value) -> str:
-    from trainerctl.kustomize.resource import annotation_text
-
     return annotation_text(value) if not isinstance(value, (dict, list)) else ""

@@ -7,8 +7,9 @@ from __future__ import annotations
 import copy
 import json
 
-from trainerctl.kustomize import smp, yamlio
+from trainerctl.kustomize import jsonpatch, smp, yamlread
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.loadres import objects_of
 from trainerctl.kustomize.resource import Resource
 
 
@@ -31,15 +32,13 @@ def sm_patches(text: str, source: str) -> list[Resource] | None:
     if text.lstrip().startswith("["):
         return None
     try:
-        docs = yamlio.load_all(text, source, raw_annotations=True)
+        docs = yamlread.load_all(text, source, raw_annotations=True)
     except KustomizeError:
         return None
     if not all(isinstance(d, dict) for d in docs):
         return None
     out = []
     for doc in docs:
-        from trainerctl.kustomize.loadres import objects_of
-
         try:
             out.extend(Resource(o, source) for o in objects_of(doc, source))
         except KustomizeError:
@@ -47,49 +46,84 @@ def sm_patches(text: str, source: str) -> list[Resource] | None:
     return out
 
 
-def json_ops(text: str, source: str) -> list | None:
-    """The operations of a JSON 6902 patch, or None when `text` is not one."""
+class JsonOps:
+    """A JSON 6902 patch: its operations, and for a JSON-text patch with a `test`, the values
+    as written (jsonpatch compares those by their text)."""
+
+    __slots__ = ("ops", "raw")
+
+    def __init__(self, ops: list, raw: list | None = None):
+        self.ops, self.raw = ops, raw
+
+
+def json_ops(text: str, source: str) -> JsonOps | None:
+    """The operations of a JSON 6902 patch, or None when `text` is not one. Operations are
+    checked when applied, as kustomize does (a patch whose target selects nothing is never
+    read further)."""
+    raw = None
     if text.startswith("["):
         try:
             ops = json.loads(text)
         except ValueError:
             return None
+        if isinstance(ops, list) and any(isinstance(op, dict) and op.get("op") == "test" for op in ops):
+            raw = jsonpatch.raw_values(text)
     else:
         try:
             # kustomize converts a YAML patch to JSON with go-yaml v2 (YAML 1.1 words).
-            docs = yamlio.load_all(text, source, yaml11=True)
+            ops = yamlread.load_as_json(text, source)
         except KustomizeError:
             return None
-        ops = docs[0] if docs else None
-    if not isinstance(ops, list):
+    if not isinstance(ops, list) or not all(op is None or isinstance(op, dict) for op in ops):
         return None
-    for i, op in enumerate(ops):
-        if not isinstance(op, dict) or op.get("op") not in (
-            "add", "remove", "replace", "move", "copy", "test"
-        ):
-            raise KustomizeError(
-                f"{source}: operation {i}: `op` must be one of add, remove, replace, move, copy, test"
-            )
-        if not isinstance(op.get("path"), str):
-            raise KustomizeError(f"{source}: operation {i}: `path` is required")
-        if op["op"] in ("add", "replace", "test") and "value" not in op:
-            raise KustomizeError(f"{source}: operation {i} ({op['op']}): `value` is required")
-        if op["op"] in ("move", "copy") and not isinstance(op.get("from"), str):
-            raise KustomizeError(f"{source}: operation {i} ({op['op']}): `from` is required")
-    return ops
+    return JsonOps([op or {} for op in ops], raw)
 
 
-def apply_json6902(r: Resource, ops: list, source: str) -> None:
-    import jsonpatch
-
+def apply_json6902(r: Resource, patch: JsonOps, source: str) -> None:
+    """kustomize's patchjson6902 filter: the object as JSON, the patch, and back; on the way
+    every null is spelled out (kyaml's merge no longer drops one) and numbers become float64."""
     try:
-        patched = jsonpatch.JsonPatch(ops).apply(r.obj, in_place=False)
-    except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException, KeyError,
-            IndexError, TypeError) as exc:
+        patched = jsonpatch.apply(_as_json(r.obj, r.marked), patch.ops, patch.raw)
+    except jsonpatch.JsonPatchError as exc:
         raise KustomizeError(f"{source}: cannot apply JSON patch to {r.id}: {exc}") from None
+    if not isinstance(patched, dict):
+        raise KustomizeError(f"{source}: cannot apply JSON patch to {r.id}: the result is not an "
+                             f"object (json: cannot unmarshal array into map[string]interface {{}})")
     r.obj.clear()
-    if isinstance(patched, dict):
-        r.obj.update(patched)
+    r.obj.update(_from_json(patched))
+    r.marked = False
+
+
+def _as_json(value, marked: bool):
+    """A plain copy of `value` as kyaml's MarshalJSON sees it: a bare null in a flow mapping
+    (`{a: }`) is an empty string there, NaN and infinities are refused."""
+    if isinstance(value, dict):
+        out = {k: _as_json(v, marked) for k, v in value.items()}
+        if marked and getattr(value, "flow", False):
+            for k in value.bare:
+                if out.get(k, "") is None:
+                    out[k] = ""
+        return out
+    if isinstance(value, list):
+        return [_as_json(v, marked) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        raise KustomizeError(f"json: unsupported value: {value}")
+    return value
+
+
+_FLOAT_EXACT = 2 ** 53
+
+
+def _from_json(value):
+    """Back from JSON as kyaml's UnmarshalJSON reads it: every number is a float64, which only
+    shows for integers beyond 2**53 (they lose their last digits)."""
+    if isinstance(value, dict):
+        return {k: _from_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_EXACT:
+        return float(value)
+    return value
 
 
 def apply_sm(resmap, target: Resource, patch: Resource) -> None:
@@ -100,7 +134,7 @@ def apply_sm(resmap, target: Resource, patch: Resource) -> None:
     name, kind, namespace = target.name, target.kind, target.namespace
     if patch.allow_name_change or patch.allow_kind_change:
         target.store_previous()
-    result = smp.apply(target.obj, p, patch.source)
+    result = smp.apply(target.obj, p, patch.source, bare_nulls=target.marked)
     if not result:
         target.obj.clear()
         resmap.drop_empties()

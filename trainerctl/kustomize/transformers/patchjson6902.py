@@ -23,7 +23,7 @@ def configure(cfg: dict, ctx):
     ops = patches.json_ops(text, source)
     if ops is None:
         raise KustomizeError(f"{source}: not a JSON 6902 patch (a list of operations)")
-    if not ops:
+    if not ops.ops:
         raise KustomizeError(f"{source}: patch appears to be empty")
 
     def transform(resmap) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from trainerctl.kustomize import schema
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.loadres import resources_from
 from trainerctl.kustomize.transformers import patches
 
 KIND = "PatchStrategicMergeTransformer"
@@ -18,8 +19,6 @@ def _entry(item: str, ctx) -> list:
     text = ctx.loader.read_text(item)
     found = patches.sm_patches(text, ctx.loader.name(item))
     if found is None:
-        from trainerctl.kustomize.loadres import resources_from
-
         return resources_from(text, ctx.loader.name(item))  # raises the precise error
     return found
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
 
-from trainerctl.kustomize import embedded, schema, yamlio
+from trainerctl.kustomize import embedded, schema, yamlread
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import ResId
-from trainerctl.kustomize.resource import Resource
-from trainerctl.kustomize.transformers.selectors import _anchored, _label_selector, _texts
+from trainerctl.kustomize.resource import Resource, annotation_text
+from trainerctl.kustomize.transformers.selectors import anchored, label_selector, text_values
+from trainerctl.kustomize.yamlread import resolve_plain
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 KIND = "ReplacementTransformer"
 CONFIG = schema.Struct(KIND, {"replacements": schema.List(schema.REPLACEMENT_FIELD)})
@@ -57,8 +61,8 @@ def _matches(pattern: str, v: Any) -> bool:
     if v is None or isinstance(v, (dict, list)):
         return False
     text = _scalar_str(v)
-    if not (isinstance(v, str) and _PLAIN_WORD.match(v)) or embedded._tag_of(text) != "!!str":
-        text = embedded.emit_yaml(embedded._node_of(v)).strip()
+    if not (isinstance(v, str) and _PLAIN_WORD.match(v)) or embedded.tag_of(text) != "!!str":
+        text = embedded.emit_yaml(embedded.node_of(v)).strip()
     if _PLAIN_WORD.match(pattern):
         return pattern in text
     try:
@@ -148,8 +152,6 @@ def _scalar_str(v: Any) -> str | None:
 
 def _text(v: Any) -> str:
     """A scalar node's text (a mapping or sequence node has none)."""
-    from trainerctl.kustomize.resource import annotation_text
-
     if isinstance(v, (dict, list)):
         return ""
     return annotation_text(v)
@@ -204,8 +206,6 @@ def _retyped(text: str, like: Any) -> Any:
     """Text written into a scalar node that keeps its tag (a number stays a number)."""
     if isinstance(like, str) or like is None:
         return text
-    from trainerctl.kustomize.yamlio import resolve_plain
-
     value = resolve_plain(text)
     if isinstance(like, bool):
         return value if isinstance(value, bool) else text
@@ -248,7 +248,7 @@ class _TargetSelector:
 
     @staticmethod
     def _regexes(sel: dict, where: str) -> dict:
-        return {k: _anchored(sel[k], where) for k in ("group", "version", "kind", "name",
+        return {k: anchored(sel[k], where) for k in ("group", "version", "kind", "name",
                                                        "namespace") if sel.get(k)}
 
     @staticmethod
@@ -262,7 +262,7 @@ class _TargetSelector:
 
     def _labels_match(self, r: Resource, sel: dict) -> bool:
         for key, values in (("labelSelector", r.labels), ("annotationSelector", r.annotations)):
-            if sel.get(key) and not _label_selector(sel[key], self.where)(_texts(values())):
+            if sel.get(key) and not label_selector(sel[key], self.where)(text_values(values())):
                 return False
         return True
 
@@ -337,7 +337,7 @@ def configure(cfg: dict, ctx):
 
 def _from_file(path: str, loader) -> list:
     source = loader.name(path)
-    data = yamlio.load_all(loader.read_text(path), source)
+    data = yamlread.load_all(loader.read_text(path), source)
     decoder = schema.Decoder(source, strict=False)
     out = []
     for doc in data:

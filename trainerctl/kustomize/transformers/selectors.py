@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
 
 from trainerctl.kustomize.errors import KustomizeError
-from trainerctl.kustomize.resource import Resource
+from trainerctl.kustomize.resource import Resource, annotation_text
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Iterable
 
 SELECTOR_FIELDS = {"group", "version", "kind", "name", "namespace", "labelSelector",
                    "annotationSelector"}
 
 
-def _label_selector(expr: str, where: str):
+def label_selector(expr: str, where: str):
     """A Kubernetes label selector string as a predicate on a label map."""
     reqs = []
     for part in re.split(r",(?![^()]*\))", expr):
@@ -45,7 +48,26 @@ def _label_selector(expr: str, where: str):
     return lambda labels: all(r(labels) for r in reqs)
 
 
-def _anchored(pattern: str, where: str):
+class _Literal:
+    """An anchored pattern without regular-expression syntax: equality, with no compile (most
+    selectors name a kind or a name outright)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def match(self, value: str) -> bool:
+        return value == self.text
+
+
+_PLAIN = re.compile(r"[\w/-]*\Z", re.ASCII)
+
+
+def anchored(pattern: str, where: str):
+    """`pattern` as kustomize's selectors read it: a regular expression matching whole values."""
+    if _PLAIN.match(pattern):
+        return _Literal(pattern)
     try:
         return re.compile(f"^(?:{pattern})\\Z")
     except re.error as exc:
@@ -60,11 +82,11 @@ def select(resources: Iterable[Resource], sel: dict, where: str) -> list[Resourc
     unknown = set(sel) - SELECTOR_FIELDS
     if unknown:
         raise KustomizeError(f"{where}: unknown target field(s) {', '.join(sorted(unknown))}")
-    res = {k: _anchored(sel[k], where) for k in ("group", "version", "kind", "name", "namespace")
+    res = {k: anchored(sel[k], where) for k in ("group", "version", "kind", "name", "namespace")
            if sel.get(k)}
     name_re, ns_re = res.get("name"), res.get("namespace")
-    labels = _label_selector(sel["labelSelector"], where) if sel.get("labelSelector") else None
-    annos = (_label_selector(sel["annotationSelector"], where)
+    labels = label_selector(sel["labelSelector"], where) if sel.get("labelSelector") else None
+    annos = (label_selector(sel["annotationSelector"], where)
              if sel.get("annotationSelector") else None)
     out = []
     for r in resources:
@@ -76,15 +98,13 @@ def select(resources: Iterable[Resource], sel: dict, where: str) -> list[Resourc
         gvk = cur.gvk
         if any(k in res and not res[k].match(getattr(gvk, k)) for k in ("group", "version", "kind")):
             continue
-        if labels and not labels(_texts(r.labels())):
+        if labels and not labels(text_values(r.labels())):
             continue
-        if annos and not annos(_texts(r.annotations())):
+        if annos and not annos(text_values(r.annotations())):
             continue
         out.append(r)
     return out
 
 
-def _texts(values: dict) -> dict:
-    from trainerctl.kustomize.resource import annotation_text
-
+def text_values(values: dict) -> dict:
     return {k: annotation_text(v) for k, v in values.items()}

@@ -1,0 +1,531 @@
+"""Writing YAML exactly as `kustomize build` prints it.
+
+Each object goes through JSON and then go-yaml v2, so keys are sorted with go-yaml's "natural"
+order, strings that would read back as something else are double-quoted, multi-line strings are
+literal blocks and long plain scalars fold at 80 columns. The emitter is our own because
+libyaml's style choices, reached through PyYAML, differ in the details (quote characters,
+implicit resolution) from go-yaml v2's. The scalar writers are public for embedded.py, which
+writes YAML as kyaml's encoder does (no folding).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.yamlread import resolves_to_non_string_v2
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
+
+_BREAKS = "\r\n\x85\u2028\u2029"
+_BLANKZ = " \t\r\n\x85\u2028\u2029"
+
+
+class Analysis:
+    __slots__ = ("multiline", "block_plain", "single", "block")
+
+    def __init__(self, multiline: bool, block_plain: bool, single: bool, block: bool):
+        self.multiline = multiline
+        self.block_plain = block_plain
+        self.single = single
+        self.block = block
+
+
+# libyaml's printable set. The full class takes longer to compile than most builds spend
+# writing non-ASCII text, so ASCII text (nearly all of it) is judged by the small class.
+_NONPRINTABLE_ASCII = re.compile("[^\n\x20-\x7e]")
+_nonprintable: re.Pattern | None = None
+
+
+def _has_nonprintable(value: str) -> bool:
+    global _nonprintable
+    if value.isascii():
+        return _NONPRINTABLE_ASCII.search(value) is not None
+    if _nonprintable is None:
+        _nonprintable = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
+    return _nonprintable.search(value) is not None
+_ANY_BREAK = re.compile("[\r\n\x85\u2028\u2029]")
+_BREAK_SPACE = re.compile("[\r\n\x85\u2028\u2029] ")
+_SPACE_BREAK = re.compile(" [\r\n\x85\u2028\u2029]")
+# ':' followed by white space or the end, or '#' preceded by white space (not at the start).
+_INNER_INDICATOR = re.compile("(?<=.):(?=[ \t\r\n\x85\u2028\u2029]|$)|[ \t\r\n\x85\u2028\u2029]#", re.S)
+
+
+def analyze(value: str) -> Analysis:
+    """libyaml's yaml_emitter_analyze_scalar, for block context, done with regexes."""
+    if not value:
+        return Analysis(False, True, True, False)
+    first = value[0]
+    after_first_ws = len(value) == 1 or value[1] in _BLANKZ
+    block_indicators = (
+        value.startswith(("---", "..."))
+        or first in "#,[]{}&*!|>'\"%@`"
+        or (first in "?:-" and after_first_ws)
+        or _INNER_INDICATOR.search(value) is not None
+    )
+    special = _has_nonprintable(value)
+    line_breaks = _ANY_BREAK.search(value) is not None
+    last = value[-1]
+    block_plain = single = block = True
+    if first == " " or last == " " or first in _BREAKS or last in _BREAKS:
+        block_plain = False
+    if last == " ":
+        block = False
+    if line_breaks:
+        block_plain = False
+        if _BREAK_SPACE.search(value):
+            single = False
+        if _SPACE_BREAK.search(value):
+            single = block = False
+    if special:
+        block_plain = single = block = False
+    if block_indicators:
+        block_plain = False
+    return Analysis(line_breaks, block_plain, single, block)
+
+
+def _is_printable(ch: str) -> bool:
+    return not _has_nonprintable(ch)
+
+
+_ESCAPES = {
+    "\0": "0", "\a": "a", "\b": "b", "\t": "t", "\n": "n", "\v": "v", "\f": "f",
+    "\r": "r", "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_",
+    "\u2028": "L", "\u2029": "P",
+}
+
+WIDTH = 80
+
+
+class Writer:
+    """Block-style emitter state: the output pieces and the current column."""
+
+    __slots__ = ("out", "column")
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.column = 0
+
+    def write(self, text: str) -> None:
+        self.out.append(text)
+        self.column += len(text)
+
+    def newline(self, indent: int) -> None:
+        self.out.append("\n" + " " * indent)
+        self.column = indent
+
+
+# Where libyaml may fold a plain scalar: a single space (none before it, a non-space after).
+_FOLD_POINT = re.compile("(?<! ) (?=[^ ])")
+
+
+def write_plain(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
+    if not allow_breaks or w.column + len(value) <= WIDTH or " " not in value:
+        w.write(value)
+        return
+    # Fold at a single space once past the width, as libyaml does.
+    start = 0
+    for m in _FOLD_POINT.finditer(value):
+        i = m.start()
+        if w.column + (i - start) > WIDTH:
+            w.write(value[start:i])
+            w.newline(indent)
+            start = i + 1
+    w.write(value[start:])
+
+
+def write_single(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
+    w.write("'")
+    spaces = False
+    n = len(value)
+    buf: list[str] = []
+    for i, ch in enumerate(value):
+        if ch == " ":
+            if (
+                allow_breaks
+                and not spaces
+                and w.column + len("".join(buf)) > WIDTH
+                and i != 0
+                and i != n - 1
+                and value[i + 1] != " "
+            ):
+                w.write("".join(buf))
+                buf = []
+                w.newline(indent)
+            else:
+                buf.append(ch)
+            spaces = True
+        else:
+            buf.append("''" if ch == "'" else ch)
+            spaces = False
+    w.write("".join(buf))
+    w.write("'")
+
+
+def _escape(ch: str) -> str:
+    if ch in _ESCAPES:
+        return "\\" + _ESCAPES[ch]
+    o = ord(ch)
+    if o <= 0xFF:
+        return "\\x%02X" % o
+    if o <= 0xFFFF:
+        return "\\u%04X" % o
+    return "\\U%08X" % o
+
+
+_DOUBLE_ESCAPED = frozenset('"\\\ufeff' + _BREAKS)
+
+
+def write_double(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
+    w.write('"')
+    spaces = False
+    n = len(value)
+    buf: list[str] = []
+    col = w.column
+    for i, ch in enumerate(value):
+        if ch in _DOUBLE_ESCAPED or not ("\x20" <= ch <= "\x7e" or _is_printable(ch)):
+            e = _escape(ch)
+            buf.append(e)
+            col += len(e)
+            spaces = False
+        elif ch == " ":
+            if allow_breaks and not spaces and col > WIDTH and i != 0 and i != n - 1:
+                w.write("".join(buf))
+                buf = []
+                w.newline(indent)
+                col = indent
+                if value[i + 1] == " ":
+                    buf.append("\\")
+                    col += 1
+            else:
+                buf.append(ch)
+                col += 1
+            spaces = True
+        else:
+            buf.append(ch)
+            col += 1
+            spaces = False
+    w.write("".join(buf))
+    w.write('"')
+
+
+def _write_literal(w: Writer, value: str, indent: int) -> None:
+    hints = "|"
+    if value[0] in " \n\x85\u2028\u2029":
+        hints += "2"
+    if value[-1] not in _BREAKS:
+        hints += "-"
+    elif len(value) == 1 or value[-2] in _BREAKS:
+        hints += "+"
+    pad = " " * indent
+    parts = []
+    for line in value.split("\n"):
+        parts.append(pad + line if line else "")
+    text = "\n".join(parts)
+    # A trailing break is left to whatever comes next, which starts with a line break anyway.
+    if text.endswith("\n"):
+        text = text[:-1]
+    w.out.append(hints + "\n" + text)
+    w.column = indent + 1  # never at line start: the next key or item begins a new line
+
+
+def go_float(f: float) -> str:
+    """A float64 as kustomize prints it: JSON (integral values become ints), then Go's %g."""
+    if math.isnan(f) or math.isinf(f):
+        raise KustomizeError(f"json: unsupported value: {f}")
+    from decimal import Decimal
+
+    if f == int(f) and abs(f) < 1e21:
+        # Go writes the shortest digits that read back as f, then zeros: beyond 2**53 that is
+        # not int(f) (1.2345678901234567e19 is 12345678901234567000, not ...168).
+        return f"{Decimal(repr(f)):f}" if abs(f) > 2 ** 53 else str(int(f))
+
+    sign, digit_tuple, dexp = Decimal(repr(f)).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"
+    dexp += len("".join(map(str, digit_tuple))) - len(digits)
+    dp = len(digits) + dexp
+    exp = dp - 1
+    minus = "-" if sign else ""
+    if exp < -4 or exp >= 6:  # strconv.FormatFloat(f, 'g', -1, 64) with shortest digits
+        mant = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{minus}{mant}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if dp <= 0:
+        return f"{minus}0.{'0' * -dp}{digits}"
+    if dp >= len(digits):
+        return minus + digits + "0" * (dp - len(digits))
+    return f"{minus}{digits[:dp]}.{digits[dp:]}"
+
+
+def scalar_text(value: Any) -> str | None:
+    """Text of a non-string scalar, or None when `value` is a string."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_float(value)
+    return None
+
+
+def _style(s: str, key: bool) -> str:
+    """go-yaml v2's requested style, then libyaml's downgrade: '' plain, "'", '"' or '|'."""
+    a = analyze(s)
+    if "\n" in s and not key:
+        style = "|"
+    elif resolves_to_non_string_v2(s):
+        style = '"'
+    else:
+        style = ""
+    if key and a.multiline:
+        style = '"'
+    if style == "" and (not a.block_plain or (not s and key)):
+        style = "'"
+    if style == "'" and not a.single:
+        style = '"'
+    if style == "|" and not a.block:
+        style = '"'
+    return style
+
+
+_value_styles: dict[str, str] = {}
+
+
+def write_string(w: Writer, s: str, indent: int, key: bool) -> None:
+    if key:
+        style = _style(s, True)
+    else:
+        style = _value_styles.get(s)
+        if style is None:
+            style = _style(s, False)
+            if len(_value_styles) < 200000:
+                _value_styles[s] = style
+    if style == "":
+        write_plain(w, s, indent, not key)
+    elif style == "'":
+        write_single(w, s, indent, not key)
+    elif style == '"':
+        write_double(w, s, indent, not key)
+    else:
+        _write_literal(w, s, indent)
+
+
+def _key_less_sorted(keys: list[str]) -> list[str]:
+    import functools
+
+    return sorted(keys, key=functools.cmp_to_key(_go_key_cmp))
+
+
+def _go_key_cmp(a: str, b: str) -> int:
+    """go-yaml v2's keyList.Less for string keys, as a cmp function."""
+    if a == b:
+        return 0
+    return -1 if _go_key_less(a, b) else 1
+
+
+def _go_key_less(a: str, b: str) -> bool:
+    la, lb = len(a), len(b)
+    i = 0
+    while i < la and i < lb:
+        ca, cb = a[i], b[i]
+        if ca == cb:
+            i += 1
+            continue
+        al, bl = ca.isalpha(), cb.isalpha()
+        if al and bl:
+            return ca < cb
+        if al or bl:
+            return bl
+        an = bn = 0
+        if ca == "0" or cb == "0":
+            j = i - 1
+            while j >= 0 and a[j].isdigit():
+                if a[j] != "0":
+                    an = bn = 1
+                    break
+                j -= 1
+        ai = i
+        while ai < la and a[ai].isdigit():
+            an = an * 10 + int(a[ai])
+            ai += 1
+        bi = i
+        while bi < lb and b[bi].isdigit():
+            bn = bn * 10 + int(b[bi])
+            bi += 1
+        if an != bn:
+            return an < bn
+        if ai != bi:
+            return ai < bi
+        return ca < cb
+    return la < lb
+
+
+_SIMPLE_KEY = re.compile(r"^[a-z][a-zA-Z]*\Z")
+_sorted_cache: dict[tuple, list[str]] = {}
+
+
+def _sorted_keys(d: dict) -> list[str]:
+    keys = tuple(d)
+    cached = _sorted_cache.get(keys)
+    if cached is None:
+        # Lower-initial keys of letters only sort like plain strings; others need go-yaml's order.
+        if all(_SIMPLE_KEY.match(k) for k in keys):
+            cached = sorted(keys)
+        else:
+            cached = _key_less_sorted(list(keys))
+        if len(_sorted_cache) < 50000:
+            _sorted_cache[keys] = cached
+    return cached
+
+
+# Plain keys that need no analysis: the overwhelmingly common case in Kubernetes objects.
+_PLAIN_SAFE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*\Z")
+_key_cache: dict[str, str] = {}
+
+
+def _key_text(k: str) -> str:
+    """The key as written, with its colon."""
+    cached = _key_cache.get(k)
+    if cached is not None:
+        return cached
+    if _PLAIN_SAFE.match(k) and not resolves_to_non_string_v2(k) and len(k) <= 128:
+        text = k + ":"
+    else:
+        w = Writer()
+        write_string(w, k, 0, key=True)
+        text = "".join(w.out) + ":"
+    _key_cache[k] = text
+    return text
+
+
+def _emit_mapping(w: Writer, d: dict, indent: int, first_inline: bool) -> None:
+    """A block mapping whose keys start at column `indent`.
+
+    `first_inline` means the cursor already sits where the first key goes (after "- ").
+    """
+    out = w.out
+    newline = _NEWLINES[indent] if indent < len(_NEWLINES) else "\n" + " " * indent
+    first = first_inline
+    for k in _sorted_keys(d):
+        if first:
+            first = False
+        else:
+            out.append(newline)
+        kt = _key_text(k)
+        v = d[k]
+        column = indent + len(kt)
+        if v.__class__ is str:  # the common case, inline: a plain string that fits
+            plain = _plain_values.get(v)
+            if plain is None:
+                plain = _plain_value(v)
+            if plain and len(v) + column < WIDTH:
+                out.append(f"{kt} {v}")
+                w.column = column + 1 + len(v)
+                continue
+        out.append(kt)
+        w.column = column
+        _emit_value(w, v, indent, True)
+
+
+def _emit_sequence(w: Writer, seq: list, indent: int, first_inline: bool) -> None:
+    out = w.out
+    newline = _NEWLINES[indent] if indent < len(_NEWLINES) else "\n" + " " * indent
+    first = first_inline
+    for item in seq:
+        if first:
+            first = False
+        else:
+            out.append(newline)
+        out.append("-")
+        w.column = indent + 1
+        _emit_value(w, item, indent, False)
+
+
+_NEWLINES = ["\n" + " " * i for i in range(64)]
+# Strings written as they are after "key: " while they fit the line: plain-safe, and reading
+# back as strings.
+_plain_values: dict[str, bool] = {}
+
+
+def _plain_value(v: str) -> bool:
+    plain = bool(_PLAIN_SAFE.match(v)) and not resolves_to_non_string_v2(v)
+    if len(_plain_values) < 200000:
+        _plain_values[v] = plain
+    return plain
+
+
+def _emit_value(w: Writer, v: Any, indent: int, in_mapping: bool) -> None:
+    """Emit `v` after a "key:" (in_mapping) or a "-" indicator at `indent`."""
+    out = w.out
+    if v.__class__ is str:
+        plain = _plain_values.get(v)
+        if plain is None:
+            plain = _plain_value(v)
+        if plain and len(v) + w.column < WIDTH:
+            out.append(" " + v)
+            w.column += 1 + len(v)
+        else:
+            out.append(" ")
+            w.column += 1
+            write_string(w, v, indent + 2, key=False)
+    elif isinstance(v, dict):
+        if not v:
+            out.append(" {}")
+            w.column += 3
+        elif in_mapping:
+            _emit_mapping(w, v, indent + 2, first_inline=False)
+        else:
+            out.append(" ")
+            w.column += 1
+            _emit_mapping(w, v, indent + 2, first_inline=True)
+    elif isinstance(v, list):
+        if not v:
+            out.append(" []")
+            w.column += 3
+        elif in_mapping:
+            # Sequences inside mappings are not indented (libyaml's "indentless" sequences).
+            _emit_sequence(w, v, indent, first_inline=False)
+        else:
+            out.append(" ")
+            w.column += 1
+            _emit_sequence(w, v, indent + 2, first_inline=True)
+    elif isinstance(v, str):  # a str subclass
+        out.append(" ")
+        w.column += 1
+        write_string(w, v, indent + 2, key=False)
+    else:
+        text = scalar_text(v)
+        if text is None:
+            raise KustomizeError(f"cannot encode value of type {type(v).__name__}")
+        out.append(" " + text)
+        w.column += 1 + len(text)
+
+
+def dump(obj: Any) -> str:
+    """One document, exactly as `kustomize build` prints it (ends with a newline)."""
+    w = Writer()
+    if isinstance(obj, dict) and obj:
+        _emit_mapping(w, obj, 0, first_inline=True)
+    elif isinstance(obj, list) and obj:
+        _emit_sequence(w, obj, 0, first_inline=True)
+    elif isinstance(obj, str):
+        write_string(w, obj, 0, key=False)
+    elif isinstance(obj, dict):
+        w.write("{}")
+    elif isinstance(obj, list):
+        w.write("[]")
+    else:
+        w.write(scalar_text(obj) or "")
+    text = "".join(w.out)
+    return text + "\n" if not text.endswith("\n") else text
+
+
+def dump_all(objs: list[Any]) -> str:
+    """Documents joined by `---` lines, as kustomize writes a ResMap."""
+    return "---\n".join(dump(o) for o in objs)

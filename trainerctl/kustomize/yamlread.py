@@ -1,0 +1,553 @@
+"""Reading YAML with kustomize's exact semantics.
+
+Resources are read as go-yaml v3 reads them (what kustomize parses with): YAML 1.2 booleans
+(`yes` stays a string), Go's base-0 integers (`0400` is octal), timestamps that become RFC 3339
+strings on the way out, `<<` merge keys, aliases copied. A kustomization file is read as
+go-yaml v2 reads it (YAML 1.1 words, a repeated key takes the last value). What kustomize
+remembers of the text beyond the value is kept beside it: how a null was written (Mapping),
+annotations as text, and the text of labels and data values (Loaded.texts).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections import namedtuple
+
+import yaml
+
+from trainerctl.kustomize.errors import KustomizeError
+
+TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
+if TYPE_CHECKING:
+    from typing import Any
+
+_INT_BASE0 = re.compile(
+    r"^[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z"
+)
+_YAML_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
+_BASE60 = re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?\Z")
+_DATE = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})\Z")
+_DATETIME = re.compile(
+    r"^(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt]|[ ])(\d{1,2}):(\d{1,2}):(\d{1,2})(\.\d{1,9})?"
+    r"(Z|[-+]\d{2}:\d{2})?\Z"
+)
+
+_NULLS = frozenset(["", "~", "null", "Null", "NULL"])
+_TRUE = frozenset(["true", "True", "TRUE"])
+_FALSE = frozenset(["false", "False", "FALSE"])
+_SPECIAL_FLOATS = {
+    ".nan": math.nan, ".NaN": math.nan, ".NAN": math.nan,
+    ".inf": math.inf, ".Inf": math.inf, ".INF": math.inf,
+    "+.inf": math.inf, "+.Inf": math.inf, "+.INF": math.inf,
+    "-.inf": -math.inf, "-.Inf": -math.inf, "-.INF": -math.inf,
+}
+
+
+def _parse_go_int(text: str) -> int | None:
+    """strconv.ParseInt/ParseUint with base 0, after removing underscores."""
+    plain = text.replace("_", "")
+    if not _INT_BASE0.match(plain):
+        return None
+    sign = -1 if plain[0] == "-" else 1
+    body = plain.lstrip("+-")
+    if len(body) > 1 and body[0] == "0" and body[1] in "xX":
+        value = int(body[2:], 16)
+    elif len(body) > 1 and body[0] == "0" and body[1] in "oO":
+        value = int(body[2:], 8)
+    elif len(body) > 1 and body[0] == "0" and body[1] in "bB":
+        value = int(body[2:], 2)
+    elif len(body) > 1 and body[0] == "0":
+        value = int(body, 8)
+    else:
+        value = int(body)
+    return sign * value
+
+
+def _go_timestamp(text: str) -> str | None:
+    """A YAML timestamp as go-yaml decodes it, printed as Go's JSON encoding of time.Time."""
+    m = _DATE.match(text)
+    if not m and not _DATETIME.match(text):
+        return None
+    import datetime  # only for timestamps: rare, and not free to import
+
+    try:
+        if m:
+            d = datetime.date(int(m[1]), int(m[2]), int(m[3]))
+            return d.strftime("%Y-%m-%dT00:00:00Z")
+        m = _DATETIME.match(text)
+        if not m:
+            return None
+        dt = datetime.datetime(int(m[1]), int(m[2]), int(m[3]), int(m[4]), int(m[5]), int(m[6]))
+    except ValueError:
+        return None
+    frac = (m[7] or "").rstrip("0")
+    if frac == ".":
+        frac = ""
+    zone = m[8] or "Z"
+    if zone == "Z" or m[8] is None:
+        zone = "Z"
+    elif zone in ("+00:00", "-00:00"):
+        zone = "Z"
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + zone
+
+
+def resolve_plain(text: str) -> Any:
+    """The value of an untagged plain scalar under go-yaml v3's rules."""
+    if not text:
+        return None
+    c = text[0]
+    if c in "yYnNtTfFoO~":
+        if text in _NULLS:
+            return None
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+        return text
+    if c == ".":
+        if text in _SPECIAL_FLOATS:
+            return _SPECIAL_FLOATS[text]
+        if re.match(r"^\.[0-9]+([eE][-+]?[0-9]+)?$", text):
+            return float(text)
+        return text
+    if c in "+-0123456789":
+        if text in _SPECIAL_FLOATS:
+            return _SPECIAL_FLOATS[text]
+        if c.isdigit():
+            ts = _go_timestamp(text)
+            if ts is not None:
+                return ts
+        value = _parse_go_int(text)
+        if value is not None:
+            return value
+        plain = text.replace("_", "")
+        if _YAML_FLOAT.match(plain):
+            return float(plain)
+        return text
+    if text in _NULLS:
+        return None
+    return text
+
+
+_V2_TRUE = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
+_V2_FALSE = frozenset("n N no No NO false False FALSE off Off OFF".split())
+
+
+def resolve_plain_v2(text: str) -> Any:
+    """go-yaml v2 (YAML 1.1): as v3, plus yes/no/on/off/y/n as booleans."""
+    if text in _V2_TRUE:
+        return True
+    if text in _V2_FALSE:
+        return False
+    return resolve_plain(text)
+
+
+PLAIN_TAG = "tag:trainerctl,plain"
+STR_TAG = "tag:yaml.org,2002:str"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+
+
+class _Composer(yaml.CSafeLoader):
+    """libyaml's parser and composer; scalars are resolved by the converter, not by PyYAML."""
+
+    def resolve(self, kind, value, implicit):  # noqa: D401 - PyYAML hook
+        # Untagged plain scalars get a private tag so that the converter applies go-yaml v3's
+        # rules to them and to nothing else (quoted scalars stay strings).
+        if kind is yaml.ScalarNode:
+            return PLAIN_TAG if implicit[0] else STR_TAG
+        return _MAP if kind is yaml.MappingNode else _SEQ
+
+
+def compose(text: str) -> yaml.Node | None:
+    """The first document of `text` as PyYAML nodes, untagged plain scalars tagged PLAIN_TAG
+    and quoted ones STR_TAG; None for no document. Raises yaml.YAMLError."""
+    loader = _Composer(text)
+    try:
+        return loader.get_node() if loader.check_node() else None
+    finally:
+        loader.dispose()
+
+
+def _key_string(key: Any, node: yaml.Node) -> str:
+    # JSON object keys are strings; kustomize converts every object to JSON.
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, (int, float)):
+        return node.value
+    raise KustomizeError(f"line {node.start_mark.line + 1}: unsupported mapping key")
+
+
+_EXPLICIT = {
+    "tag:yaml.org,2002:int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "tag:yaml.org,2002:bool": lambda v: isinstance(v, bool),
+    "tag:yaml.org,2002:float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "tag:yaml.org,2002:null": lambda v: v is None,
+}
+_MERGE = "<<"
+# kustomize (go-yaml v3) refuses documents nested deeper than this.
+MAX_DEPTH = 10_000
+
+
+_OPEN = (None, -1)  # memo marker: this collection is still being converted
+# The most nodes aliases may expand to in one document (JSON 6902 copies share the bound).
+NODE_BUDGET = 1_000_000
+
+
+def node_count(value: Any) -> int:
+    """How many nodes (maps, lists, scalars) `value` holds."""
+    if isinstance(value, dict):
+        return 1 + sum(node_count(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(node_count(v) for v in value)
+    return 1
+
+
+class Mapping(dict):
+    """A mapping with values written as nothing (`key:`, `{key: }`): kustomize keeps such a
+    null's empty text, and that text decides what it does with it (kyaml's merge drops it;
+    printed from a flow mapping it is an empty string). Only such mappings are of this type."""
+
+    __slots__ = ("bare", "flow")
+
+    def __init__(self, items=(), bare: frozenset = frozenset(), flow: bool = False):
+        super().__init__(items)
+        self.bare = bare  # the keys whose null was written as nothing
+        self.flow = flow  # written in flow style ({...})
+
+
+def _converter(resolve, last_wins: bool, json_keys: bool = False):
+    """A function from nodes to plain data. An alias becomes a copy of its anchor's value (as
+    kustomize de-anchors), counted against a budget before it is made so that an alias bomb is
+    refused early; `<<` merge keys are applied (explicit keys win, then earlier merges).
+    `convert.marked` says whether a Mapping was made."""
+    memo: dict[int, tuple[Any, int]] = {}
+    aliased = [0]
+
+    def alias(node, cached):
+        value, size = cached
+        if size < 0:
+            raise KustomizeError(f"line {node.start_mark.line + 1}: anchor value contains itself")
+        if size == 0:
+            size = node_count(value)
+            memo[id(node)] = (value, size)
+        aliased[0] += size
+        if aliased[0] > NODE_BUDGET:
+            raise KustomizeError(
+                f"line {node.start_mark.line + 1}: document contains excessive aliasing "
+                f"(aliases expand to more than {NODE_BUDGET} nodes)"
+            )
+        return copy.deepcopy(value)
+
+    def scalar(node):
+        tag = node.tag
+        if tag == PLAIN_TAG:
+            return resolve(node.value)
+        if tag == STR_TAG or tag not in _EXPLICIT:
+            return node.value
+        value = resolve(node.value)
+        if not _EXPLICIT[tag](value):
+            raise KustomizeError(
+                f"line {node.start_mark.line + 1}: cannot decode {node.value!r} as {tag[18:]}"
+            )
+        return float(value) if tag.endswith("float") else value
+
+    ScalarNode, SequenceNode = yaml.ScalarNode, yaml.SequenceNode
+
+    def convert(node):
+        if node.__class__ is ScalarNode:
+            if node.tag is PLAIN_TAG:
+                return resolve(node.value)
+            return scalar(node)
+        key_id = id(node)
+        cached = memo.get(key_id)
+        if cached is not None:
+            return alias(node, cached)
+        memo[key_id] = _OPEN
+        if node.__class__ is SequenceNode:
+            value: Any = [convert(child) for child in node.value]
+        else:
+            value = mapping(node)
+        memo[key_id] = (value, 0)
+        return value
+
+    def mapping(node):
+        # The hot loop of every load: scalar keys and values are handled here, not by convert.
+        result: dict = {}
+        merges = None
+        bare = None
+        for key_node, value_node in node.value:
+            if key_node.__class__ is ScalarNode and (key_node.tag is PLAIN_TAG or key_node.tag is STR_TAG):
+                if key_node.tag is STR_TAG:
+                    key = key_node.value
+                elif key_node.value == _MERGE:
+                    merges = (merges or []) + [value_node]
+                    continue
+                else:
+                    key = resolve(key_node.value)
+            else:
+                key = convert(key_node)
+            if key.__class__ is not str:
+                if json_keys:
+                    key = _json_key(key, key_node)
+                elif last_wins and (key is None or key.__class__ is bool):
+                    # kubectl fails on such keys later; say why here.
+                    raise KustomizeError(
+                        f"line {key_node.start_mark.line + 1}: key {key_node.value!r} reads as "
+                        f"{'null' if key is None else 'a boolean'} in YAML 1.1; quote it"
+                    )
+                else:
+                    key = _key_string(key, key_node)
+            if key in result and not last_wins:
+                raise KustomizeError(
+                    f"line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
+                )
+            if value_node.__class__ is ScalarNode:
+                tag = value_node.tag
+                if tag is PLAIN_TAG:
+                    value = result[key] = resolve(value_node.value)
+                    if value is None and not value_node.value:
+                        bare = (bare or set()) | {key}
+                    continue
+                if tag is STR_TAG:
+                    result[key] = value_node.value
+                    continue
+            value = result[key] = convert(value_node)
+            if value is None and value_node.__class__ is ScalarNode and not value_node.value:
+                bare = (bare or set()) | {key}
+        for value_node in merges or ():
+            sources = value_node.value if value_node.__class__ is SequenceNode else [value_node]
+            for source in sources:
+                merged = convert(source)
+                if not isinstance(merged, dict):
+                    raise KustomizeError(
+                        f"line {source.start_mark.line + 1}: map merge requires map or sequence "
+                        f"of maps as the value"
+                    )
+                for k, v in merged.items():
+                    if k not in result:
+                        result[k] = v
+                        if k in getattr(merged, "bare", ()):
+                            bare = (bare or set()) | {k}
+        if bare:
+            convert.marked = True
+            return Mapping(result, frozenset(bare), bool(node.flow_style))
+        return result
+
+    convert.marked = False
+    return convert
+
+
+def _child(node: yaml.Node | None, name: str) -> yaml.Node | None:
+    """The mapping value of key `name` in mapping `node`, or None."""
+    if node is None or node.__class__ is not yaml.MappingNode:
+        return None
+    for k, v in node.value:
+        if k.__class__ is yaml.ScalarNode and k.value == name:
+            return v if v.__class__ is yaml.MappingNode else None
+    return None
+
+
+# The fields kustomize reads as maps of strings (their values' text) when it merges a
+# generated object into one read from a file: labels, data, binaryData.
+TEXT_FIELDS = (("metadata", "labels"), ("data",), ("binaryData",))
+
+
+def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
+    """Scalars' text where kustomize uses it instead of the value.
+
+    Every annotation becomes a string of its source text (`port: 8080` becomes "8080", `date:
+    2001-12-14` stays as written): annotations are rewritten in place. For TEXT_FIELDS the
+    text of each non-string scalar is returned, {(field, key): (value, text)}, for a merge to
+    use while the value is unchanged."""
+    if not isinstance(doc, dict) or doc_node.__class__ is not yaml.MappingNode:
+        return None
+    md = doc.get("metadata")
+    ann = md.get("annotations") if isinstance(md, dict) else None
+    if isinstance(ann, dict) and ann:
+        for k3, v3 in _child(_child(doc_node, "metadata"), "annotations").value:
+            if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
+                    and v3.tag == PLAIN_TAG and k3.value in ann:
+                ann[k3.value] = v3.value
+    texts = None
+    for path in TEXT_FIELDS:
+        node: yaml.Node | None = doc_node
+        value: Any = doc
+        for name in path:
+            node = _child(node, name)
+            value = value.get(name) if isinstance(value, dict) else None
+        if node is None or not isinstance(value, dict):
+            continue
+        for k, v in node.value:
+            if k.__class__ is yaml.ScalarNode and v.__class__ is yaml.ScalarNode \
+                    and v.tag == PLAIN_TAG and k.value in value:
+                current = value[k.value]
+                if current is not None and current != v.value:
+                    texts = texts or {}
+                    texts[(path[-1], k.value)] = (current, v.value)
+    return texts
+
+
+_nest_raised = False
+
+
+def _raise_nest_limit() -> bool:
+    """libyaml stops at 1000 levels of nesting; kustomize allows 10000. The limit is a global
+    of the libyaml linked into PyYAML's extension, set through its exported setter."""
+    global _nest_raised
+    if _nest_raised:
+        return False
+    try:
+        import ctypes
+
+        from yaml import _yaml
+
+        ctypes.CDLL(_yaml.__file__).yaml_set_max_nest_level(MAX_DEPTH)
+    except (ImportError, OSError, AttributeError):
+        return False
+    _nest_raised = True
+    return True
+
+
+def load_all(text: str | bytes, source: str = "<input>", *, yaml11: bool = False,
+             raw_annotations: bool = False) -> list[Any]:
+    """Every document in `text`; empty documents are dropped as kustomize does.
+
+    `yaml11` reads as kustomize reads a kustomization file (go-yaml v2: `yes`/`on` are booleans
+    and a repeated key takes the last value); otherwise as it reads resources (go-yaml v3).
+    """
+    return [d.doc for d in load_documents(text, source, yaml11=yaml11,
+                                          raw_annotations=raw_annotations)]
+
+
+def load_as_json(text: str | bytes, source: str = "<input>") -> Any:
+    """The first document as sigs.k8s.io/yaml's YAMLToJSON reads it (kustomize's way into a
+    JSON patch): go-yaml v2 values, keys made strings (`true`, `1`), a null key refused."""
+    try:
+        docs = _load_all(text, resolve_plain_v2, True, False, json_keys=True)
+    except KustomizeError as exc:
+        raise KustomizeError(f"{source}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
+    return docs[0].doc if docs else None
+
+
+def _json_key(key: Any, node: yaml.Node) -> str:
+    if key is True or key is False:
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        return _go_float32_g(key)
+    raise KustomizeError(f"line {node.start_mark.line + 1}: unsupported map key {node.value!r}")
+
+
+def _go_float32_g(f: float) -> str:
+    """strconv.FormatFloat(f, 'g', -1, 32): the shortest text that reads back as the float32."""
+    import struct
+
+    if math.isnan(f):
+        return ".nan"
+    if math.isinf(f):
+        return ".inf" if f > 0 else "-.inf"
+    f32 = struct.unpack("f", struct.pack("f", f))[0]
+    for digits in range(1, 10):
+        text = f"{f32:.{digits}g}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == f32:
+            return text
+    return f"{f32:g}"
+
+
+# A document read by load_documents: the value, whether it holds a Mapping (a null written as
+# nothing), and its _source_texts (for resources).
+Loaded = namedtuple("Loaded", ["doc", "marked", "texts"])
+
+
+def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool = False,
+                   raw_annotations: bool = False) -> list[Loaded]:
+    """load_all, each document with what kustomize remembers of its text (`raw_annotations`:
+    read as a resource, with annotations as text and the texts of _source_texts)."""
+    resolve = resolve_plain_v2 if yaml11 else resolve_plain
+    while True:
+        try:
+            return _load_all(text, resolve, yaml11, raw_annotations)
+        except KustomizeError as exc:
+            raise KustomizeError(f"{source}: {exc}") from None
+        except yaml.MarkedYAMLError as exc:
+            problem = exc.problem or str(exc)
+            if "nesting depth" in problem and _raise_nest_limit():
+                continue
+            mark = exc.problem_mark or exc.context_mark
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            if "nesting depth" in problem:
+                problem = f"exceeded max depth of {MAX_DEPTH}"
+            raise KustomizeError(f"{source}: not valid YAML: {where}{problem}") from None
+        except yaml.YAMLError as exc:
+            raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
+
+
+def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
+              json_keys: bool = False) -> list[Any]:
+    loader = _Composer(text)
+    # Path resolvers are unused; C builtins make libyaml's per-node callbacks almost free.
+    loader.descend_resolver = slice
+    loader.ascend_resolver = tuple
+    try:
+        docs = []
+        while loader.check_node():
+            node = loader.get_node()
+            convert = _converter(resolve, last_wins, json_keys)
+            doc = convert(node)
+            texts = _source_texts(node, doc) if raw_annotations else None
+            if doc is not None:
+                docs.append(Loaded(doc, convert.marked, texts))
+    finally:
+        loader.dispose()
+    return docs
+
+
+def load(text: str | bytes, source: str = "<input>", *, yaml11: bool = False) -> Any:
+    docs = load_all(text, source, yaml11=yaml11)
+    if len(docs) > 1:
+        raise KustomizeError(f"{source}: expected one YAML document, found {len(docs)}")
+    return docs[0] if docs else None
+
+
+_V2_MAP_HINT = frozenset("yYnNtTfFoO~")
+_V2_BOOL_NULL = frozenset(
+    "y Y yes Yes YES true True TRUE on On ON n N no No NO false False FALSE off Off OFF "
+    "~ null Null NULL .nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF".split()
+)
+_GO_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\Z")
+
+
+def resolves_to_non_string_v2(s: str) -> bool:
+    """go-yaml v2 `resolve("", s)` gives a tag other than !!str (or a base-60 float)."""
+    if s == "":
+        return True
+    c = s[0]
+    if c in _V2_MAP_HINT or c == ".":
+        if s in _V2_BOOL_NULL:
+            return True
+        if c == ".":
+            return bool(_GO_FLOAT.match(s))
+        return False
+    if c in "+-0123456789":
+        if s in _V2_BOOL_NULL:
+            return True
+        if c.isdigit() and (_DATE.match(s) or _DATETIME.match(s)) and _go_timestamp(s):
+            return True
+        plain = s.replace("_", "")
+        if _INT_BASE0.match(plain):
+            return True
+        if _YAML_FLOAT.match(plain):
+            return True
+        if plain.startswith(("0b", "-0b")):
+            return bool(re.match(r"^-?0b[01]+$", plain))
+        if ":" in s and _BASE60.match(s):
+            return True
+    return False
