@@ -103,3 +103,24 @@ def test_a_deployment_is_ready_only_once_no_old_replica_runs(status, why):
     from trainerctl.cluster.engine.wait import deployment_is_available
 
     assert deployment_is_available(_deployment(**status)) == (not why, why)
+
+
+def _meta(rv, ours_time="t1", others=(), generation=None, labels=None):
+    fields = [{"manager": "trainerctl", "operation": "Apply", "time": ours_time, "fieldsV1": {"f:spec": {}}}]
+    fields += [{"manager": m, "operation": "Update", "subresource": sub, "time": t, "fieldsV1": {}} for m, sub, t in others]
+    return {"resourceVersion": rv, "managedFields": fields, "generation": generation, "labels": labels or {"a": "b"}}
+
+
+def test_a_controller_write_in_between_is_not_our_change():
+    from trainerctl.cluster.engine.apply import _wrote_nothing
+
+    before = _meta("1", others=[("kube-controller-manager", "status", "t0")], generation=3)
+    status_only = _meta("2", others=[("kube-controller-manager", "status", "t5")], generation=3)
+    assert _wrote_nothing(before, status_only, "trainerctl")
+    assert _wrote_nothing(before, dict(before), "trainerctl")
+    # Nobody else wrote: a new version is ours, even in the same second (same entry time).
+    assert not _wrote_nothing(before, _meta("2", others=[("kube-controller-manager", "status", "t0")], generation=3), "trainerctl")
+    # Someone else wrote, and so did we: our entry, the generation or our labels moved.
+    assert not _wrote_nothing(before, _meta("2", ours_time="t6", others=[("kube-controller-manager", "status", "t5")], generation=3), "trainerctl")
+    assert not _wrote_nothing(before, _meta("2", others=[("kube-controller-manager", "status", "t5")], generation=4), "trainerctl")
+    assert not _wrote_nothing(before, _meta("2", others=[("kube-controller-manager", "status", "t5")], generation=3, labels={"a": "c"}), "trainerctl")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def test_install_render_reads_the_manager_block(shared_dir, tmp_path, monkeypatch):
-    from trainerctl.cli.cluster_cmd import target
+    from trainerctl.cli.target import target
     from trainerctl.cli.flags import RenderFlags, SourceFlags
 
     monkeypatch.chdir(tmp_path)

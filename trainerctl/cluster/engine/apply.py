@@ -98,6 +98,35 @@ def comparable(obj: dict | None) -> dict | None:
     return out
 
 
+# Metadata an apply of ours can change; managedFields are compared per writer below.
+_OWN_META = ("labels", "annotations", "finalizers", "ownerReferences", "generation")
+
+
+def _wrote_nothing(before: dict, after: dict, manager: str) -> bool:
+    """Did our apply leave the object as it was, judged from metadata alone (what plan read)?
+
+    A new resourceVersion alone does not say so: a controller may have written in between (a
+    Deployment's status, every few seconds in a rollout). Only when another writer's
+    managedFields entry moved is the new version explained by someone else, and then our apply
+    wrote nothing if our own entry, the generation (spec) and our metadata are all as before.
+    """
+    if before.get("resourceVersion") == after.get("resourceVersion"):
+        return True
+
+    def writers(meta: dict) -> tuple[dict, dict]:
+        ours, others = {}, {}
+        for e in meta.get("managedFields") or []:
+            key = (e.get("manager"), e.get("operation"), e.get("subresource", ""))
+            (ours if key == (manager, "Apply", "") else others)[key] = (e.get("time"), e.get("fieldsV1"))
+        return ours, others
+
+    ours_before, others_before = writers(before)
+    ours_after, others_after = writers(after)
+    if others_before == others_after:
+        return False  # nobody else wrote: the new version is ours
+    return ours_before == ours_after and all(before.get(k) == after.get(k) for k in _OWN_META)
+
+
 def apply_one(cluster: Cluster, planned: Planned, opts: ApplyOptions, deadline: float) -> Applied:
     """Apply with retries of webhook connection errors until `deadline`; never raises ApiError."""
     if opts.dry_run and (not planned.res.served or planned.namespace_missing):
@@ -129,8 +158,8 @@ def _classify(cluster: Cluster, planned: Planned, status: int, out: dict, opts: 
     if status == 201 or planned.live is None:
         return "created"
     if not opts.dry_run:
-        before = (planned.live.get("metadata") or planned.live).get("resourceVersion")
-        return "unchanged" if before == out["metadata"].get("resourceVersion") else "configured"
+        before = planned.live.get("metadata") or planned.live
+        return "unchanged" if _wrote_nothing(before, out["metadata"], opts.field_manager) else "configured"
     # A dry-run does not bump the resourceVersion: compare content instead.
     live = cluster.request("GET", planned.path)
     return "unchanged" if comparable(live) == comparable(out) else "configured"
