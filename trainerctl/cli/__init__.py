@@ -7,14 +7,15 @@ TrainerctlError carries its own, usage errors are 2, Ctrl-C is 130.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import threading
 
 import typer
 
+from trainerctl import interrupts
+from trainerctl.stdio import error as print_error
+
 from trainerctl.cli.typer_support import Command, Group, usage_error_line
-from trainerctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, TrainerctlError
+from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, TrainerctlError
 
 app = typer.Typer(
     name="trainerctl",
@@ -68,24 +69,14 @@ def full_app() -> typer.Typer:
     return app
 
 
-def _terminate(signum, frame):  # SIGTERM/SIGHUP: unwind like Ctrl-C, so cleanups run
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = interrupts.install()  # Ctrl-C, SIGTERM, SIGHUP: abort requests in flight, unwind
     try:
         return _run(argv)
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        client = sys.modules.get("trainerctl.cluster.client")
-        if client is not None:  # no decoded credential outlives the command
-            client.cleanup_credentials()
+        interrupts.restore(previous)
 
 
 def _app_for(argv: list[str]) -> typer.Typer:
@@ -111,13 +102,13 @@ def _run(argv: list[str]) -> int:
     try:
         rc = _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
     except TrainerctlError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print_error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        print_error("interrupted")
         return EXIT_INTERRUPTED
     except typer.Abort:  # a prompt got EOF
-        print("error: aborted", file=sys.stderr)
+        print_error("aborted")
         return EXIT_INTERRUPTED
     except SystemExit as exc:  # shell completion exits by itself
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_FAILED)
@@ -137,13 +128,18 @@ def _unexpected(exc: Exception) -> int:
         return EXIT_OK
     usage = usage_error_line(exc)
     if usage is not None:
-        print(f"error: {usage[0]}", file=sys.stderr)
+        print_error(usage[0])
         return usage[1]
+    if isinstance(exc, RecursionError):  # input nested so deep that a walk over it gave up
+        print_error("the input is nested too deeply to process")
+        return EXIT_BAD_INPUT
+    if isinstance(exc, MemoryError):
+        print_error("out of memory (an input larger than this machine can hold?)")
+        return EXIT_FAILED
     if os.environ.get("TRAINERCTL_DEBUG"):
         raise exc
     # A bug, not bad input: still one line, and a way to get the traceback.
-    print(f"error: internal error: {type(exc).__name__}: {exc} (set TRAINERCTL_DEBUG=1 for the traceback)",
-          file=sys.stderr)
+    print_error(f"internal error: {type(exc).__name__}: {exc} (set TRAINERCTL_DEBUG=1 for the traceback)")
     return EXIT_FAILED
 
 
