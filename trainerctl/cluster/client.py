@@ -28,6 +28,7 @@ from urllib.parse import quote, urlencode
 from trainerctl import interrupts, redact
 from trainerctl.bounded_read import MAX_DEPTH, too_deep
 from trainerctl.cluster.engine import kubeconfig as kubeconfig_files
+from trainerctl.cluster.engine.api_shape import check_body
 from trainerctl.cluster.engine.credentials import Credentials
 from trainerctl.cluster.engine.proxy import proxy_for
 from trainerctl.cluster.engine.transport import RequestTimeout, Response, Transport, Unreachable
@@ -199,7 +200,7 @@ def decode_body(resp: Response, method: str, path: str, server: str) -> dict:
                           "object as the API promises")
     if too_deep(payload):
         raise BadResponse(f"{what} is nested deeper than {MAX_DEPTH} levels")
-    return payload
+    return check_body(payload, what)
 
 
 def _api_error(resp: Response, method: str, path: str, context: str, server: str) -> ApiError:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from trainerctl.errors import InputError
 from trainerctl.render.options import RenderOptions, SourceInfo
+from trainerctl.source.validate import shown_url
 
 
 def fetch(options: RenderOptions, *, write: bool = True) -> tuple[str, str, str, str, Path]:
@@ -25,7 +26,7 @@ def fetch(options: RenderOptions, *, write: bool = True) -> tuple[str, str, str,
         lock=current if current is not None and current.applies_to(url, ref) else None,
     )
     digest = check_tree(tree)
-    ui.info(f"fetch: {url} {ref} -> {tree.commit} ({digest}) in {tree.manifests.parent}")
+    ui.info(f"fetch: {shown_url(url)} {ref} -> {tree.commit} ({digest}) in {tree.manifests.parent}")
     if write:
         write_source_lock(lock_path, url, ref, tree.commit, digest)
     return url, ref, tree.commit, digest, tree.manifests
@@ -49,4 +50,4 @@ def write_source_lock(path: Path, url: str, ref: str, commit: str, digest: str) 
     from trainerctl.source import Lock, write_lock
 
     write_lock(path, Lock(url, ref, commit, digest))
-    ui.info(f"lock: {path} pins {url} {ref} at {commit}")
+    ui.info(f"lock: {path} pins {shown_url(url)} {ref} at {commit}")

@@ -59,6 +59,13 @@ class SourceInfo:
     path: str | None = None  # the local checkout, for --source PATH
     releases: tuple[dict, ...] = ()  # component_metadata.yaml releases: name, version, repoUrl
 
+    def __post_init__(self) -> None:
+        # What a render reports (the inventory, -o json, the lock) never holds a URL's password.
+        if self.url:
+            from trainerctl.redact import strip_userinfo
+
+            object.__setattr__(self, "url", strip_userinfo(self.url))
+
 
 @dataclass
 class RenderResult:

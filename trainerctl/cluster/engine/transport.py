@@ -230,6 +230,8 @@ class Transport:
                 conn.putrequest(method, self.prefix + target, skip_accept_encoding=True)
                 for name, value in headers:
                     conn.putheader(name, value)
+                if body is not None or method in ("POST", "PUT", "PATCH"):
+                    conn.putheader("Content-Length", str(len(body or b"")))
                 conn.endheaders(body)
                 sent = True
                 resp = conn.getresponse()
