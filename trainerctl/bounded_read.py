@@ -145,7 +145,7 @@ def read_input(path: str, label: str, limit: str, *, stdin: bool = False) -> byt
             raise InputError(f"{label}: {_kind(before.st_mode)}; expected a regular file")
         fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC | (0 if stream_ok else os.O_NONBLOCK))
     except OSError as exc:
-        raise InputError(f"{label}: {os_problem(exc)}") from None
+        raise InputError(f"{label}: cannot read: {os_problem(exc)}") from None
     try:
         mode = os.fstat(fd).st_mode
         if not stream_ok and not stat.S_ISREG(mode):  # swapped between stat and open

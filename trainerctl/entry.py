@@ -15,10 +15,17 @@ def main(argv: list[str] | None = None) -> int:
 
     stdio.install()
     interrupts.arm_hard_exit()
-    from trainerctl.cli import main as cli_main
+    interrupts.install()  # already while the command line's modules load
     from trainerctl.errors import EXIT_INTERRUPTED
 
-    rc = stdio.finish(cli_main(argv))
+    try:
+        from trainerctl.cli import main as cli_main
+
+        rc = cli_main(argv)
+    except KeyboardInterrupt:  # before the command line could take over
+        stdio.error("interrupted")
+        rc = EXIT_INTERRUPTED
+    rc = stdio.finish(rc)
     if rc == EXIT_INTERRUPTED:
         # Interrupted while requests were in flight: the interpreter would join their worker
         # threads before exiting. Everything of ours is cleaned up by now, so leave at once.

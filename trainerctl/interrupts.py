@@ -40,8 +40,12 @@ def arm_hard_exit() -> None:
 
 def _leave_now() -> None:
     try:
+        if os.environ.get("TRAINERCTL_DEBUG"):  # what did not let go, for whoever debugs it
+            import faulthandler
+
+            faulthandler.dump_traceback(all_threads=True)
         os.write(2, b"error: interrupted\n")
-    except OSError:
+    except (OSError, ValueError, RuntimeError):
         pass
     os._exit(EXIT_INTERRUPTED)
 

@@ -21,6 +21,7 @@ from typing import Any, Iterable
 import yaml
 
 from trainerctl.errors import InputError
+from trainerctl.safe_text import field_name
 
 DEFAULT_DEPLOYMENT = "kubeflow-trainer-controller-manager"
 DEFAULT_CONTAINER = "manager"
@@ -201,7 +202,7 @@ def _bool_or_none(value: Any, where: str) -> bool | None:
 def validate(block: dict, *, where: str = "manager", ha: bool = False) -> ManagerOptions:
     unknown = sorted(set(block) - _TOP_KEYS - {"ha"})
     if unknown:
-        raise InputError(f"{where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(_TOP_KEYS))}")
+        raise InputError(f"{where}: unknown key {field_name(unknown[0])!r}; expected one of {', '.join(sorted(_TOP_KEYS))}")
     warnings: list[str] = []
 
     replicas = block.get("replicas")
@@ -272,7 +273,7 @@ def _expect_mapping(value: Any, where: str, keys: set[str] | None = None) -> Non
     if keys is not None:
         unknown = sorted(str(k) for k in set(value) - keys)
         if unknown:
-            raise InputError(f"{where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(keys))}")
+            raise InputError(f"{where}: unknown key {field_name(unknown[0])!r}; expected one of {', '.join(sorted(keys))}")
 
 
 def _check_shape(value: Any, shape: Any, where: str) -> None:

@@ -8,12 +8,13 @@ from value, and the value is taken verbatim (no quotes, no trimming on the right
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from trainerctl.bounded_read import read_input, shown_path
 from trainerctl.errors import InputError
+from trainerctl.safe_write import write_atomic
 
 
 @dataclass
@@ -44,13 +45,12 @@ class ParamsEnv:
 
     @classmethod
     def load(cls, path: Path) -> "ParamsEnv":
+        text = read_input(str(path), shown_path(str(path)), "params-env")
         try:
-            text = Path(path).read_bytes().decode("utf-8")
+            return cls.parse(text.decode("utf-8"), str(path))
         except UnicodeDecodeError as exc:
-            raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); expected KEY=VALUE lines") from None
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-        return cls.parse(text, str(path))
+            raise InputError(f"{shown_path(str(path))}: not UTF-8 text (byte {exc.start}); expected KEY=VALUE lines") \
+                from None
 
     def keys(self) -> list[str]:
         return [ln.key for ln in self.lines if ln.key is not None]
@@ -80,10 +80,7 @@ class ParamsEnv:
     def save(self, path: Path) -> None:
         """Replace the file (write + rename), never write into it: a render's work copy
         hard-links the cached tree, and the cache must not change."""
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(self.render(), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, self.render())
 
 
 def image_keys(params: ParamsEnv) -> list[str]:

@@ -80,5 +80,5 @@ def remove_quietly(path: str | Path) -> None:
     """Remove a file (never a directory, never through a symlink: a symlink itself is removed)."""
     try:
         os.unlink(path)
-    except (FileNotFoundError, IsADirectoryError, PermissionError, OSError):
+    except OSError:
         pass

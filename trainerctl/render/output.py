@@ -6,7 +6,9 @@ import json
 import re
 from pathlib import Path
 
+from trainerctl.bounded_read import os_problem, read_input, shown_path
 from trainerctl.errors import InputError
+from trainerctl.safe_write import remove_quietly, write_atomic
 
 FORMATS = ("yaml", "json")
 _MARKER = "# Written by `trainerctl render --output-dir`; files listed here are replaced on the next run.\n"
@@ -39,21 +41,25 @@ def check_output_dir(directory: str | Path) -> list[str]:
     Called before rendering too, so a bad --output-dir fails before any work is done.
     """
     directory = Path(directory)
-    flag = f"--output-dir {directory}"
+    flag = f"--output-dir {shown_path(str(directory))}"
     if str(directory).strip() == "":
         raise InputError("--output-dir '': expected a directory")
-    for parent in (directory, *directory.parents):
-        if parent.exists() and not parent.is_dir():
-            raise InputError(f"{flag}: {parent} is a file, not a directory")
-        if parent.exists():
-            break
     index = directory / "kustomization.yaml"
     try:
+        for parent in (directory, *directory.parents):
+            if parent.exists() and not parent.is_dir():
+                raise InputError(f"{flag}: {shown_path(str(parent))} is a file, not a directory")
+            if parent.exists():
+                break
         if not (directory.exists() and any(directory.iterdir())):
             return []
-        text = index.read_text(encoding="utf-8") if index.is_file() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{flag}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        # A symlink in the index's place is not ours (and may point anywhere): refuse the folder.
+        ours = index.is_file() and not index.is_symlink()
+        text = read_input(str(index), f"{flag}: kustomization.yaml", "source-file").decode("utf-8") if ours else ""
+    except UnicodeDecodeError:
+        text = ""
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot read: {os_problem(exc)}") from None
     if not text.startswith(_MARKER):
         raise InputError(f"{flag}: not empty and not written by trainerctl render")
     return [ln[2:].strip() for ln in text.splitlines() if ln.startswith("- ")]
@@ -77,18 +83,18 @@ def write_dir(objects: list[dict], directory: str | Path) -> list[Path]:
             group = str(obj.get("apiVersion", "")).rpartition("/")[0] or "core"
             name = name[:-5] + "_" + _UNSAFE.sub("-", group) + ".yaml"
         names.append(name)
+    # Each file replaces what stands at its name (write_atomic): a symlink planted there is
+    # replaced, and the file it points to, inside the folder or out of it, is left alone.
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for obj, name in zip(objects, names):
-            (directory / name).write_text(dump_all([obj]), encoding="utf-8")
+            write_atomic(directory / name, dump_all([obj]))
         for stale in set(previous) - set(names):
-            if "/" not in stale and stale.endswith(".yaml"):
-                (directory / stale).unlink(missing_ok=True)
-        (directory / "kustomization.yaml").write_text(
-            _MARKER + "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
-            + "".join(f"- {n}\n" for n in names),
-            encoding="utf-8",
-        )
+            if "/" not in stale and "\0" not in stale and stale.endswith(".yaml") and stale not in ("..", "."):
+                remove_quietly(directory / stale)  # a symlink is removed itself, never its target
+        write_atomic(directory / "kustomization.yaml",
+                     _MARKER + "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n"
+                     + "".join(f"- {n}\n" for n in names))
     except OSError as exc:
-        raise InputError(f"--output-dir {directory}: cannot write: {exc.strerror}") from None
+        raise InputError(f"--output-dir {shown_path(str(directory))}: cannot write: {os_problem(exc)}") from None
     return [directory / n for n in names]

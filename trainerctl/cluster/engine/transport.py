@@ -74,7 +74,42 @@ class _TLSConnection(http.client.HTTPConnection):
 
     def connect(self) -> None:
         super().connect()  # TCP, then CONNECT through the proxy when a tunnel is set
-        self.sock = self._context.wrap_socket(self.sock, server_hostname=self._server_hostname)
+        _check_alive(conn=self)
+        # The handshake runs on self.sock, where an abort or the deadline watchdog can reach it
+        # (wrap_socket would hold the only reference to the socket while it shakes hands).
+        self.sock = self._context.wrap_socket(self.sock, server_hostname=self._server_hostname,
+                                              do_handshake_on_connect=False)
+        self.sock.do_handshake()
+
+
+def _reachable_connect(conn: http.client.HTTPConnection):
+    """socket.create_connection, but each socket is on `conn.sock` while it connects, so an abort
+    or the watchdog can end a connect to an address that never answers."""
+    def create(address, timeout, source_address=None):
+        host, port = address
+        last: OSError | None = None
+        for family, kind, proto, _, addr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+            sock = socket.socket(family, kind, proto)
+            conn.sock = sock
+            try:
+                sock.settimeout(timeout)
+                sock.connect(addr)
+                _check_alive(conn)
+                return sock
+            except OSError as exc:
+                last = exc
+                sock.close()
+                if getattr(conn, "_trainerctl_killed", False):
+                    break
+        raise last or OSError("no address to connect to")
+
+    return create
+
+
+def _check_alive(conn: http.client.HTTPConnection) -> None:
+    """A connection killed before its socket could be shut down (mid-connect) stops here."""
+    if getattr(conn, "_trainerctl_killed", False):
+        raise ConnectionAbortedError("aborted")
 
 
 def _kill(conn: http.client.HTTPConnection) -> None:
@@ -170,6 +205,7 @@ class Transport:
         if self._proxy:
             headers = {"Proxy-Authorization": self._proxy.authorization} if self._proxy.authorization else None
             conn.set_tunnel(self.host, self.port, headers=headers)
+        conn._create_connection = _reachable_connect(conn)
         return conn
 
     def _take(self, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
@@ -183,6 +219,8 @@ class Transport:
         conn = self._new(timeout)
         with self._lock:
             self._active.add(conn)
+            if self._aborted:  # aborted while this one was being made
+                conn._trainerctl_killed = True
         return conn, False
 
     def _give_back(self, conn: http.client.HTTPConnection, reusable: bool) -> None:
