@@ -29,15 +29,19 @@ class OutputError(InputError):
     """stdout cannot be written (exit 2: where the output goes is the user's to fix)."""
 
 
-def _reopen_closed_descriptors() -> None:
+def _reopen_closed_descriptors() -> set[int]:
+    """Which of 0, 1, 2 were closed (now /dev/null)."""
+    closed = set()
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
+            closed.add(fd)
             new = os.open(os.devnull, os.O_RDWR)  # takes the lowest free descriptor: this one
             if new != fd:
                 os.dup2(new, fd)
                 os.close(new)
+    return closed
 
 
 def _discard(fd: int) -> None:
@@ -56,12 +60,13 @@ class RedactingWriter(io.TextIOBase):
     Lines are held until their newline (or a flush), so a credential split across two write()
     calls is still seen whole."""
 
-    def __init__(self, raw, *, urls: bool, is_stdout: bool):
+    def __init__(self, raw, *, urls: bool, is_stdout: bool, closed: bool = False):
         self._raw = raw
         self._urls = urls
         self._is_stdout = is_stdout
         self._pending = ""
         self._failed = False
+        self._closed_at_start = closed  # stdout was closed (`>&-`): output has nowhere to go
 
     # -- the stream interface other code relies on ---------------------------------------
     @property
@@ -98,6 +103,9 @@ class RedactingWriter(io.TextIOBase):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if self._failed:
             return len(text)
+        if self._closed_at_start and text:
+            self._failed = True
+            raise OutputError("stdout: cannot write the output: standard output is closed")
         cut = text.rfind("\n")
         if cut < 0:
             self._pending += text
@@ -157,10 +165,12 @@ def _text_stream(fd: int, current):
 
 
 def install() -> None:
-    """Make stdout and stderr safe for this process (idempotent)."""
-    _reopen_closed_descriptors()
+    """Make stdout and stderr safe for this process (idempotent). With stdout closed, the first
+    thing written to it is an error (exit 2); with stderr closed, messages are dropped and the
+    exit code alone tells (they never go to stdout instead)."""
+    closed = _reopen_closed_descriptors()
     if not isinstance(sys.stdout, RedactingWriter):
-        sys.stdout = RedactingWriter(_text_stream(1, sys.stdout), urls=False, is_stdout=True)
+        sys.stdout = RedactingWriter(_text_stream(1, sys.stdout), urls=False, is_stdout=True, closed=1 in closed)
     if not isinstance(sys.stderr, RedactingWriter):
         sys.stderr = RedactingWriter(_text_stream(2, sys.stderr), urls=True, is_stdout=False)
 

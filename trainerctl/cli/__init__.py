@@ -133,6 +133,14 @@ def _unexpected(exc: Exception) -> int:
     if isinstance(exc, RecursionError):  # input nested so deep that a walk over it gave up
         print_error("the input is nested too deeply to process")
         return EXIT_BAD_INPUT
+    if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, ConnectionError)):
+        # A path that is not what it should be (too long, a symlink loop, no permission, ...)
+        # reached a reader that does not name its own flag: still one line, exit 2.
+        from trainerctl.bounded_read import os_problem, shown_path
+
+        where = shown_path(str(exc.filename)) if exc.filename else "a file"
+        print_error(f"{where}: {os_problem(exc)}")
+        return EXIT_BAD_INPUT
     if isinstance(exc, MemoryError):
         print_error("out of memory (an input larger than this machine can hold?)")
         return EXIT_FAILED

@@ -21,8 +21,11 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def _kustomization_file(directory: Path) -> Path | None:
     for name in _KUSTOMIZATION_NAMES:
-        if (directory / name).is_file():
-            return directory / name
+        try:
+            if (directory / name).is_file():
+                return directory / name
+        except OSError:  # a path too long, a loop: not a kustomization we can use
+            return None
     return None
 
 

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainerctl.bounded_read import read_input
+from trainerctl.bounded_read import os_problem, read_input, shown_path
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.redact import strip_userinfo
 from trainerctl.safe_write import write_atomic
@@ -216,12 +216,15 @@ def resolve_source(
 
 def local_source(path: Path) -> SourceTree:
     """A local checkout: the repository root (holding manifests/) or the manifests dir itself."""
-    path = Path(path).resolve()
-    manifests = path / "manifests" if (path / "manifests").is_dir() else path
-    if not manifests.is_dir():
-        from trainerctl.errors import InputError
-
-        raise InputError(f"--source {path}: not a directory")
+    try:
+        path = Path(path).resolve()
+        manifests = path / "manifests" if (path / "manifests").is_dir() else path
+        is_dir = manifests.is_dir()
+    except (OSError, RuntimeError) as exc:  # too long, a symlink loop
+        problem = os_problem(exc) if isinstance(exc, OSError) else "a symlink loop"
+        raise InputError(f"--source {shown_path(str(path))}: {problem}") from None
+    if not is_dir:
+        raise InputError(f"--source {shown_path(str(path))}: not a directory")
     return SourceTree(manifests, None, None, _head_commit(path), None)
 
 
