@@ -37,6 +37,8 @@ _HIDE_USER_SCHEMES = ("http://", "https://")
 
 def _forms(value: str) -> set[str]:
     """The ways a value can appear in text: as is, per line, JSON- or repr-escaped, base64."""
+    if len(value.strip()) < MIN_LENGTH:
+        return set()
     forms = {value, value.strip()}
     for line in value.splitlines():
         forms.add(line.strip())

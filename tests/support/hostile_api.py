@@ -297,3 +297,82 @@ class HostileServer:
                 return self._json(h, 200, {"major": ["1"], "minor": {"x": 1}})
             return self._json(h, 200, {"kind": "List", "items": "not-a-list", "metadata": []})
         raise AssertionError(mode)
+
+
+class MutatingProxy:
+    """An https proxy in front of a real API server that corrupts its JSON answers: with
+    probability `rate`, one value somewhere in an answer is replaced by a value of another type
+    (null, a number, a string, a list, a mapping). Seeded, so a failure can be replayed."""
+
+    def __init__(self, upstream: str, upstream_ca: bytes, token: str, *, seed: int, rate: float = 0.3,
+                 spare_discovery: bool = False):
+        import random
+        import urllib.request
+
+        self._rng = random.Random(seed)
+        self._rate = rate
+        self._spare_discovery = spare_discovery  # let discovery through, to corrupt what comes later
+        self._lock = threading.Lock()
+        self.mutations: list[str] = []
+        ctx = ssl.create_default_context(cadata=upstream_ca.decode())
+        opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))
+        outer = self
+        self._server = HostileServer("healthy", tls=True)
+
+        def handle(h, body: bytes) -> None:
+            req = urllib.request.Request(upstream + h.path, data=body or None, method=h.command)
+            for name in ("Accept", "Content-Type"):
+                if h.headers.get(name):
+                    req.add_header(name, h.headers[name])
+            req.add_header("Authorization", f"Bearer {token}")
+            try:
+                resp = opener.open(req, timeout=60)
+                status, data, ctype = resp.status, resp.read(), resp.headers.get("Content-Type", "")
+            except urllib.error.HTTPError as exc:
+                status, data, ctype = exc.code, exc.read(), exc.headers.get("Content-Type", "")
+            if data and "json" in ctype:
+                data = outer._mutate(h.path, data)
+            self._server._send(h, status, data, ctype or "application/json")
+
+        self._server._healthy = handle
+        self.url, self.ca_pem = self._server.url, self._server.ca_pem
+        self.kubeconfig = self._server.kubeconfig
+
+    def _mutate(self, path: str, data: bytes) -> bytes:
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return data
+        bare = path.split("?", 1)[0].rstrip("/")
+        if self._spare_discovery and (bare in ("/api", "/apis", "/version") or bare.count("/") <= 3 and
+                                      bare.startswith(("/api/", "/apis/")) and "namespaces" not in bare
+                                      and doc.get("kind") == "APIResourceList"):
+            return data
+        with self._lock:
+            if self._rng.random() >= self._rate:
+                return data
+            nodes = []
+            stack = [(doc, "")]
+            while stack:
+                node, where = stack.pop()
+                items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+                for key, child in items:
+                    nodes.append((node, key, f"{where}.{key}"))
+                    if isinstance(child, (dict, list)) and len(nodes) < 20000:
+                        stack.append((child, f"{where}.{key}"))
+            if not nodes:
+                return data
+            parent, key, where = self._rng.choice(nodes)
+            value = self._rng.choice([None, 7, -1, "x", [], {}, True, [1, "a"], {"k": None}])
+            parent[key] = value
+            self.mutations.append(f"{path}: {where} = {value!r}")
+        return json.dumps(doc).encode()
+
+    def close(self) -> None:
+        self._server.close()
+
+    def __enter__(self) -> "MutatingProxy":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
