@@ -32,16 +32,23 @@ class ParamsEnv:
 
     @classmethod
     def parse(cls, text: str, source: str = "params.env") -> "ParamsEnv":
+        # Lines end at "\n" only, as kustomize's line scanner sees them (str.splitlines would also
+        # split at \x1c, \u2028, ... inside a value, and render() would then change the file).
+        pieces = text.split("\n")
+        trailing = pieces[-1] == ""
+        if trailing:
+            pieces.pop()
         lines = []
-        for raw in text.splitlines():
-            stripped = raw.lstrip()
+        for raw in pieces:
+            line = raw[:-1] if raw.endswith("\r") else raw  # the scanner drops a line's \r
+            stripped = line.lstrip()
             if not stripped or stripped.startswith("#"):
                 lines.append(_Line(raw))
                 continue
             key, sep, value = stripped.partition("=")
             # A line without "=" makes kustomize read the value from its own environment.
             lines.append(_Line(raw, key, value if sep else None))
-        return cls(lines, text.endswith("\n") or not text, source)
+        return cls(lines, trailing, source)
 
     @classmethod
     def load(cls, path: Path) -> "ParamsEnv":
@@ -70,7 +77,8 @@ class ParamsEnv:
         for ln in self.lines:
             if ln.key == key:
                 indent = ln.raw[: len(ln.raw) - len(ln.raw.lstrip())]
-                ln.value, ln.raw, found = value, f"{indent}{key}={value}", True
+                ending = "\r" if ln.raw.endswith("\r") else ""
+                ln.value, ln.raw, found = value, f"{indent}{key}={value}{ending}", True
         return found
 
     def render(self) -> str:
