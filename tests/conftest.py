@@ -1,4 +1,5 @@
-"""Session fixtures shared by all tests: ../shared upstream data and the real test cluster."""
+"""Fixtures shared by all tests: ../shared upstream data and the real test clusters; the support
+modules' fixtures are registered here, so test modules never import fixtures (or each other)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ import secrets
 from pathlib import Path
 
 import pytest
+
+from tests.support.cluster import env  # noqa: F401 (a fresh API server per test)
+from tests.support.e2e import api, tctl  # noqa: F401 (trainerctl and the API of the e2e cluster)
+from tests.support.render import mirrors, remotes, upstream  # noqa: F401 (git mirrors, remote resources)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = ROOT.parent / "shared"
@@ -49,11 +54,12 @@ def _check_tested_package() -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Tests that use a cluster are marked automatically so `-m "not cluster"` (or `-m "not e2e"`)
-    # deselects them.
+    # One rule marks what needs a cluster, so `-m "not cluster"` (or `-m "not e2e"`) deselects it:
+    # every fixture that starts an API server needs `cluster_binaries`, and fixturenames holds a
+    # test's whole fixture closure.
     for item in items:
         names = getattr(item, "fixturenames", ())
-        if "test_cluster" in names or "e2e_cluster" in names:
+        if "cluster_binaries" in names:
             item.add_marker(pytest.mark.cluster)
         if "e2e_cluster" in names:
             item.add_marker(pytest.mark.e2e)
@@ -81,19 +87,23 @@ def shared_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
-def test_cluster():
-    """A started etcd + kube-apiserver (tests.testenv.cluster.TestCluster), stopped at session end.
-
-    Skips when Go or the binaries are unavailable (fails under CI=true).
-    """
+def cluster_binaries() -> Path:
+    """The base test cluster's binaries (built once into the cache); skips when Go is missing
+    (fails under CI=true). Every fixture that starts an API server depends on it."""
     from tests.testenv.build import BuildError, ensure_binaries
-    from tests.testenv.cluster import TestCluster
 
     try:
-        bin_dir = ensure_binaries()
+        return ensure_binaries()
     except BuildError as exc:
         _unavailable(f"test cluster unavailable: {exc}")
-    cluster = TestCluster(bin_dir=bin_dir, keep_workdir=_env_true("TRAINERCTL_TESTENV_KEEP"))
+
+
+@pytest.fixture(scope="session")
+def test_cluster(cluster_binaries):
+    """A started etcd + kube-apiserver (tests.testenv.cluster.TestCluster), stopped at session end."""
+    from tests.testenv.cluster import TestCluster
+
+    cluster = TestCluster(bin_dir=cluster_binaries, keep_workdir=_env_true("TRAINERCTL_TESTENV_KEEP"))
     cluster.start()
     try:
         yield cluster
@@ -119,22 +129,22 @@ def namespace(test_cluster) -> str:
 
 
 @pytest.fixture(scope="session")
-def e2e_cluster():
+def e2e_cluster(cluster_binaries):
     """One e2e cluster for the session (tests.testenv.e2e.E2ECluster): kube-apiserver, controller
     manager, scheduler, kwok nodes, the service proxy and the process kubelet that runs the real
     Trainer and JobSet controllers. Tests share it, so each installs into its own namespaces or
-    cleans up what it installs cluster-wide (see tests/e2e_support.py).
+    cleans up what it installs cluster-wide (see tests/support/e2e.py).
 
     Skips when Go, root or `ip` is missing (fails under CI=true).
     """
-    from tests.testenv.build import BuildError, ensure_binaries, ensure_e2e_binaries
+    from tests.testenv.build import BuildError, ensure_e2e_binaries
     from tests.testenv.e2e import E2ECluster, missing_prerequisites
 
     reason = missing_prerequisites()
     if reason:
         _unavailable(reason)
     try:
-        bin_dir, e2e_bin_dir = ensure_binaries(), ensure_e2e_binaries()
+        bin_dir, e2e_bin_dir = cluster_binaries, ensure_e2e_binaries()
     except BuildError as exc:
         _unavailable(f"e2e cluster unavailable: {exc}")
     cluster = E2ECluster(bin_dir=bin_dir, e2e_bin_dir=e2e_bin_dir, keep_workdir=_env_true("TRAINERCTL_TESTENV_KEEP"))

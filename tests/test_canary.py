@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.hostile_api import HostileServer
+from tests.support.hostile_api import HostileServer, self_signed
 
 CANARIES = {
     "token": "canary-inline-token-7d1f0e2a9b",
@@ -31,12 +31,6 @@ CANARIES = {
 def _entry() -> list[str]:
     exe = shutil.which("trainerctl", path=os.path.dirname(sys.executable))
     return [exe] if exe else [sys.executable, "-m", "trainerctl"]
-
-
-def _key_pem() -> tuple[bytes, bytes]:
-    from tests.test_cli import _client_cert
-
-    return _client_cert()
 
 
 def _inputs(root: Path, server: HostileServer, key: bytes, cert: bytes) -> dict[str, Path]:
@@ -95,7 +89,7 @@ def _forms(secret: str) -> list[str]:
 
 
 def test_no_credential_is_printed_or_written_anywhere(tmp_path):
-    cert, key = _key_pem()
+    cert, key = self_signed()
     canaries = dict(CANARIES, **{"client key": key.decode().split("-----")[2].strip().splitlines()[1]})
     runs: list[tuple[list[str], subprocess.CompletedProcess]] = []
     home, cache, tmp = tmp_path / "home", tmp_path / "cache", tmp_path / "tmp"

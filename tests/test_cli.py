@@ -352,7 +352,7 @@ def test_no_credential_file_outlives_the_command(tmp_path, how):
             started = time.monotonic()
         out, err = proc.communicate(timeout=60)
         if how is not None:  # the request in flight is aborted: no waiting for the silent server
-            assert time.monotonic() - started < 5
+            assert time.monotonic() - started < 10  # the grace period (5 s) plus a loaded machine
     finally:
         server.close()
     assert proc.returncode == (130 if how else 3), err

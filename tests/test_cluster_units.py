@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from trainerctl.cluster.apply import conflict_message
-from trainerctl.cluster.client import ApiError
-from trainerctl.cluster.discovery import Resource
-from trainerctl.cluster.objects import Ref, body_hash, prepare
-from trainerctl.cluster.preflight import check_upgrade_path
-from trainerctl.cluster.stages import WebhookRules, stage_of
-from trainerctl.cluster.takeover import migrated_managed_fields
+from trainerctl.cluster.engine.apply import conflict_message
+from trainerctl.cluster.engine.client import ApiError
+from trainerctl.cluster.engine.discovery import Resource
+from trainerctl.cluster.engine.objects import Ref, body_hash, prepare
+from trainerctl.cluster.trainer.preflight import check_upgrade_path
+from trainerctl.cluster.engine.stages import WebhookRules
+from trainerctl.cluster.trainer.policy import LEGACY_MANAGERS, STAGES
+from trainerctl.cluster.engine.fields import migrated_managed_fields
 from trainerctl.errors import PreflightError
 
 SECRET = Resource("", "v1", "Secret", "secrets", True)
@@ -41,10 +42,10 @@ def test_body_hash_depends_on_content_and_field_manager():
 def test_stages_put_webhook_intercepted_kinds_last():
     rules = WebhookRules.from_objects([{"kind": "ValidatingWebhookConfiguration", "webhooks": [
         {"rules": [{"apiGroups": ["trainer.kubeflow.org"], "resources": ["clustertrainingruntimes"]}]}]}])
-    assert stage_of("ClusterTrainingRuntime", "trainer.kubeflow.org", "clustertrainingruntimes", rules) == "admitted"
-    assert stage_of("PodMonitor", "monitoring.coreos.com", "podmonitors", rules) == "config"
-    assert stage_of("Deployment", "apps", "deployments", rules) == "workloads"
-    assert stage_of("CustomResourceDefinition", "apiextensions.k8s.io", "customresourcedefinitions", rules) == "crds"
+    assert STAGES.stage_of("ClusterTrainingRuntime", "trainer.kubeflow.org", "clustertrainingruntimes", rules) == "admitted"
+    assert STAGES.stage_of("PodMonitor", "monitoring.coreos.com", "podmonitors", rules) == "config"
+    assert STAGES.stage_of("Deployment", "apps", "deployments", rules) == "workloads"
+    assert STAGES.stage_of("CustomResourceDefinition", "apiextensions.k8s.io", "customresourcedefinitions", rules) == "crds"
 
 
 def test_takeover_merges_legacy_field_sets_into_our_apply_entry():
@@ -56,11 +57,11 @@ def test_takeover_merges_legacy_field_sets_into_our_apply_entry():
         {"manager": "kubectl", "operation": "Update", "subresource": "scale", "apiVersion": "v1",
          "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}}},
     ]
-    fields, names = migrated_managed_fields(managed, "trainerctl", "v1")
+    fields, names = migrated_managed_fields(managed, "trainerctl", "v1", LEGACY_MANAGERS)
     assert names == ["kubectl-client-side-apply"]
     assert [e["manager"] for e in fields] == ["trainerctl", "kubectl"]  # the scale entry stays
     assert fields[0]["fieldsV1"] == {"f:data": {"f:a": {}, "f:b": {}}, "f:metadata": {"f:labels": {"f:x": {}}}}
-    assert migrated_managed_fields(fields, "trainerctl", "v1") is None
+    assert migrated_managed_fields(fields, "trainerctl", "v1", LEGACY_MANAGERS) is None
 
 
 def test_conflict_message_names_the_manager_and_fields():
@@ -99,6 +100,6 @@ def _deployment(**status) -> dict:
     ({"conditions": []}, "Available=unset (no Available condition)"),
 ])
 def test_a_deployment_is_ready_only_once_no_old_replica_runs(status, why):
-    from trainerctl.cluster.wait import deployment_is_available
+    from trainerctl.cluster.engine.wait import deployment_is_available
 
     assert deployment_is_available(_deployment(**status)) == (not why, why)

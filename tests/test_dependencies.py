@@ -1,4 +1,4 @@
-"""Preflight and status check JobSet the way the Go operator does (issue 11, acceptance 4).
+"""Preflight and status check JobSet the way the Go operator does.
 
 On the test cluster the OpenShift and OLM APIs are CRDs: `image.openshift.io` ImageStream (how
 trainerctl detects OpenShift), OLM's `OperatorCondition` (operators.coreos.com/v2) and the JobSet
@@ -14,8 +14,8 @@ import time
 
 import yaml
 
-from tests.test_cluster_support import apply_raw, env, jobset_crd, odh_objects, podmonitor_crd  # noqa: F401
-from trainerctl.cluster import dependencies
+from tests.support.cluster import apply_raw, jobset_crd, odh_objects, podmonitor_crd
+from trainerctl.cluster.trainer import dependencies
 
 ODH_NS = "opendatahub"
 OLM_NS = "openshift-jobset-operator"
@@ -135,7 +135,7 @@ class _CrdCluster:
         self.crd, self.paths = crd, []
 
     def request(self, method: str, path: str, **_):
-        from trainerctl.cluster.client import ApiError
+        from trainerctl.cluster.engine.client import ApiError
 
         self.paths.append(path)
         if self.crd is None:

@@ -1,4 +1,4 @@
-"""Acceptance 9: --dry-run and diff write nothing; diff exits 1 on drift, 0 after a re-install."""
+"""--dry-run and diff write nothing; diff exits 1 on drift, 0 after a re-install."""
 
 from __future__ import annotations
 
@@ -7,16 +7,15 @@ import time
 import pytest
 import yaml
 
-from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
-from tests.test_install import ODH_NS, live_objects
-from trainerctl.cluster.client import ApiError
+from tests.support.cluster import FakeController, ODH_NS, live_objects, odh_objects, prepare_cluster_for_odh
+from trainerctl.cluster.engine.client import ApiError
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
 
 def all_resource_versions(env) -> dict[str, str]:
     """resourceVersion of every object of every listable type: proves nothing was written."""
-    from trainerctl.cluster.client import object_path
-    from trainerctl.cluster.discovery import Discovery
+    from trainerctl.cluster.engine.client import object_path
+    from trainerctl.cluster.engine.discovery import Discovery
 
     out = {}
     for res in Discovery(env.cluster).all_resources():

@@ -1,4 +1,4 @@
-"""Issue 9: after `trainerctl install`, the real Trainer and JobSet controllers run TrainJobs.
+"""After `trainerctl install`, the real Trainer and JobSet controllers run TrainJobs.
 
 Every test here runs on one e2e cluster per session (tests/testenv/e2e.py): kube-apiserver,
 kube-controller-manager, kube-scheduler, three kwok nodes, and the real controllers, built from the
@@ -19,28 +19,8 @@ import time
 import pytest
 
 from tests.support import e2e as h
-from tests.support.e2e import KF_NS, TRAINER
+from tests.support.e2e import JOBS_NS, KF_NS, TRAINER
 from tests.testenv.api import ApiError
-
-JOBS_NS = "e2e-jobs"
-
-
-@pytest.fixture(scope="module")
-def tctl(e2e_cluster, shared_dir, tmp_path_factory):
-    from tests.support import remotes
-
-    work = tmp_path_factory.mktemp("e2e")
-    served = remotes.start(shared_dir, work)
-    try:
-        yield h.Trainerctl(str(e2e_cluster.admin_kubeconfig), shared_dir, served.mirrors[:1], work)
-    finally:
-        served.stop()
-
-
-@pytest.fixture(scope="module")
-def api(e2e_cluster):
-    return e2e_cluster.api()
-
 
 @pytest.fixture(scope="module")
 def fresh_install(tctl, api):
@@ -155,18 +135,11 @@ def _evict(api, namespace: str, pod: str):
                        {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod, "namespace": namespace}})
 
 
-TRAINER_PODS = "app.kubernetes.io/name=trainer,app.kubernetes.io/component=manager"
-
-
-def _trainer_pods(api) -> list[dict]:
-    return [p for p in h.pods(api, KF_NS, TRAINER_PODS) if not p["metadata"].get("deletionTimestamp")]
-
-
 def test_5_ha_spreads_replicas_respects_the_pdb_and_survives_losing_the_leader(fresh_install, tctl, api, e2e_cluster):
     report = tctl.install("v2.3.0", "--ha")
     assert report["summary"].get("failed", 0) == 0
     h.wait_for("2 available trainer replicas", lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT, 2))
-    running = _trainer_pods(api)
+    running = h.trainer_pods(api)
     assert len(running) == 2 and len({p["spec"]["nodeName"] for p in running}) == 2, \
         [(p["metadata"]["name"], p["spec"].get("nodeName")) for p in running]
 
@@ -179,14 +152,14 @@ def test_5_ha_spreads_replicas_respects_the_pdb_and_survives_losing_the_leader(f
         _evict(api, KF_NS, running[1]["metadata"]["name"])
     assert refused.value.status == 429 and "disruption budget" in refused.value.body
     h.wait_for("2 available trainer replicas again",
-               lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT, 2) and len(_trainer_pods(api)) == 2)
+               lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT, 2) and len(h.trainer_pods(api)) == 2)
 
     # Two real controller processes, one leader: kill the leader's process.
     lease_path = f"/apis/coordination.k8s.io/v1/namespaces/{KF_NS}/leases/trainer.kubeflow.org"
 
     def current_leader():  # controller-runtime's identity: "<hostname>_<uuid>", the hostname the pod's name
         holder = (api.get_or_none(lease_path) or {}).get("spec", {}).get("holderIdentity") or ""
-        return next((p["metadata"]["name"] for p in _trainer_pods(api) if holder.startswith(p["metadata"]["name"] + "_")),
+        return next((p["metadata"]["name"] for p in h.trainer_pods(api) if holder.startswith(p["metadata"]["name"] + "_")),
                     None)
 
     leader_pod = h.wait_for("one of the two running replicas to hold the lease", current_leader, timeout=60)
@@ -260,38 +233,17 @@ def _runtime_patch(seconds: int) -> dict:
 IMMUTABLE_UPDATES = {_TGPS: (_runtime_patch(30), _runtime_patch(31))}
 
 
-def _cleanup_trainer(tctl, api, namespaces=(KF_NS, JOBS_NS)) -> None:
-    """What test 6 proves works: uninstall with CRDs, then the namespaces go."""
-    if api.get_or_none("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org") is None \
-            and all(api.get_or_none(f"/api/v1/namespaces/{ns}") is None for ns in namespaces):
-        return
-    tctl.run("uninstall", "-n", KF_NS, "--delete-crds", "--yes")
-    for ns in namespaces:
-        try:
-            api.request("DELETE", f"/api/v1/namespaces/{ns}")
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-    for ns in namespaces:
-        h.wait_for(f"namespace {ns} to be deleted", lambda ns=ns: api.get_or_none(f"/api/v1/namespaces/{ns}") is None,
-                   timeout=120)
-
-
 @pytest.fixture
 def clean_slate(tctl, api):
     """No Trainer before the test (whatever an earlier failure left) and none after it."""
-    _cleanup_trainer(tctl, api)
+    h.cleanup_trainer(tctl, api)
     yield
-    _cleanup_trainer(tctl, api)
-
-
-def _patch(api, path: str, body: dict) -> dict:
-    return api.request("PATCH", path, body, content_type="application/merge-patch+json")
+    h.cleanup_trainer(tctl, api)
 
 
 def test_4_upgrade_from_v2_2_0_keeps_trainjobs_and_enforces_new_immutability_rules(clean_slate, tctl, api):
     tctl.install("v2.2.0")
-    pod = _trainer_pods(api)[0]
+    pod = h.trainer_pods(api)[0]
     assert pod["status"]["containerStatuses"][0]["imageID"] == "testenv-binary://trainer-controller-manager@v2.2.0"
     h.create_namespace(api, JOBS_NS)
     h.create_trainjob(api, h.trainjob("e2e-v22-done", JOBS_NS))
@@ -307,7 +259,7 @@ def test_4_upgrade_from_v2_2_0_keeps_trainjobs_and_enforces_new_immutability_rul
     report = tctl.install("v2.3.0")
     assert report["summary"].get("failed", 0) == 0
     h.wait_for("the v2.3.0 binary to run the trainer pod", lambda: [
-        p for p in _trainer_pods(api)
+        p for p in h.trainer_pods(api)
         if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == "testenv-binary://trainer-controller-manager@v2.3.0"
         and h.condition(p, "Ready") == "True"])
     assert {j["metadata"]["name"] for j in _trainjobs(api, JOBS_NS)} >= {"e2e-v22-done", "e2e-v22-suspended"}
@@ -319,17 +271,10 @@ def test_4_upgrade_from_v2_2_0_keeps_trainjobs_and_enforces_new_immutability_rul
         body["spec"].update(before)
         h.create_trainjob(api, body)
         with pytest.raises(ApiError) as refused:
-            _patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-immutable-{i}", {"spec": changed})
+            h.merge_patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-immutable-{i}", {"spec": changed})
         assert refused.value.status == 422 and finding["message"] in refused.value.body, refused.value.body
-    _patch(api, job_path, {"spec": {"suspend": False}})
+    h.merge_patch(api, job_path, {"spec": {"suspend": False}})
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-v22-suspended")
-
-
-def _runtime_copy(tctl, version: str, name: str) -> dict:
-    base = next(o for o in tctl.render(version, "--component", "runtimes") if o["metadata"]["name"] == "torch-distributed")
-    out = copy.deepcopy(base)
-    out["metadata"]["name"] = name
-    return out
 
 
 # The real v2.2.0 controller's finalizer judges prune: a runtime a suspended TrainJob still
@@ -339,7 +284,7 @@ def test_7_upgrade_prunes_a_runtime_only_finished_jobs_used_and_keeps_one_a_susp
     import yaml
 
     rendered = tctl.render("v2.2.0")
-    extra = [_runtime_copy(tctl, "v2.2.0", "e2e-old-finished"), _runtime_copy(tctl, "v2.2.0", "e2e-old-pending")]
+    extra = [h.runtime_copy(tctl, "v2.2.0", "e2e-old-finished"), h.runtime_copy(tctl, "v2.2.0", "e2e-old-pending")]
     manifest = tmp_path / "v2.2.0-plus.yaml"
     manifest.write_text(yaml.safe_dump_all(rendered + extra))
     tctl.run("install", "-f", str(manifest), "-n", KF_NS, "--timeout", str(h.INSTALL_TIMEOUT))
@@ -366,5 +311,5 @@ def test_7_upgrade_prunes_a_runtime_only_finished_jobs_used_and_keeps_one_a_susp
     assert not kept["metadata"].get("deletionTimestamp")
     # Stripped once no v2.2.0 controller runs any more (it would put the finalizer back).
     assert legacy not in (kept["metadata"].get("finalizers") or []), kept["metadata"]
-    _patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-pending", {"spec": {"suspend": False}})
+    h.merge_patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-pending", {"spec": {"suspend": False}})
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-pending")

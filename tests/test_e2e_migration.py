@@ -1,4 +1,4 @@
-"""Issue 11 on the e2e cluster: hand-over from the Go operator, judged by the real controllers.
+"""The hand-over from the Go operator on the e2e cluster, judged by the real controllers.
 
 tests/test_migration.py proves the hand-over on the base test cluster, where a stand-in plays the
 deployment controller, the operator's pod and the garbage collector. Here the real
@@ -19,14 +19,13 @@ import json
 import pytest
 
 from tests.support import e2e as h
-from tests.support.e2e import KF_NS, TRAINER
+from tests.support.e2e import JOBS_NS, KF_NS, TRAINER
 from tests.support.fake_operator import (CR_PATH, DEPLOY_PATH, GROUP, MANAGER, OPERATOR_NS, FakeOperator,
                                          as_operator_applied, established, labelled, operator_apply,
                                          operator_deployment, trainer_crd)
-from tests.test_e2e import JOBS_NS, _cleanup_trainer, _patch, _runtime_copy, _trainer_pods, api, tctl  # noqa: F401
 from tests.testenv.api import ApiError
-from trainerctl.cluster.go_operator import CLEANUP_FINALIZER, TRAINER_CR
-from trainerctl.cluster.objects import LEGACY_FINALIZER
+from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, TRAINER_CR
+from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
 
 FINISHED = "e2e-operator-finished"  # only a finished TrainJob used it: pruned
 PENDING = "e2e-operator-pending"  # a suspended TrainJob references it: kept
@@ -45,7 +44,7 @@ def _remove_operator(api) -> None:
                 raise
 
     gone(api.request, "DELETE", DEPLOY_PATH)
-    gone(_patch, api, CR_PATH, {"metadata": {"finalizers": None}})  # its cleanup must not run
+    gone(h.merge_patch, api, CR_PATH, {"metadata": {"finalizers": None}})  # its cleanup must not run
     for path in (CR_PATH, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainers.{GROUP}",
                  f"/api/v1/namespaces/{OPERATOR_NS}"):
         gone(api.request, "DELETE", path)
@@ -56,15 +55,15 @@ def _remove_operator(api) -> None:
 @pytest.fixture
 def operator_slate(tctl, api):
     _remove_operator(api)
-    _cleanup_trainer(tctl, api)
+    h.cleanup_trainer(tctl, api)
     yield
     _remove_operator(api)
-    _cleanup_trainer(tctl, api)
+    h.cleanup_trainer(tctl, api)
 
 
 def _operator_install(cluster, api, tctl) -> dict:
     """The operator's API, its running Deployment, its CR, and its install of Trainer v2.2.0."""
-    from tests.test_cluster_support import apply_raw
+    from tests.support.cluster import apply_raw
 
     apply_raw(cluster, trainer_crd(), "olm")
     h.wait_for("the Trainer CRD", lambda: established(cluster, f"trainers.{GROUP}"))
@@ -79,13 +78,13 @@ def _operator_install(cluster, api, tctl) -> dict:
     # Its ensureNamespace: the app namespace, labelled.
     api.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {
         "name": KF_NS, "labels": {"platform.opendatahub.io/part-of": "trainer"}}})
-    objects = tctl.render("v2.2.0") + [_runtime_copy(tctl, "v2.2.0", FINISHED), _runtime_copy(tctl, "v2.2.0", PENDING)]
+    objects = tctl.render("v2.2.0") + [h.runtime_copy(tctl, "v2.2.0", FINISHED), h.runtime_copy(tctl, "v2.2.0", PENDING)]
     operator_apply(cluster, KF_NS, as_operator_applied(objects, cr), timeout=h.INSTALL_TIMEOUT)
     return cr
 
 
 def test_8_hand_over_from_the_operator_keeps_what_trainjobs_need_under_the_real_controllers(operator_slate, tctl, api):
-    from trainerctl.cluster.client import connect
+    from trainerctl.cluster.engine.client import connect
 
     cluster = connect(tctl.kubeconfig)
     with FakeOperator(cluster, KF_NS) as operator:
@@ -135,12 +134,12 @@ def test_8_hand_over_from_the_operator_keeps_what_trainjobs_need_under_the_real_
     # The v2.3.0 controller runs; no kept runtime has the legacy finalizer; the suspended job,
     # resumed, completes on the runtime the hand-over kept for it.
     h.wait_for("the v2.3.0 binary to run the trainer pod", lambda: [
-        p for p in _trainer_pods(api)
+        p for p in h.trainer_pods(api)
         if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == V23 and h.condition(p, "Ready") == "True"])
     for item in api.request("GET", CTR)["items"]:
         assert LEGACY_FINALIZER not in (item["metadata"].get("finalizers") or []), item["metadata"]["name"]
     assert api.get_or_none(f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-op-finished") is not None
-    _patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-op-pending", {"spec": {"suspend": False}})
+    h.merge_patch(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-op-pending", {"spec": {"suspend": False}})
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-op-pending")
 
     # What the operator owned is trainerctl's now.

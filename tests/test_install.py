@@ -1,4 +1,4 @@
-"""Acceptance 1 and 2: fresh installs with honest waits, time-outs, no-op re-installs."""
+"""Fresh installs with honest waits, time-outs, no-op re-installs."""
 
 from __future__ import annotations
 
@@ -9,31 +9,9 @@ import time
 import pytest
 import yaml
 
-from tests.test_cluster_support import FakeController, env, kubeflow_objects, odh_objects, prepare_cluster_for_odh  # noqa: F401
+from tests.support.cluster import FakeController, kubeflow_objects, odh_objects, prepare_cluster_for_odh, KF_NS, ODH_NS, live_objects, managers
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 from trainerctl.errors import EXIT_TIMEOUT
-
-ODH_NS = "opendatahub"
-KF_NS = "kubeflow-system"
-
-
-def live_objects(env, report) -> dict[str, dict]:
-    """Every object the report names, read back from the API server."""
-    from trainerctl.cluster.discovery import Discovery
-    from trainerctl.cluster.client import object_path
-
-    disc = Discovery(env.cluster)
-    out = {}
-    for o in report.objects:
-        res = disc.preferred(o.group, o.kind)
-        path = object_path(res.group, res.version, res.resource, o.namespace or None, o.name)
-        out[f"{o.group}/{o.kind}/{o.namespace}/{o.name}"] = env.get(path)
-    return out
-
-
-def managers(obj: dict) -> set[str]:
-    return {e["manager"] for e in obj["metadata"].get("managedFields") or [] if e.get("operation") == "Apply"}
-
 
 def test_fresh_odh_install_waits_for_controller_then_admits_runtimes(env):
     prepare_cluster_for_odh(env.cluster)
@@ -173,7 +151,7 @@ def test_ctrl_c_stops_cleanly_and_says_what_was_applied(env):
 
 def test_cli_renders_rhoai_with_our_runtimes_installs_and_reinstalls_as_noop(env, capsys, tmp_path, monkeypatch):
     """`trainerctl install --source CHECKOUT`: the full pipeline, render included, against the cluster."""
-    from tests.test_cluster_support import require_shared
+    from tests.support.cluster import require_shared
     from trainerctl.cli import main
     from trainerctl.render import RenderOptions, render
 
@@ -198,7 +176,7 @@ def test_cli_renders_rhoai_with_our_runtimes_installs_and_reinstalls_as_noop(env
     assert st["trainerVersion"] == "2.1.0" and st["summary"] == {"present": len(rendered) + 1}
     assert st["releases"] == [{"name": "Kubeflow Trainer", "version": "2.1.0",
                                "repoUrl": "https://github.com/kubeflow/trainer"}]
-    # A local source is named by its path (issue 10: not `?`).
+    # A local source is named by its path, never `?`.
     assert st["source"]["path"] == str(checkout / "manifests")
     assert main(["status", "--kubeconfig", env.kubeconfig]) == 0
     assert capsys.readouterr().out.startswith(f"source: {checkout / 'manifests'} (local checkout, overlay rhoai)")

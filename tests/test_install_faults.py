@@ -1,4 +1,4 @@
-"""Acceptance 7 and 8: a forbidden user gets a clear line; an API server outage mid-install converges."""
+"""A forbidden user gets a clear line; an API server outage mid-install converges."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import time
 
 import yaml
 
-from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
-from tests.test_install import ODH_NS
+from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_cluster_for_odh
 from trainerctl.cluster.diff import diff
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
@@ -71,7 +70,7 @@ def test_api_server_outage_mid_install_then_rerun_converges(env):
         # Exactly what a clean install makes: nothing to change, nothing extra, inventory complete.
         result = diff(objects, cluster=env.cluster, namespace=ODH_NS)
         assert not result.drift and not result.errors
-    from trainerctl.cluster import inventory
+    from trainerctl.cluster.engine import inventory
 
     inv = inventory.read(env.cluster, ODH_NS)
     assert inv.complete and len(inv.entries) == len(objects) + 1

@@ -1,4 +1,4 @@
-"""Acceptance 4 and 5: other managers' fields survive; conflicts are named; takeovers migrate fields."""
+"""Other managers' fields survive; conflicts are named; takeovers migrate fields."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ import time
 import pytest
 import yaml
 
-from tests.test_cluster_support import (  # noqa: F401
-    CERT_ROTATOR, FakeController, apply_raw, env, odh_objects, prepare_cluster_for_odh)
+from tests.support.cluster import CERT_ROTATOR, FakeController, ODH_NS, apply_raw, odh_objects, prepare_cluster_for_odh
 from tests.support.kubectl import kubectl_binary
-from tests.test_install import ODH_NS
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
 VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/validator.trainer.kubeflow.org"

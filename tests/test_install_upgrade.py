@@ -1,13 +1,10 @@
-"""Acceptance 3: upgrades prune what the new render dropped, and only that; selector changes recreate."""
+"""Upgrades prune what the new render dropped, and only that; selector changes recreate."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.test_cluster_support import (  # noqa: F401
-    OWNER, FakeController, env, kubeflow_objects, odh_objects, prepare_cluster_for_odh)
-from tests.test_install import KF_NS, ODH_NS, live_objects
-from tests.test_uninstall import CTR, user_trainjob
+from tests.support.cluster import CTR, FakeController, KF_NS, ODH_NS, OWNER, kubeflow_objects, live_objects, odh_objects, prepare_cluster_for_odh, user_trainjob
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 from trainerctl.errors import EXIT_PREFLIGHT
 
@@ -61,7 +58,7 @@ def test_odh_upgrade_prunes_only_what_it_applied_and_recreates_on_selector_chang
     live = live_objects(env, report)
     assert {k for k, v in live.items() if v is not None and not k.endswith(tuple(pruned))} == \
         {k for k in live if not k.endswith(tuple(pruned))}
-    from trainerctl.cluster import inventory
+    from trainerctl.cluster.engine import inventory
 
     inv = inventory.read(env.cluster, ODH_NS)
     assert inv.source == {"ref": "odh-3.5.0"} and inv.complete

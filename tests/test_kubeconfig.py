@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.hostile_api import HostileServer
+from tests.support.hostile_api import HostileServer, self_signed
 from trainerctl import redact
 from trainerctl.cluster.engine import kubeconfig as kc
 from trainerctl.cluster.engine.credentials import Credentials
@@ -66,7 +66,7 @@ def test_kubeconfig_lists_merge_first_file_wins(tmp_path, monkeypatch):
 
 def test_relative_paths_are_relative_to_the_file_that_holds_them(tmp_path, monkeypatch):
     (tmp_path / "d").mkdir()
-    f = write(tmp_path / "d" / "kc", clusters=[("c", {"server": "https://h:1", "certificate-authority": "ca.pem"})],
+    write(tmp_path / "d" / "kc", clusters=[("c", {"server": "https://h:1", "certificate-authority": "ca.pem"})],
               users=[("u", {"tokenFile": "tok", "exec": None})], contexts=[("x", {"cluster": "c", "user": "u"})],
               current="x")
     monkeypatch.chdir(tmp_path)
@@ -166,10 +166,9 @@ def test_impersonation_headers(tmp_path):
 
 
 def _key_pair(encrypted: bool) -> tuple[bytes, bytes]:
-    from tests.test_cli import _client_cert
     from cryptography.hazmat.primitives import serialization
 
-    cert, key = _client_cert()
+    cert, key = self_signed()
     if encrypted:
         private = serialization.load_pem_private_key(key, None)
         key = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,

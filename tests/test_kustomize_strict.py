@@ -1,4 +1,4 @@
-"""Issue 10's strict input and input limits through the CLI: `trainerctl kustomize` on each
+"""Strict input and input limits through the CLI: `trainerctl kustomize` on each
 bad kustomization exits 2 with one line on stderr naming the file and the field, prints
 nothing on stdout and no traceback. (test_kustomize_fixtures checks kubectl refuses each too.)"""
 

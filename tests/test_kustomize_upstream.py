@@ -1,4 +1,4 @@
-"""Acceptance: every kustomization under ../shared/upstream builds byte-identical to kubectl.
+"""Every kustomization under ../shared/upstream builds byte-identical to kubectl.
 
 kubectl reads a copy whose remote URLs point at loopback stand-ins (../shared/remote); the
 engine reads the untouched upstream tree with --remote-mirror, so the mirror map is exercised

@@ -7,7 +7,7 @@ import copy
 import pytest
 
 from trainerctl.errors import InputError
-from trainerctl.manager_options import (
+from trainerctl.render.controller import (
     NO_OPTIONS,
     apply_manager_options,
     manager_overlay,

@@ -1,11 +1,11 @@
-"""Acceptance 2 of issue 6: install --ha leaves the PDB, replicas and anti-affinity live; a
+"""install --ha leaves the PDB, replicas and anti-affinity live; a
 re-install without --ha removes them again (fields dropped, PDB pruned)."""
 
 from __future__ import annotations
 
-from tests.test_cluster_support import FakeController, env, prepare_cluster_for_odh  # noqa: F401
+from tests.support.cluster import FakeController, prepare_cluster_for_odh
 from trainerctl.cluster.install import InstallOptions, install
-from trainerctl.manager_options import resolve
+from trainerctl.render.controller import resolve
 from trainerctl.render import RenderOptions, render
 
 NS = "opendatahub"

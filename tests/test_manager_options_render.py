@@ -1,13 +1,13 @@
-"""Manager options through the real render pipeline (acceptance 1 of issue 6)."""
+"""Manager options through the real render pipeline."""
 
 from __future__ import annotations
 
 import pytest
 
-from trainerctl.manager_options import resolve
+from trainerctl.render.controller import resolve
 from trainerctl.render import RenderOptions, render
 from trainerctl.render.output import write_stream
-from tests.render_fixtures import remotes, upstream  # noqa: F401  (pytest fixtures)
+
 from tests.support.kubectl import kustomize
 
 DEPLOYMENT = "kubeflow-trainer-controller-manager"
@@ -144,7 +144,7 @@ def test_overlay_patches_build_with_kustomize(upstream, odh_default, tmp_path):
     import yaml
 
     from trainerctl.kustomize import build, build_yaml
-    from trainerctl.manager_options import apply_manager_options, manager_overlay
+    from trainerctl.render.controller import apply_manager_options, manager_overlay
 
     opts = resolve({"nodeSelector": {"kubernetes.io/os": "linux"}, "resources": {"limits": {"memory": "1Gi"}}},
                    ha=True)

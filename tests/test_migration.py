@@ -1,4 +1,4 @@
-"""Migration from a cluster the Go operator manages (issue 11, acceptance 2 and 3).
+"""Migration from a cluster the Go operator manages.
 
 The operator's install is simulated as tests/support/fake_operator.py describes: its field
 manager, labels, instance annotations and controller ownerReferences on every object, its CR
@@ -19,10 +19,9 @@ from tests.support.e2e import wait_for
 from tests.support.fake_operator import (CR_PATH, DEPLOY_PATH, GROUP, MANAGER, OPERATOR_NS, FakeOperator,
                                          as_operator_applied, established, labelled, operator_apply,
                                          operator_deployment, trainer_crd)
-from tests.test_cluster_support import (FakeController, apply_raw, env, prepare_cluster_for_odh,  # noqa: F401
-                                        require_shared)
-from trainerctl.cluster.go_operator import CLEANUP_FINALIZER, TRAINER_CR
-from trainerctl.cluster.objects import LEGACY_FINALIZER
+from tests.support.cluster import FakeController, apply_raw, prepare_cluster_for_odh, require_shared
+from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, TRAINER_CR
+from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
 
 ODH_NS = "opendatahub"
 IN_USE = "torch-distributed-cuda128-torch29-py312-legacy"  # a suspended TrainJob still references it
@@ -159,7 +158,7 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
         assert not missing, (key, sorted(missing)[:5])
         assert not any(a.startswith("platform.opendatahub.io/instance")
                        for a in live["metadata"].get("annotations") or {}), key
-    # Acceptance 3: no kept runtime has the legacy finalizer any more.
+    # No kept runtime has the legacy finalizer any more.
     for item in env.cluster.request("GET", CTR)["items"]:
         assert LEGACY_FINALIZER not in (item["metadata"].get("finalizers") or []), item["metadata"]["name"]
     assert env.get(f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{JOB_NS}/trainjobs/finetune") is not None
@@ -195,9 +194,9 @@ def _operator_only(field: tuple[str, ...]) -> bool:
 
 
 def _path(env, key: str) -> str:
-    from trainerctl.cluster.client import object_path
-    from trainerctl.cluster.discovery import Discovery
-    from trainerctl.cluster.objects import Ref
+    from trainerctl.cluster.engine.client import object_path
+    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.engine.objects import Ref
 
     ref = Ref.from_key(key)
     res = Discovery(env.cluster).preferred(ref.group, ref.kind)
@@ -230,7 +229,7 @@ def test_take_over_installs_into_the_namespace_the_operator_used(env, capsys, mo
 
 def test_every_install_strips_the_legacy_finalizer_from_the_runtimes_it_keeps(env):
     """Trainer 2.0-2.2 controllers add it to runtimes in use; an install strips it, not only a prune."""
-    from tests.test_cluster_support import odh_objects
+    from tests.support.cluster import odh_objects
     from trainerctl.cluster.install import InstallOptions, install
 
     prepare_cluster_for_odh(env.cluster)
@@ -251,7 +250,7 @@ def test_every_install_strips_the_legacy_finalizer_from_the_runtimes_it_keeps(en
 
 # -- without a cluster: the refusals and rules the cluster tests do not reach ---------------
 def _state(**kw):
-    from trainerctl.cluster.go_operator import OperatorDeployment, OperatorState
+    from trainerctl.cluster.trainer.go_operator import OperatorDeployment, OperatorState
 
     deps = [OperatorDeployment("openshift-operators", "trainer-operator-controller-manager", 1, 1,
                                kw.pop("olm", ""))]
@@ -259,7 +258,7 @@ def _state(**kw):
 
 
 def test_hand_over_refuses_what_would_undo_it_before_writing():
-    from trainerctl.cluster.go_operator import check_hand_over
+    from trainerctl.cluster.trainer.go_operator import check_hand_over
     from trainerctl.errors import PreflightError
 
     with pytest.raises(PreflightError, match=r"installed by OLM \(ClusterServiceVersion trainer-operator.v1 in "
@@ -275,8 +274,8 @@ def test_hand_over_refuses_what_would_undo_it_before_writing():
 
 
 def test_unfinished_trainjobs_protect_their_runtime_only():
-    from trainerctl.cluster.in_use import is_finished, referenced_by, runtime_key
-    from trainerctl.cluster.objects import Ref
+    from trainerctl.cluster.trainer.in_use import is_finished, referenced_by, runtime_key
+    from trainerctl.cluster.engine.objects import Ref
 
     done = {"status": {"conditions": [{"type": "Complete", "status": "True"}]}}
     failed = {"status": {"conditions": [{"type": "Failed", "status": "True"}]}}
@@ -291,10 +290,10 @@ def test_unfinished_trainjobs_protect_their_runtime_only():
 
 
 def test_only_what_the_operator_applied_seeds_the_prune_set():
-    from trainerctl.cluster.discovery import Resource
-    from trainerctl.cluster.migration import seed
-    from trainerctl.cluster.objects import Ref
-    from trainerctl.cluster.uninstall import Found
+    from trainerctl.cluster.engine.discovery import Resource
+    from trainerctl.cluster.trainer.operator_inventory import seed
+    from trainerctl.cluster.engine.objects import Ref
+    from trainerctl.cluster.engine.listing import Found
 
     def found(group, version, kind, resource, namespaced, name, manager):
         res = Resource(group, version, kind, resource, namespaced)
@@ -313,7 +312,7 @@ def test_only_what_the_operator_applied_seeds_the_prune_set():
 
 
 def test_the_operator_can_write_while_its_cr_exists_or_its_pods_are_ready():
-    from trainerctl.cluster.go_operator import OperatorDeployment, OperatorState
+    from trainerctl.cluster.trainer.go_operator import OperatorDeployment, OperatorState
 
     cr = {"metadata": {"name": TRAINER_CR}, "spec": {}}
     stopped = OperatorDeployment(OPERATOR_NS, "trainer-operator-controller-manager", 0, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trainerctl.errors import InputError
-from trainerctl.params_env import ParamsEnv, apply_overrides
+from trainerctl.render.params_env import ParamsEnv, apply_overrides
 
 TEXT = """# controller
 odh-kubeflow-trainer-controller-image=quay.io/opendatahub/trainer:odh-3.5-ea1

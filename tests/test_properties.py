@@ -66,7 +66,7 @@ def only_trainerctl_errors(fn, *args):
 @PROPERTY
 @given(texts)
 def test_f_documents(tmp_path_factory, data):
-    from trainerctl.target import _parse
+    from trainerctl.cli.target import _parse
 
     docs = only_trainerctl_errors(_parse, data, "-f x.yaml")
     if docs is not None:
@@ -78,7 +78,7 @@ def test_f_documents(tmp_path_factory, data):
 @PROPERTY
 @given(st.text(max_size=300))
 def test_params_env_round_trips_every_byte(text):
-    from trainerctl.params_env import ParamsEnv
+    from trainerctl.render.params_env import ParamsEnv
 
     params = ParamsEnv.parse(text)
     assert params.render() == text or (text and not text.endswith("\n") and params.render() == text)
@@ -90,7 +90,7 @@ def test_params_env_round_trips_every_byte(text):
 @given(st.text(max_size=200), st.text(alphabet=string.ascii_letters + "=._-", min_size=1, max_size=10),
        st.text(max_size=20))
 def test_params_env_set_changes_only_that_value(text, key, value):
-    from trainerctl.params_env import ParamsEnv
+    from trainerctl.render.params_env import ParamsEnv
 
     params = ParamsEnv.parse(text)
     before = [ln.raw for ln in params.lines if ln.key != key]
@@ -153,7 +153,7 @@ def test_lock_file(tmp_path_factory, data):
 @PROPERTY
 @given(texts)
 def test_config_file(data):
-    from trainerctl.config import parse_config
+    from trainerctl.render.config_file import parse_config
 
     try:
         text = data.decode("utf-8")
@@ -166,7 +166,7 @@ def test_config_file(data):
 @PROPERTY
 @given(st.integers(200, 299), texts)
 def test_api_response_bodies(status, body):
-    from trainerctl.cluster.client import decode_body
+    from trainerctl.cluster.engine.client import decode_body
     from trainerctl.cluster.engine.transport import Response
 
     doc = only_trainerctl_errors(decode_body, Response(status, "OK", {}, body), "GET", "/x", "https://h")
@@ -177,7 +177,7 @@ def test_api_response_bodies(status, body):
 @PROPERTY
 @given(st.integers(300, 599), texts, st.none() | st.text(max_size=40))
 def test_api_error_bodies(status, body, retry_after):
-    from trainerctl.cluster.client import _api_error, retry_after_seconds
+    from trainerctl.cluster.engine.client import _api_error, retry_after_seconds
     from trainerctl.cluster.engine.transport import Response
 
     err = _api_error(Response(status, "X", {}, body), "GET", "/x", "ctx", "https://h")
@@ -201,9 +201,9 @@ def test_discovery_and_crd_documents(doc):
 @given(st.lists(documents, max_size=3))
 def test_discovery_through_the_client(docs):
     """Discovery.refresh over a server answering these documents: a map of kinds, or one error."""
-    from trainerctl.cluster.client import ApiError
+    from trainerctl.cluster.engine.client import ApiError
     from trainerctl.cluster.engine import api_shape
-    from trainerctl.cluster.discovery import Discovery
+    from trainerctl.cluster.engine.discovery import Discovery
 
     answers = iter(docs + [{}] * 10)
 
@@ -225,6 +225,6 @@ def test_discovery_through_the_client(docs):
 @pytest.mark.parametrize("value, seconds", [("3", 3.0), ("0", 0.0), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
                                             ("soon", None), ("-1", None), ("", None), ("1.5", None)])
 def test_retry_after_forms(value, seconds):
-    from trainerctl.cluster.client import retry_after_seconds
+    from trainerctl.cluster.engine.client import retry_after_seconds
 
     assert retry_after_seconds(value) == seconds

@@ -1,4 +1,4 @@
-"""`trainerctl render` end to end against local git mirrors of ../shared/upstream (acceptance 1, 2, 4)."""
+"""`trainerctl render` end to end against local git mirrors of ../shared/upstream."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.render_fixtures import all_refs, mirrors, remotes, upstream  # noqa: F401 (fixtures)
-from tests.schema_check import validate_against_crd, validate_imagestream
+from tests.support.render import all_refs
+from tests.support.schema import validate_against_crd, validate_imagestream
 from tests.support.kubectl import kustomize
 from trainerctl.cli import main
 from trainerctl.kustomize.yamlio import dump_all, load_all
@@ -333,7 +333,7 @@ def test_library_api(mirrors, cache, remotes, monkeypatch, tmp_path):
 
 
 def test_manager_patches_are_part_of_the_manifests_set(mirrors, cache, monkeypatch, tmp_path):
-    from trainerctl.manager_options import resolve
+    from trainerctl.render.controller import resolve
     from trainerctl.render import RenderOptions, render
 
     monkeypatch.chdir(tmp_path)

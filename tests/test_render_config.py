@@ -7,9 +7,9 @@ import shutil
 import pytest
 import yaml
 
-from tests.render_fixtures import mirrors, upstream  # noqa: F401 (fixtures)
+
 from trainerctl.cli import main
-from trainerctl.config import parse_config
+from trainerctl.render.config_file import parse_config
 from trainerctl.errors import InputError
 
 

@@ -1,4 +1,4 @@
-"""runtimes/ and imagestreams/ install what the Go operator installs (issue 11, acceptance 1).
+"""runtimes/ and imagestreams/ install what the Go operator installs.
 
 The operator's side is built from ../shared/operator with the real `kubectl kustomize`, then put
 through what the operator's controller does to a rendered set (internal/controller/manifests.go at
@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from tests.support.kubectl import kustomize as kubectl_kustomize
-from tests.test_cluster_support import env, require_shared  # noqa: F401
+from tests.support.cluster import require_shared
 from trainerctl.render import RenderOptions, render
 
 OWNER_KEY = "platform.opendatahub.io/part-of"
@@ -134,7 +134,7 @@ def test_a_runtime_the_refs_crd_cannot_take_is_left_out_with_one_line(tmp_path, 
 
 
 def _refs() -> list[tuple[str, str]]:
-    from tests.render_fixtures import all_refs
+    from tests.support.render import all_refs
 
     return all_refs()
 
@@ -142,9 +142,9 @@ def _refs() -> list[tuple[str, str]]:
 def test_every_ref_api_server_accepts_every_runtime_strictly(env):
     """The real judge: each ref's ClusterTrainingRuntime CRD on a real kube-apiserver, every runtime of
     ours created with fieldValidation=Strict (dry-run), so a field the CRD lacks is an error, not a prune."""
-    from trainerctl.cluster.client import ApiError
+    from trainerctl.cluster.engine.client import ApiError
     from trainerctl.kustomize import build
-    from tests.test_cluster_support import apply_raw
+    from tests.support.cluster import apply_raw
 
     runtimes = [o for o in build(str(Path(__file__).resolve().parents[1] / "runtimes"))
                 if o["kind"] == "ClusterTrainingRuntime"]

@@ -1,5 +1,5 @@
 """The git source: validation before git runs, shallow fetch from a local mirror, pins, the lock,
-the cache's digest, offline use and symlinks (acceptance 3)."""
+the cache's digest, offline use and symlinks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.render_fixtures import mirrors, upstream  # noqa: F401 (fixtures)
+
 from trainerctl.cli import main
 from trainerctl.errors import InputError
 from trainerctl.source import (
@@ -24,7 +24,7 @@ from trainerctl.source import (
     walk_tree,
     write_lock,
 )
-from trainerctl.source import gitops
+from trainerctl.source import gitrepo
 from trainerctl.source.cache import check_pin, expected_commit
 
 
@@ -34,7 +34,7 @@ def no_git(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("a git process was started")
 
-    monkeypatch.setattr(gitops, "open_bare_repo", boom)
+    monkeypatch.setattr(gitrepo, "open_bare_repo", boom)
     import git
 
     monkeypatch.setattr(git.Git, "execute", boom)
@@ -250,7 +250,7 @@ def test_local_source_reads_head_without_git(tmp_path, mirrors, no_git):
 
 
 def test_tampered_cache_is_refused(tmp_path, mirrors):
-    from trainerctl.render.pipeline import check_tree
+    from trainerctl.source import check_tree
 
     url = f"file://{mirrors['opendatahub-trainer']}"
     tree = resolve_source(url, "odh-3.5.0", cache_dir=tmp_path)

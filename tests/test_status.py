@@ -14,9 +14,10 @@ import pytest
 import yaml
 
 from tests.support import json_schema
-from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
-from tests.test_install import ODH_NS
-from trainerctl.cluster import dependencies, health, inventory
+from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_cluster_for_odh
+from trainerctl.cluster.trainer import dependencies
+from trainerctl.cluster.trainer import conditions as health
+from trainerctl.cluster.engine import inventory
 from trainerctl.cluster.install import InstallOptions, install
 from trainerctl.cluster.status import status, status_text
 

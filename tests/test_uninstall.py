@@ -1,4 +1,4 @@
-"""Acceptance 6: uninstall removes what is ours, keeps CRDs, TrainJobs and the namespace."""
+"""Uninstall removes what is ours, keeps CRDs, TrainJobs and the namespace."""
 
 from __future__ import annotations
 
@@ -6,23 +6,11 @@ import copy
 
 import pytest
 
-from tests.test_cluster_support import FakeController, env, odh_objects, prepare_cluster_for_odh  # noqa: F401
-from tests.test_install import ODH_NS, live_objects
+from tests.support.cluster import FakeController, ODH_NS, live_objects, odh_objects, prepare_cluster_for_odh, CRDS, CTR, user_trainjob
 from trainerctl.cluster.install import InstallOptions, install
-from trainerctl.cluster.objects import LEGACY_FINALIZER
+from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
 from trainerctl.cluster.uninstall import UninstallOptions, uninstall
 from trainerctl.errors import InputError
-
-CTR = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-
-
-def user_trainjob(env) -> None:
-    job = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-           "metadata": {"name": "users-job", "namespace": ODH_NS},
-           "spec": {"runtimeRef": {"name": "torch-distributed"}}}
-    env.cluster.request("POST", f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ODH_NS}/trainjobs", body=job)
-
 
 def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):
     from trainerctl.cli import main

@@ -9,19 +9,11 @@ import pytest
 import yaml
 
 from trainerctl.cli import main
-from trainerctl.cluster.client import connect
+from trainerctl.cluster.engine.client import connect
 from trainerctl.upgrade import check_cluster
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, STORED_VERSION_UNSERVED, VALIDATION_ADDED
-from tests.upgrade_cases import (
-    REMOVED_NESTED,
-    REMOVED_TOP,
-    TRAINJOBS,
-    fixture_trainjobs,
-    load_crds,
-    target_dropping_stored_version,
-    target_removing_fields,
-)
-from tests.test_upgrade_crd_diff import oracle
+from tests.support.upgrade_cases import REMOVED_NESTED, REMOVED_TOP, TRAINJOBS, fixture_trainjobs, load_crds, target_dropping_stored_version, target_removing_fields
+from tests.support.upgrade_cases import oracle
 
 APPLY = "application/apply-patch+yaml"
 MANAGER = "trainerctl-upgrade-tests"
@@ -191,7 +183,7 @@ def test_v22_to_v23_on_the_server_matches_the_file_diff(test_cluster, shared_dir
 
 
 def test_guard_refuses_unless_allowed(test_cluster, odh34, jobs):
-    from trainerctl.cluster.client import connect
+    from trainerctl.cluster.engine.client import connect
     from trainerctl.upgrade import UpgradeBlocked, guard
 
     cluster = connect(str(test_cluster.admin_kubeconfig))
@@ -210,7 +202,7 @@ def test_runtimes_using_a_removed_field_are_listed(test_cluster, odh34, jobs):
 
     from kubernetes import client
 
-    from tests.upgrade_cases import REMOVED_RUNTIME, runtime, target_removing_runtime_field
+    from tests.support.upgrade_cases import REMOVED_RUNTIME, runtime, target_removing_runtime_field
 
     custom = client.CustomObjectsApi(test_cluster.api_client())
     ctr_name = f"upg-ctr-{secrets.token_hex(3)}"

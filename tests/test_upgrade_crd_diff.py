@@ -5,12 +5,10 @@ with what trainerctl.upgrade reports."""
 from __future__ import annotations
 
 import copy
-import re
-from pathlib import Path
 
 import pytest
-import yaml
 
+from tests.support.upgrade_cases import load_crds, oracle
 from trainerctl.upgrade import check
 from trainerctl.upgrade.crd_diff import (
     FIELD_REMOVED,
@@ -30,83 +28,6 @@ PAIRS = [
     ("opendatahub-trainer/odh-3.4.0", "opendatahub-trainer/odh-3.5.0"),
     ("opendatahub-trainer/odh-3.5.0", "opendatahub-trainer/main-d140e85"),
 ]
-
-
-def load_crds(shared: Path, ref: str) -> list[dict]:
-    out = []
-    for f in sorted((shared / "upstream" / ref / "manifests" / "base" / "crds").glob("*.yaml")):
-        if f.name == "kustomization.yaml":
-            continue
-        out += [d for d in yaml.load_all(f.read_text(), Loader=yaml.CSafeLoader) if d]
-    return out
-
-
-# --- the independent oracle ------------------------------------------------------------------
-
-def flatten(node, pointer=()):
-    """Every (key path, value) pair of a YAML document, lists indexed by position."""
-    yield pointer, node
-    if isinstance(node, dict):
-        for k, v in node.items():
-            yield from flatten(v, pointer + (k,))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from flatten(v, pointer + (i,))
-
-
-def field_path(pointer: tuple) -> str | None:
-    """Key path below openAPIV3Schema -> field path, or None when the path is not a schema node
-    reached only through properties/<name>, items and additionalProperties."""
-    out, i = "", 0
-    while i < len(pointer):
-        step = pointer[i]
-        if step == "properties" and i + 1 < len(pointer):
-            out = f"{out}.{pointer[i + 1]}" if out else str(pointer[i + 1])
-            i += 2
-        elif step == "items":
-            out += "[*]"
-            i += 1
-        elif step == "additionalProperties":
-            out = f"{out}.*" if out else "*"
-            i += 1
-        else:
-            return None
-    return out
-
-
-def schema_of(crd: dict, version: str) -> dict:
-    v = next(v for v in crd["spec"]["versions"] if v["name"] == version)
-    return v["schema"]["openAPIV3Schema"]
-
-
-def oracle(live: dict, target: dict, version: str):
-    def index(schema):
-        fields, rules, required = set(), set(), set()
-        for pointer, value in flatten(schema):
-            if pointer and pointer[-1] == "x-kubernetes-validations":
-                path = field_path(pointer[:-1])
-                if path is not None:
-                    rules |= {(path or "<root>", r["rule"]) for r in value}
-            elif len(pointer) >= 1 and pointer[-1] == "required" and isinstance(value, list):
-                path = field_path(pointer[:-1])
-                if path is not None:
-                    required |= {f"{path}.{n}" if path else n for n in value}
-            elif isinstance(value, dict):
-                path = field_path(pointer)
-                if path:
-                    fields.add(path)
-        return fields, rules, required
-
-    lf, lr, lq = index(schema_of(live, version))
-    tf, tr, tq = index(schema_of(target, version))
-    gone = lf - tf
-    # report only the top of each removed subtree
-    removed = {p for p in gone if not any(p.startswith(q + ".") or p.startswith(q + "[") for q in gone if q != p)}
-    # a newly required field under a parent that did not exist before binds nobody
-    newly_required = {p for p in tq - lq if re.sub(r"(\.[^.\[]+|\[\*\])$", "", p) in lf | {""}}
-    # rules of a removed field go with it (the field-removed finding covers them)
-    dropped_rules = {(p, r) for p, r in lr - tr if p not in gone}
-    return removed, tr - lr, dropped_rules, newly_required
 
 
 @pytest.mark.parametrize("old_ref,new_ref", PAIRS)

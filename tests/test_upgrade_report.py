@@ -7,15 +7,7 @@ import json
 from trainerctl.upgrade import check
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, FIELD_REQUIRED, STORED_VERSION_UNSERVED, VALIDATION_ADDED
 from trainerctl.upgrade.usage import has_path, split_path
-from tests.upgrade_cases import (
-    REMOVED_NESTED,
-    REMOVED_TOP,
-    TRAINJOBS,
-    fixture_trainjobs,
-    load_crds,
-    target_dropping_stored_version,
-    target_removing_fields,
-)
+from tests.support.upgrade_cases import REMOVED_NESTED, REMOVED_TOP, TRAINJOBS, fixture_trainjobs, load_crds, target_dropping_stored_version, target_removing_fields
 
 
 def live_crds(shared_dir):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainerctl.errors import InputError
+from trainerctl.safe_text import clean
 
 _KI, _MI, _GI = 1024, 1024 ** 2, 1024 ** 3
 
@@ -225,6 +226,4 @@ def yaml_problem(exc: Exception) -> str:
     problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or "invalid YAML"
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-    from trainerctl.safe_text import clean
-
     return clean(str(problem), 200) + where

@@ -11,7 +11,8 @@ import os
 
 
 def main(argv: list[str] | None = None) -> int:
-    from trainerctl import interrupts, stdio
+    from trainerctl import interrupts
+    from trainerctl import stdio
 
     stdio.install()
     interrupts.arm_hard_exit()

@@ -46,6 +46,20 @@ def clean(text: str, limit: int = MESSAGE_LIMIT) -> str:
     return text
 
 
+def terminal(text: str) -> str:
+    """A human-readable report for a terminal: its layout kept (spaces, tabs, line breaks), but
+    every other control or format character shown as U+XXXX and each line cut at LINE_LIMIT. For
+    text built from a server's data (status, reports); YAML and JSON escape such characters
+    themselves."""
+    if text.isprintable() and "\r" not in text and all(len(line) <= LINE_LIMIT for line in text.split("\n")):
+        return text
+    out = []
+    for line in text.split("\n"):
+        line = "".join(c if c == "\t" or c.isprintable() else _visible(c) for c in line)
+        out.append(line if len(line) <= LINE_LIMIT else line[:LINE_LIMIT] + " …(cut)")
+    return "\n".join(out)
+
+
 def field_name(key: object) -> str:
     """A key from an input file as an error message may quote it: only when it looks like a field
     name. A line of some other file (a password hash, a token) is never echoed."""

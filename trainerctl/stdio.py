@@ -21,6 +21,7 @@ import os
 import sys
 
 from trainerctl import redact
+from trainerctl.bounded_read import os_problem
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError
 from trainerctl.safe_text import LINE_LIMIT, clean
 
@@ -141,8 +142,6 @@ class RedactingWriter(io.TextIOBase):
         except (OSError, ValueError) as exc:
             self._fail()
             if self._is_stdout:
-                from trainerctl.bounded_read import os_problem
-
                 problem = os_problem(exc) if isinstance(exc, OSError) else "the stream is closed"
                 raise OutputError(f"stdout: cannot write the output: {problem}") from None
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from trainerctl.safe_text import LINE_LIMIT, clean
+
 
 def plain_output() -> bool:
     """One line per event: not a terminal, CI=true, or NO_COLOR set."""
@@ -17,14 +19,10 @@ def color_enabled() -> bool:
 
 def warn(message: str) -> None:
     """One `warning:` line (text from outside it may quote is cleaned: trainerctl.safe_text)."""
-    from trainerctl.safe_text import LINE_LIMIT, clean
-
     print(f"warning: {clean(message, LINE_LIMIT)}", file=sys.stderr)
 
 
 def info(message: str) -> None:
-    from trainerctl.safe_text import LINE_LIMIT, clean
-
     print(clean(message, LINE_LIMIT), file=sys.stderr)
 
 
@@ -57,8 +55,6 @@ class Progress:
     def _line(self, text: str) -> None:
         if not self.enabled:
             return
-        from trainerctl.safe_text import LINE_LIMIT, clean
-
         text = clean(text, LINE_LIMIT)  # may quote a server's words
         if self._rich is not None:
             self._rich.console.print(text, highlight=False, markup=False)  # no [link=…] from a server

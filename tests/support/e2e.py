@@ -7,6 +7,7 @@ would run it. The cluster is read through tests/testenv/api.py, not through trai
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.testenv.api import Api, ApiError
@@ -188,3 +190,59 @@ def pods(api: Api, namespace: str, selector: str) -> list[dict]:
 
 def dry_run_create(api: Api, path: str, body: dict) -> dict:
     return api.request("POST", path, body, query={"dryRun": "All"})
+
+
+# -- what the e2e test modules share: trainerctl against the session's e2e cluster ------------
+JOBS_NS = "e2e-jobs"
+
+
+@pytest.fixture(scope="module")
+def tctl(e2e_cluster, shared_dir, tmp_path_factory):
+    from tests.support import remotes
+
+    work = tmp_path_factory.mktemp("e2e")
+    served = remotes.start(shared_dir, work)
+    try:
+        yield Trainerctl(str(e2e_cluster.admin_kubeconfig), shared_dir, served.mirrors[:1], work)
+    finally:
+        served.stop()
+
+
+@pytest.fixture(scope="module")
+def api(e2e_cluster):
+    return e2e_cluster.api()
+
+
+TRAINER_PODS = "app.kubernetes.io/name=trainer,app.kubernetes.io/component=manager"
+
+
+def trainer_pods(api) -> list[dict]:
+    return [p for p in pods(api, KF_NS, TRAINER_PODS) if not p["metadata"].get("deletionTimestamp")]
+
+
+def cleanup_trainer(tctl, api, namespaces=(KF_NS, JOBS_NS)) -> None:
+    """What test 6 proves works: uninstall with CRDs, then the namespaces go."""
+    if api.get_or_none("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org") is None \
+            and all(api.get_or_none(f"/api/v1/namespaces/{ns}") is None for ns in namespaces):
+        return
+    tctl.run("uninstall", "-n", KF_NS, "--delete-crds", "--yes")
+    for ns in namespaces:
+        try:
+            api.request("DELETE", f"/api/v1/namespaces/{ns}")
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+    for ns in namespaces:
+        wait_for(f"namespace {ns} to be deleted", lambda ns=ns: api.get_or_none(f"/api/v1/namespaces/{ns}") is None,
+                   timeout=120)
+
+
+def merge_patch(api, path: str, body: dict) -> dict:
+    return api.request("PATCH", path, body, content_type="application/merge-patch+json")
+
+
+def runtime_copy(tctl, version: str, name: str) -> dict:
+    base = next(o for o in tctl.render(version, "--component", "runtimes") if o["metadata"]["name"] == "torch-distributed")
+    out = copy.deepcopy(base)
+    out["metadata"]["name"] = name
+    return out

@@ -26,8 +26,8 @@ import threading
 import time
 from pathlib import Path
 
-from trainerctl.cluster.client import ApiError, Cluster
-from trainerctl.cluster.go_operator import CLEANUP_FINALIZER, DEPLOYMENT_NAME, TRAINER_CR
+from trainerctl.cluster.engine.client import ApiError, Cluster
+from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, DEPLOYMENT_NAME, TRAINER_CR
 
 GROUP = "components.platform.opendatahub.io"
 CR_PATH = f"/apis/{GROUP}/v1alpha1/trainers/{TRAINER_CR}"
@@ -193,8 +193,8 @@ class FakeOperator:
                                                 "resourceVersion": cr["metadata"]["resourceVersion"]}})
 
     def _labelled(self):
-        from trainerctl.cluster.discovery import Discovery
-        from trainerctl.cluster.migration import labelled_objects
+        from trainerctl.cluster.engine.discovery import Discovery
+        from trainerctl.cluster.trainer.operator_inventory import labelled_objects
 
         return labelled_objects(self.cluster, Discovery(self.cluster), self.app_namespace, "=".join(OWNER))
 
@@ -228,7 +228,7 @@ class FakeOperator:
 
 
 def established(cluster: Cluster, name: str) -> bool:
-    from trainerctl.cluster.wait import crd_is_established
+    from trainerctl.cluster.engine.wait import crd_is_established
 
     crd = cluster.get_or_none(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
     return crd is not None and crd_is_established(crd)[0]
@@ -238,14 +238,14 @@ def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeou
     """Server-side apply as the operator, in its apply order (CRDs, then the rest, runtimes once the
     webhook answers), retrying each object like a reconcile loop would."""
     from tests.support.e2e import wait_for
-    from tests.test_cluster_support import apply_raw
-    from trainerctl.cluster.discovery import Discovery
-    from trainerctl.cluster.install import plan
-    from trainerctl.cluster.stages import STAGES
+    from tests.support.cluster import apply_raw
+    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.engine.plan import plan
+    from trainerctl.cluster.trainer.policy import STAGES
 
     discovery = Discovery(cluster)
     discovery.add_rendered_crds(objects)
-    planned = plan(objects, discovery, namespace, MANAGER)
+    planned = plan(objects, discovery, namespace, MANAGER, STAGES)
     for spec in STAGES:
         for p in (p for p in planned if p.stage == spec.name):
             deadline = time.monotonic() + timeout
@@ -262,7 +262,7 @@ def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeou
 
 def labelled(cluster: Cluster, namespace: str) -> dict[str, dict]:
     """Every object with the operator's label, by resource id: its metadata."""
-    from trainerctl.cluster.discovery import Discovery
-    from trainerctl.cluster.migration import labelled_objects
+    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.trainer.operator_inventory import labelled_objects
 
     return {f.ref.key: f.meta for f in labelled_objects(cluster, Discovery(cluster), namespace, "=".join(OWNER))}

@@ -51,7 +51,8 @@ class Recorded:
     headers: dict[str, str]
 
 
-def _self_signed() -> tuple[bytes, bytes]:
+def self_signed() -> tuple[bytes, bytes]:
+    """A throwaway certificate (for 127.0.0.1 and localhost) and its unencrypted PEM key."""
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
@@ -118,7 +119,7 @@ class HostileServer:
         self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         if tls:
-            cert, key = _self_signed()
+            cert, key = self_signed()
             self.ca_pem = cert
             with tempfile.TemporaryDirectory() as tmp:
                 (Path(tmp) / "c.pem").write_bytes(cert)

@@ -1,8 +1,11 @@
-"""`install`, `uninstall`, `diff`, `status`: the commands that talk to a cluster."""
+"""`install`, `uninstall`, `diff`, `status`: the commands that talk to a cluster.
+
+Each command body imports what it runs: this is the dispatch, the one place imports are lazy, so
+a command line that fails to parse costs nothing but the parse.
+"""
 
 from __future__ import annotations
 
-import math
 import sys
 
 import typer
@@ -13,6 +16,8 @@ from trainerctl.cli.flags import (
     DEFAULT_TIMEOUT,
     AllowBreaking,
     ClusterFlags,
+    RenderFlags,
+    SourceFlags,
     DeleteCrds,
     DryRun,
     FieldManager,
@@ -22,9 +27,7 @@ from trainerctl.cli.flags import (
     NoPrune,
     NoRecreate,
     Output,
-    RenderFlags,
     SkipPreflight,
-    SourceFlags,
     TakeOverOperator,
     Timeout,
     Wait,
@@ -33,85 +36,19 @@ from trainerctl.cli.flags import (
     render_flags,
     source_flags,
 )
-from trainerctl.cli.render_cmd import render_options
 from trainerctl.cli.typer_support import uses
-from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
-
-SUMMARY_FORMATS = ("text", "yaml", "json")
-
-
-def check_output(output: str | None, formats=SUMMARY_FORMATS) -> str:
-    if output is None:
-        return formats[0]
-    if output not in formats:
-        raise InputError(f"-o {output!r}: expected one of {', '.join(formats)}")
-    return output
-
-
-def check_timeout(timeout: float) -> None:
-    if not math.isfinite(timeout) or timeout <= 0:
-        raise InputError(f"--timeout {timeout:g}: expected a positive number of seconds")
-
-
-def namespace_of(namespace: str | None, source: SourceFlags | None = None) -> str:
-    from trainerctl.render.settings import namespace_setting
-
-    return namespace_setting(namespace, source.config if source else None)
-
-
-def target(cluster, filename: str | None, source: SourceFlags, render: RenderFlags, namespace: str | None):
-    """The objects to work on (trainerctl.target.Target): -f FILE, or a render with these flags."""
-    from trainerctl import target as targets
-
-    if filename:
-        given = render.given() + [f for f, v in (("--source", source.source), ("--ref", source.ref),
-                                                ("--cache-dir", source.cache_dir), ("--lock", source.lock),
-                                                ("--no-lock", source.no_lock)) if v]
-        if given:
-            raise InputError(f"-f {filename} and {given[0]}: {given[0]} changes the render, and -f FILE is "
-                             "already rendered (render it with that flag instead)")
-        return targets.from_file(filename, namespace_of(namespace, source))
-    options = render_options(source, render, namespace=namespace)
-    from trainerctl.render.pipeline import check_options
-
-    check_options(options)  # bad flags fail before the cluster is contacted
-    return targets.from_render(cluster, options)
-
-
-def emit(report, output: str) -> None:
-    if output == "json":
-        sys.stdout.write(report.to_json())
-    elif output == "yaml":
-        sys.stdout.write(report.to_yaml())
-    else:
-        sys.stdout.write(report.text())
-
-
-def progress(total: int):
-    from trainerctl.ui import Progress
-
-    return Progress(total)
-
-
-def errors_above_one(fn):
-    """Run fn; a plain failure (exit 1) becomes 2, because 1 means "drift" / "blocked" here."""
-    try:
-        return fn()
-    except TrainerctlError as exc:
-        if exc.exit_code == EXIT_FAILED:
-            exc.exit_code = EXIT_BAD_INPUT
-        raise
+from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, TrainerctlError, WaitTimeout
+from trainerctl.safe_text import terminal
 
 
 def operator_namespace(api, namespace: str | None, source: SourceFlags) -> str | None:
     """For --take-over-operator with no namespace from -n or trainerctl.yaml: where the Go operator
     installed Trainer (its CR's spec.appNamespace)."""
-    from trainerctl.config import load_config
+    from trainerctl.cluster.trainer import go_operator
+    from trainerctl.render.config_file import load_config
 
     if namespace is not None or load_config(source.config).get("namespace") is not None:
         return namespace
-    from trainerctl.cluster import go_operator
-
     return go_operator.OperatorState(cr=go_operator.read_cr(api)).app_namespace
 
 
@@ -136,25 +73,30 @@ def install_cmd(
     take_over_operator: TakeOverOperator = False,
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
+    from trainerctl.cli.output import check_output, check_timeout, emit, progress
+    from trainerctl.cli.target import read_first, target
+    from trainerctl.cluster.engine.client import connect
     from trainerctl.cluster.install import InstallOptions, RunFailed, install
+    from trainerctl.upgrade import guard
 
     output = check_output(output)
     check_timeout(timeout)
-    api = cluster.connect()
+    objects = read_first(filename)
+    api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
     if take_over_operator:
         namespace = operator_namespace(api, namespace, source)
-    goal = target(api, filename, source, render, namespace)
+    goal = target(api, filename, source, render, namespace, objects)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
-                          allow_breaking=allow_breaking, take_over_operator=take_over_operator)
+                          allow_breaking=allow_breaking, take_over_operator=take_over_operator, upgrade_guard=guard)
     try:
         report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
                          source=goal.source, options=opts, progress=progress(len(goal.objects)))
     except RunFailed as exc:
         exc.report.error = exc.report.error or str(exc)
-        blocked = getattr(exc, "upgrade_report", None)
+        blocked = exc.upgrade_report
         if blocked is not None and output == "text":
-            sys.stderr.write(blocked.to_text())
+            sys.stderr.write(terminal(blocked.to_text()))
         if output != "text" or exc.report.objects:  # text: the error line says it all
             emit(exc.report, output)
         raise
@@ -173,12 +115,15 @@ def uninstall_cmd(
     output: Output = None,
 ) -> None:
     """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace."""
+    from trainerctl.cli.output import check_output, check_timeout, emit, progress
+    from trainerctl.cluster.engine.client import connect
     from trainerctl.cluster.uninstall import UninstallOptions, uninstall
+    from trainerctl.render.settings import namespace_setting
 
     output = check_output(output)
     check_timeout(timeout)
-    ns = namespace_of(namespace)
-    api = cluster.connect()
+    ns = namespace_setting(namespace)
+    api = connect(cluster.kubeconfig, cluster.context)
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
     report = uninstall(cluster=api, namespace=ns, options=UninstallOptions(delete_crds, yes, dry_run, timeout),
                        confirm=confirm, progress=progress(0))
@@ -199,11 +144,15 @@ def diff_cmd(
     field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
 ) -> None:
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
+    from trainerctl.cli.output import errors_above_one
+    from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.diff import diff
+    from trainerctl.cluster.engine.client import connect
 
     def compare():
-        api = cluster.connect()
-        goal = target(api, filename, source, render, namespace)
+        objects = read_first(filename)
+        api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
+        goal = target(api, filename, source, render, namespace, objects)
         return diff(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
                     field_manager=field_manager)
 
@@ -231,19 +180,24 @@ def status_cmd(
 ) -> None:
     """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
-    from trainerctl import target as targets
+    import json
+
+    import yaml
+
+    from trainerctl import ui
+    from trainerctl.cli.output import check_output, check_timeout
+    from trainerctl.cli.target import load_file
+    from trainerctl.cluster.engine.client import connect
     from trainerctl.cluster.status import not_ready_line, status, status_text, wait_ready
-    from trainerctl.errors import WaitTimeout
+    from trainerctl.render.settings import namespace_setting
 
     output = check_output(output)
     check_timeout(timeout)
-    ns = namespace_of(namespace)
-    objects = targets.load_file(filename) if filename else None
-    api = cluster.connect()
+    ns = namespace_setting(namespace)
+    objects = load_file(filename) if filename else None
+    api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
     args = dict(cluster=api, namespace=ns, objects=objects, field_manager=field_manager)
     if wait:
-        from trainerctl import ui
-
         seen: list[str] = []
 
         def on_wait(ready: dict) -> None:
@@ -256,15 +210,11 @@ def status_cmd(
         st = status(**args)
         ready = st["ready"]
     if output == "json":
-        import json
-
         sys.stdout.write(json.dumps(st, indent=2) + "\n")
     elif output == "yaml":
-        import yaml
-
         sys.stdout.write(yaml.safe_dump(st, sort_keys=False))
     else:
-        sys.stdout.write(status_text(st))
+        sys.stdout.write(terminal(status_text(st)))
     if not ready:
         if wait:
             raise WaitTimeout(f"timed out after {timeout:g}s: {not_ready_line(st)}")

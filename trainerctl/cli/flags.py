@@ -7,7 +7,7 @@ flag names its value (METAVAR), so help never shows Python types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Optional
 
 import typer
@@ -151,6 +151,22 @@ DEFAULT_TIMEOUT = 300.0
 
 
 # --- groups ---------------------------------------------------------------------------------
+# RenderOptions field -> the flag that sets it: errors from the render name the flag.
+FIELD_FLAGS = {
+    "source_url": "--source", "source_path": "--source", "ref": "--ref", "cache_dir": "--cache-dir",
+    "lock_file": "--lock", "config": "--config", "overlay": "--overlay", "namespace": "--namespace",
+    "platform": "--platform", "components": "--component", "owner_label": "--owner-label",
+    "require_registry": "--require-registry", "images": "--image", "remote_mirrors": "--remote-mirror",
+    "manager": "--set",
+}
+# RenderFlags field -> its flag, for refusing render flags next to -f FILE.
+_RENDER_FLAGS = {"overlay": "--overlay", "platform": "--platform", "image": "--image",
+                 "remote_mirror": "--remote-mirror", "require_registry": "--require-registry",
+                 "offline": "--offline", "refresh": "--refresh", "set_values": "--set", "ha": "--ha"}
+_SOURCE_FLAGS = {"source": "--source", "ref": "--ref", "cache_dir": "--cache-dir", "lock": "--lock",
+                 "no_lock": "--no-lock"}
+
+
 @dataclass
 class SourceFlags:
     """Where the upstream manifests come from (render, fetch, install, diff, upgrade-check)."""
@@ -163,31 +179,28 @@ class SourceFlags:
     no_lock: bool = False
 
 
-def source_flags(config: Config = None, source: Source = None, ref: Ref = None, cache_dir: CacheDir = None,
-                 lock: Lock = None, no_lock: NoLock = False) -> SourceFlags:
-    return SourceFlags(config, source, ref, cache_dir, lock, no_lock)
-
-
 @dataclass
 class RenderFlags:
-    """How the objects are rendered from the source (render, install, diff, upgrade-check)."""
+    """How the objects are rendered from the source; None or empty means "not given". The last
+    three are render's own flags (install takes -n on its own and renders every set)."""
 
     overlay: str | None = None
     platform: str | None = None
-    image: list[str] | None = None
-    remote_mirror: list[str] | None = None
+    image: list[str] = field(default_factory=list)  # KEY=REF
+    remote_mirror: list[str] = field(default_factory=list)
     require_registry: str | None = None
     offline: bool = False
     refresh: bool = False
-    set_values: list[str] | None = None
+    set_values: list[str] = field(default_factory=list)
     ha: bool = False
+    namespace: str | None = None
+    component: list[str] = field(default_factory=list)
+    owner_label: str | None = None  # KEY=VALUE
 
-    def given(self) -> list[str]:
-        """The flags set on the command line, by name (for refusing them with -f FILE)."""
-        names = {"overlay": "--overlay", "platform": "--platform", "image": "--image",
-                 "remote_mirror": "--remote-mirror", "require_registry": "--require-registry",
-                 "offline": "--offline", "refresh": "--refresh", "set_values": "--set", "ha": "--ha"}
-        return [flag for attr, flag in names.items() if getattr(self, attr)]
+
+def source_flags(config: Config = None, source: Source = None, ref: Ref = None, cache_dir: CacheDir = None,
+                 lock: Lock = None, no_lock: NoLock = False) -> SourceFlags:
+    return SourceFlags(config, source, ref, cache_dir, lock, no_lock)
 
 
 def render_flags(overlay: Overlay = None, platform: Platform = None, image: Image = [],  # noqa: B006 (typer)
@@ -195,7 +208,13 @@ def render_flags(overlay: Overlay = None, platform: Platform = None, image: Imag
                  offline: Offline = False, refresh: Refresh = False, set_values: SetValues = [],  # noqa: B006
                  ha: Ha = False) -> RenderFlags:
     return RenderFlags(overlay, platform, list(image), list(remote_mirror), require_registry, offline, refresh,
-                       list(set_values), ha)
+                         list(set_values), ha)
+
+
+def render_flags_given(source: SourceFlags, render: RenderFlags) -> list[str]:
+    """The flags that choose a render, as given on the command line (refused next to -f FILE)."""
+    return ([flag for attr, flag in _RENDER_FLAGS.items() if getattr(render, attr)]
+            + [flag for attr, flag in _SOURCE_FLAGS.items() if getattr(source, attr)])
 
 
 @dataclass
@@ -204,11 +223,6 @@ class ClusterFlags:
 
     kubeconfig: str | None = None
     context: str | None = None
-
-    def connect(self):
-        from trainerctl.cluster.client import connect
-
-        return connect(self.kubeconfig, self.context)
 
 
 def cluster_flags(kubeconfig: Kubeconfig = None, context: Context = None) -> ClusterFlags:

@@ -1,4 +1,4 @@
-"""`trainerctl render` and `trainerctl fetch`."""
+"""`trainerctl render` and `trainerctl fetch` (command bodies import what they run: see cluster_cmd)."""
 
 from __future__ import annotations
 
@@ -13,25 +13,12 @@ from trainerctl.cli.flags import (
     OwnerLabel,
     RenderFlags,
     SourceFlags,
-    render_flags,
     UpdateLock,
+    render_flags,
     source_flags,
 )
 from trainerctl.cli.typer_support import uses
 from trainerctl.errors import InputError
-
-
-def render_options(source: SourceFlags, render: RenderFlags | None = None, **extra):
-    """RenderOptions for these flags over ./trainerctl.yaml (or --config)."""
-    from trainerctl.render.settings import render_options as options
-
-    render = render or RenderFlags()
-    return options(
-        config_file=source.config, source=source.source, ref=source.ref, cache_dir=source.cache_dir,
-        lock=source.lock, no_lock=source.no_lock, overlay=render.overlay, platform=render.platform,
-        image=render.image or [], remote_mirror=render.remote_mirror or [],
-        require_registry=render.require_registry, offline=render.offline, refresh=render.refresh,
-        set_values=render.set_values or [], ha=render.ha, **extra)
 
 
 @command("render")
@@ -48,9 +35,10 @@ def render_command(
 ) -> None:
     """Render the whole install set (upstream overlay, runtimes, imagestreams) to stdout."""
     from trainerctl import ui
-    from trainerctl.render import render as do_render
-    from trainerctl.render.fetch import update_lock as write_lock
+    from trainerctl.cli.options import render_options
     from trainerctl.render.output import FORMATS, check_output_dir, write_dir, write_stream
+    from trainerctl.render.pipeline import render as do_render
+    from trainerctl.source.fetch import update_lock as write_lock
 
     fmt = "yaml" if output is None else output
     if fmt not in FORMATS:
@@ -63,7 +51,8 @@ def render_command(
         raise InputError("--update-lock and --no-lock: choose one")
     if update_lock:
         source.no_lock = True  # the lock is being replaced, not checked
-    options = render_options(source, render, namespace=namespace, component=component, owner_label=owner_label)
+    render.namespace, render.component, render.owner_label = namespace, list(component), owner_label
+    options = render_options(source, render)
     result = do_render(options)
     if update_lock:
         write_lock(options.lock_file, result.source)
@@ -78,6 +67,7 @@ def render_command(
 @uses(source_flags)
 def fetch_command(source: SourceFlags) -> None:
     """Fill the source cache (for a later --offline or air-gapped render) and write trainerctl.lock."""
-    from trainerctl.render.fetch import fetch
+    from trainerctl.cli.options import render_options
+    from trainerctl.source.fetch import fetch
 
     fetch(render_options(source), write=not source.no_lock)

@@ -1,24 +1,32 @@
 """`status`: what is installed (from the inventory), whether each object is there and as rendered,
-and the Go operator's conditions over it (health.py), so a pipeline can gate on `Ready`."""
+and the Go operator's conditions over it (conditions.py), so a pipeline can gate on `Ready`."""
 
 from __future__ import annotations
 
 import time
 
-from trainerctl.cluster import dependencies, go_operator, health
-from trainerctl.cluster import inventory as inv_mod
-from trainerctl.cluster.apply import get_meta
-from trainerctl.cluster.client import Cluster, object_path
-from trainerctl.cluster.discovery import Discovery
-from trainerctl.cluster.objects import DEFAULT_OWNER_LABEL, Ref
-from trainerctl.cluster.pool import parallel_map
-from trainerctl.cluster.preflight import OPENSHIFT_GROUP
-from trainerctl.cluster.prune import resolve_entry
-from trainerctl.cluster.wait import deployment_is_available
+from trainerctl.cluster.engine import diff as engine_diff
+from trainerctl.cluster.engine import inventory as inv_mod
+from trainerctl.cluster.engine.apply import get_meta
+from trainerctl.cluster.engine.client import Cluster, object_path
+from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.pool import parallel_map
+from trainerctl.cluster.engine.prune import resolve_entry
+from trainerctl.cluster.engine.wait import deployment_is_available
+from trainerctl.cluster.trainer import conditions, dependencies, go_operator
+from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
+from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.errors import TrainerctlError
+from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 
 SCHEMA = "status.schema.json"  # in trainerctl/data: the JSON Schema of `status -o json`
 _CRD_PREFIX = "apiextensions.k8s.io/CustomResourceDefinition//"
+
+
+def _text(value) -> str:
+    """A value the inventory (on the server, so anything) says is a string."""
+    return value if isinstance(value, str) else ""
 
 
 def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = None,
@@ -30,15 +38,14 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     inventory = inv_mod.read(cluster, namespace)
     source = inventory.source if inventory else {}
     out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": source,
-                 "trainerVersion": source.get("trainer_version") or "",
-                 "releases": list(source.get("releases") or []), "conditions": [], "objects": [],
+                 "trainerVersion": _text(source.get("trainer_version")),
+                 "releases": [r for r in source.get("releases") or [] if isinstance(r, dict)]
+                 if isinstance(source.get("releases"), list) else [], "conditions": [], "objects": [],
                  "deployments": []}
     states: dict[str, str] = {}
     if objects is not None:
-        from trainerctl.cluster.diff import diff
-
-        result = diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label,
-                      field_manager=field_manager)
+        result = engine_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label,
+                                  stages=STAGES, never_prune=NEVER_PRUNE, field_manager=field_manager)
         names = {"unchanged": "present", "changed": "drifted", "create": "missing", "prune": "extra",
                  "error": "error"}
         for d in result.diffs:
@@ -79,11 +86,11 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     deps = dependencies.check(cluster, discovery, openshift=discovery.has_group(OPENSHIFT_GROUP),
                               rendered_crds=rendered_crds)
     operator_managed = inventory is None and go_operator.read_cr(cluster) is not None
-    out["conditions"] = health.conditions(
-        deps, health.provisioning(inventory is not None, bool(inventory and inventory.complete), namespace,
+    out["conditions"] = conditions.conditions(
+        deps, conditions.provisioning(inventory is not None, bool(inventory and inventory.complete), namespace,
                                   out["objects"], operator_managed),
-        health.deployments(out["deployments"]))
-    out["ready"] = health.is_ready(out["conditions"])
+        conditions.deployments(out["deployments"]))
+    out["ready"] = conditions.is_ready(out["conditions"])
     return out
 
 
@@ -103,7 +110,7 @@ def wait_ready(timeout: float, on_wait=None, **kwargs) -> tuple[dict, bool]:
 
 
 def ready_condition(st: dict) -> dict:
-    return next(c for c in st["conditions"] if c["type"] == health.READY)
+    return next(c for c in st["conditions"] if c["type"] == conditions.READY)
 
 
 def not_ready_line(st: dict) -> str:
@@ -131,7 +138,7 @@ def status_text(st: dict) -> str:
         releases = ", ".join(f"{r.get('name', '?')} {r.get('version', '?')}" for r in st.get("releases") or [])
         lines.append(f"trainer version: {st.get('trainerVersion') or 'unknown'}" + (f" ({releases})" if releases else ""))
     for c in st["conditions"]:
-        indent = "" if c["type"] == health.READY else "  "
+        indent = "" if c["type"] == conditions.READY else "  "
         lines.append(f"{indent}{c['type']}: {c['status']} ({c['reason']}) {c['message']}".rstrip())
     for o in st["objects"]:
         if o["state"] != "present":

@@ -1,4 +1,7 @@
-"""`trainerctl render`: turn "Trainer at ref X with these images" into the exact objects to install."""
+"""`trainerctl render`: turn "Trainer at ref X with these images" into the exact objects to install.
+
+From Python: `from trainerctl.render import render, RenderOptions`.
+"""
 
 from trainerctl.render.options import (
     COMPONENTS,
@@ -9,6 +12,7 @@ from trainerctl.render.options import (
     RenderResult,
     SourceInfo,
 )
+from trainerctl.render.pipeline import render
 
 __all__ = [
     "COMPONENTS",
@@ -20,13 +24,3 @@ __all__ = [
     "SourceInfo",
     "render",
 ]
-
-
-def __getattr__(name: str):
-    # The pipeline (and the engine behind it) loads on first use: callers that only need the
-    # options and defaults above stay light.
-    if name == "render":
-        from trainerctl.render.pipeline import render
-
-        return render
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,9 @@
-"""What a render is asked for (RenderOptions) and what it produced (RenderResult)."""
+"""What a render is asked for (RenderOptions) and what it produced (RenderResult).
+
+RenderOptions checks every value once, when it is made, and names the field in each error; a
+caller that knows where a value came from (a flag, a settings file) passes `origins` so the error
+names that instead (trainerctl.render.settings does, for the command line).
+"""
 
 from __future__ import annotations
 
@@ -8,19 +13,56 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from trainerctl.errors import InputError
+from trainerctl.redact import strip_userinfo
+from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
+from trainerctl.render.images import ImageOverrides, resolve_overrides, validate_registry
+from trainerctl.render.controller import ManagerOptions
+from trainerctl.render.controller import resolve as resolve_manager
+
 COMPONENTS = ("manifests", "runtimes", "imagestreams")
 PLATFORMS = ("openshift", "kubernetes")
 DEFAULT_NAMESPACE = "opendatahub"
-DEFAULT_OWNER_LABEL = ("platform.opendatahub.io/part-of", "trainer")
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
 def validate_namespace(namespace: str, where: str = "--namespace") -> str:
-    from trainerctl.errors import InputError
-
     if not isinstance(namespace, str) or not _DNS1123_LABEL.match(namespace) or len(namespace) > 63:
         raise InputError(f"{where} {namespace!r}: expected a DNS-1123 label (lower case, digits, '-', at most 63)")
     return namespace
+
+
+def _platform(value: str, where: str) -> str:
+    if value not in PLATFORMS:
+        raise InputError(f"{where} {value!r}: expected one of {', '.join(PLATFORMS)}")
+    return value
+
+
+def _components(value, where: str) -> set[str]:
+    unknown = sorted(set(value) - set(COMPONENTS))
+    if unknown or not value:
+        raise InputError(f"{where} {','.join(unknown) or '(none)'}: expected some of {', '.join(COMPONENTS)}")
+    return set(value)
+
+
+def _manager(value, where: str) -> ManagerOptions:
+    """ManagerOptions, or a `manager:` block as trainerctl.yaml holds it."""
+    if isinstance(value, ManagerOptions):
+        return value
+    if isinstance(value, dict):
+        return resolve_manager(value, source=where)
+    raise InputError(f"{where}: expected a `manager:` mapping or ManagerOptions")
+
+
+# The values with a vocabulary or syntax: field -> check(value, where) returning the typed value.
+CHECKS = {
+    "namespace": validate_namespace,
+    "platform": _platform,
+    "owner_label": lambda value, where: OwnerLabel(*value).validated(where),
+    "components": _components,
+    "require_registry": validate_registry,
+    "manager": _manager,
+}
 
 
 @dataclass
@@ -34,7 +76,7 @@ class RenderOptions:
     images: dict[str, str] = field(default_factory=dict)  # env var, params key or image name -> ref
     env: Mapping[str, str] | None = None  # None: os.environ (for RELATED_IMAGE_*)
     components: set[str] | frozenset[str] | None = None  # None: all that apply to the platform
-    owner_label: tuple[str, str] = DEFAULT_OWNER_LABEL
+    owner_label: OwnerLabel = DEFAULT_OWNER_LABEL  # or a (key, value) pair
     cache_dir: str | Path | None = None
     require_registry: str | None = None
     remote_mirrors: list[str] = field(default_factory=list)  # PREFIX=REPLACEMENT for remote bases
@@ -42,10 +84,38 @@ class RenderOptions:
     refresh: bool = False  # ask the git remote again even when the ref is cached
     lock_file: str | Path | None = None  # None: ./trainerctl.lock
     use_lock: bool = True  # verify the source against the lock file when there is one
-    manager: dict | None = None  # manager options (issue 6): patches on the controller Deployment
+    manager: ManagerOptions | None = None  # controller options (or a `manager:` block), made ManagerOptions
+    # field -> how to name it in an error (a flag, or "FILE: field:"); the field's name otherwise
+    origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    overrides: ImageOverrides = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for name, check in CHECKS.items():
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, check(value, self.where(name)))
+        if self.source_path and (self.source_url or self.ref):
+            raise InputError(f"{self.where('source_path')} PATH (a local checkout) cannot be combined with a git URL "
+                             "or --ref")
+        # Image settings are resolved here, once, so a typo fails before anything is fetched.
+        self.overrides = resolve_overrides(
+            self.images, self.environment(),
+            lambda key: self.origins.get(f"images.{key}", f"{self.where('images')} {key}"))
+
+    def where(self, name: str) -> str:
+        return self.origins.get(name, name)
 
     def environment(self) -> Mapping[str, str]:
         return os.environ if self.env is None else self.env
+
+    def platform_components(self) -> tuple[str, set[str]]:
+        """The platform, and the sets to render on it."""
+        platform = self.platform or "kubernetes"
+        if self.components is None:
+            return platform, {"manifests", "runtimes"} | ({"imagestreams"} if platform == "openshift" else set())
+        if "imagestreams" in self.components and platform != "openshift":
+            raise InputError(f"{self.where('components')} imagestreams: ImageStreams need --platform openshift")
+        return platform, set(self.components)
 
 
 @dataclass(frozen=True)
@@ -62,8 +132,6 @@ class SourceInfo:
     def __post_init__(self) -> None:
         # What a render reports (the inventory, -o json, the lock) never holds a URL's password.
         if self.url:
-            from trainerctl.redact import strip_userinfo
-
             object.__setattr__(self, "url", strip_userinfo(self.url))
 
 
@@ -73,5 +141,5 @@ class RenderResult:
     components: dict[str, list[dict]]
     source: SourceInfo
     namespace: str
-    owner_label: tuple[str, str]
+    owner_label: OwnerLabel
     platform: str = "kubernetes"

@@ -9,6 +9,7 @@ from pathlib import Path
 from trainerctl.bounded_read import os_problem, read_input, shown_path
 from trainerctl.errors import InputError
 from trainerctl.safe_write import remove_quietly, write_atomic
+from trainerctl.kustomize.yamlio import dump_all
 
 FORMATS = ("yaml", "json")
 _MARKER = "# Written by `trainerctl render --output-dir`; files listed here are replaced on the next run.\n"
@@ -17,8 +18,6 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 def write_stream(objects: list[dict], fmt: str = "yaml") -> str:
     if fmt == "yaml":
-        from trainerctl.kustomize.yamlio import dump_all
-
         return dump_all(objects)
     if fmt == "json":
         return json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2, ensure_ascii=False) + "\n"
@@ -72,8 +71,6 @@ def write_dir(objects: list[dict], directory: str | Path) -> list[Path]:
     render must disappear from a GitOps repo too); a non-empty directory trainerctl did not
     write is refused rather than mixed with.
     """
-    from trainerctl.kustomize.yamlio import dump_all
-
     directory = Path(directory)
     previous = check_output_dir(directory)
     names: list[str] = []

@@ -16,89 +16,27 @@ import yaml
 
 from trainerctl import ui
 from trainerctl.errors import InputError, TrainerctlError
-from trainerctl.images import (ImageOverrides, check_registry, kustomize_image_entry, resolve_overrides,
-                               validate_registry)
-from trainerctl.params_env import apply_overrides, check_images
+from trainerctl.kustomize import build
 from trainerctl.render.assets import asset_dir
-from trainerctl.render.options import (
-    COMPONENTS,
-    PLATFORMS,
-    RenderOptions,
-    RenderResult,
-    SourceInfo,
-    validate_namespace,
-)
+from trainerctl.render.images import ImageOverrides, check_registry, kustomize_image_entry
+from trainerctl.render.controller import apply_manager_options
+from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
+from trainerctl.render.params_env import apply_overrides, check_images
 from trainerctl.render.overlay import choose_overlay, sort_options, wrapper_kustomization, write_kustomization
 from trainerctl.render.runtime_compat import compatible_runtimes
 from trainerctl.source import (
     DEFAULT_LOCK_FILE,
-    PinError,
     SourceTree,
-    default_ref,
-    default_url,
+    check_tree,
+    git_source,
     local_source,
     read_lock,
     resolve_source,
-    walk_tree,
 )
 
-_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
-_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 # Our sets ship their images as generated ConfigMaps (the replacements' source); those are
 # render inputs, not objects to install.
 _DROP_CONFIGMAPS_FROM = ("runtimes", "imagestreams")
-
-
-def validate_owner_label(label: tuple[str, str]) -> tuple[str, str]:
-    key, value = label
-    prefix, slash, name = key.rpartition("/")
-    if (
-        (slash and not prefix)
-        or not name or len(name) > 63 or not _LABEL_NAME.match(name)
-        or (prefix and (len(prefix) > 253 or not _LABEL_PREFIX.match(prefix)))
-    ):
-        raise InputError(f"--owner-label {key}={value}: {key!r} is not a valid label key")
-    if len(value) > 63 or (value and not _LABEL_NAME.match(value)):
-        raise InputError(f"--owner-label {key}={value}: {value!r} is not a valid label value")
-    return key, value
-
-
-def check_options(options: RenderOptions) -> None:
-    """Refuse bad values before anything is fetched or a cluster is contacted."""
-    validate_namespace(options.namespace)
-    if options.platform is not None and options.platform not in PLATFORMS:
-        raise InputError(f"--platform {options.platform!r}: expected one of {', '.join(PLATFORMS)}")
-    validate_owner_label(tuple(options.owner_label))
-    if options.components is not None:
-        unknown = sorted(set(options.components) - set(COMPONENTS))
-        if unknown or not options.components:
-            raise InputError(f"--component {','.join(unknown) or '(none)'}: expected some of {', '.join(COMPONENTS)}")
-    if options.require_registry is not None:
-        validate_registry(options.require_registry)
-    if options.source_path and (options.source_url or options.ref):
-        raise InputError("--source PATH (a local checkout) cannot be combined with a git URL or --ref")
-    resolve_overrides(options.images, options.environment())
-
-
-def _components(options: RenderOptions) -> tuple[str, set[str]]:
-    check_options(options)
-    platform = options.platform or "kubernetes"
-    if options.components is None:
-        return platform, {"manifests", "runtimes"} | ({"imagestreams"} if platform == "openshift" else set())
-    components = set(options.components)
-    if "imagestreams" in components and platform != "openshift":
-        raise InputError("--component imagestreams: ImageStreams need --platform openshift")
-    return platform, components
-
-
-def git_source(options: RenderOptions) -> tuple[str, str]:
-    """The git URL and ref to render: the pinned default, or the given URL, which needs a ref."""
-    url = options.source_url or default_url()
-    if options.ref:
-        return url, options.ref
-    if options.source_url is None:
-        return url, default_ref()
-    raise InputError(f"--ref is required with --source {url} (only the default source has a pinned ref)")
 
 
 def _resolve(options: RenderOptions) -> SourceTree:
@@ -112,7 +50,7 @@ def _resolve(options: RenderOptions) -> SourceTree:
                 f"that the lock cannot verify: render the locked source, or pass --no-lock"
             )
         return local_source(Path(options.source_path))
-    url, ref = git_source(options)
+    url, ref = git_source(options.source_url, options.ref)
     if options.use_lock:
         lock = read_lock(lock_path)
         if lock is not None and not lock.applies_to(url, ref):
@@ -122,18 +60,6 @@ def _resolve(options: RenderOptions) -> SourceTree:
             )
     return resolve_source(url, ref, cache_dir=options.cache_dir, lock=lock, refresh=options.refresh,
                           offline=options.offline)
-
-
-def check_tree(source: SourceTree, copy_to: Path | None = None) -> str:
-    """Hash (and optionally copy) the source tree; refuse a cached tree that was modified."""
-    digest = walk_tree(source.manifests, copy_to=copy_to)
-    if source.expected_digest and digest != source.expected_digest:
-        raise PinError(
-            f"{source.manifests} no longer matches the digest recorded when it was fetched "
-            f"({source.expected_digest}, now {digest}): the cache was modified; delete "
-            f"{source.manifests.parent} and run `trainerctl fetch` again"
-        )
-    return digest
 
 
 def _component_releases(manifests: Path) -> list[dict]:
@@ -214,12 +140,7 @@ def _apply_manager(objects: list[dict], options: RenderOptions) -> list[dict]:
     """Hook for manager options (issue 6): patch the controller Deployment, add the PDB."""
     if not options.manager:
         return objects
-    from trainerctl import manager_options
-
-    manager = options.manager
-    if isinstance(manager, dict):
-        manager = manager_options.resolve(manager)
-    patched = manager_options.apply_manager_options(objects, manager)
+    patched = apply_manager_options(objects, options.manager)
     key, value = options.owner_label
     for obj in patched:
         obj.setdefault("metadata", {}).setdefault("labels", {})[key] = value
@@ -248,13 +169,10 @@ def _in_user_terms(exc: TrainerctlError, work: Path, source: SourceTree) -> Trai
 
 
 def render(options: RenderOptions | None = None) -> RenderResult:
-    from trainerctl.kustomize import build
-
     options = options or RenderOptions()
-    platform, components = _components(options)
-    owner_label = tuple(options.owner_label)
-    # Image settings are checked before anything is fetched, so a typo fails fast.
-    overrides = resolve_overrides(options.images, options.environment())
+    platform, components = options.platform_components()
+    owner_label = options.owner_label
+    overrides = options.overrides  # resolved (and checked) when the options were made
     source = _resolve(options)
     rendered: dict[str, list[dict]] = {}
     with tempfile.TemporaryDirectory(prefix="trainerctl-render-") as tmp:

@@ -1,36 +1,77 @@
-"""RenderOptions from trainerctl.yaml overlaid with command-line values (values win).
+"""One request path: a settings file (trainerctl.yaml) overlaid by what a command was given, into
+RenderOptions, once.
 
-Shared by render, fetch, install, diff and upgrade-check, so each reads the file the same way.
+The command line gives what its flags say (trainerctl.cli.flags); `resolve`
+reads the settings file, lets given values win, and makes the RenderOptions, which checks every
+value as it is made. `origins` records where each value came from, so an error names the flag
+or the settings file and field the user wrote.
 """
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Protocol
 
+from trainerctl import ui
 from trainerctl.errors import InputError
+from trainerctl.render.config_file import Config, load_config
+from trainerctl.render.controller import resolve as resolve_manager
+from trainerctl.render.options import CHECKS, DEFAULT_NAMESPACE, RenderOptions, validate_namespace
+from trainerctl.source.validate import is_git_url
 
-_SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:")
+# RenderOptions field -> its trainerctl.yaml key (fields without one are command-line only).
+CONFIG_KEYS = {"namespace": "namespace", "platform": "platform", "components": "components",
+               "owner_label": "ownerLabel", "require_registry": "requireRegistry", "overlay": "overlay",
+               "cache_dir": "cacheDir", "remote_mirrors": "remoteMirrors", "images": "images", "manager": "manager"}
 
 
-def is_git_url(value: str) -> bool:
-    """A --source value that names a git remote (anything else is a local checkout)."""
-    return "://" in value or "::" in value or value.startswith("-") or bool(_SCP_LIKE.match(value))
+class SourceRequest(Protocol):
+    """Where the upstream manifests come from, as given (trainerctl.cli.flags.SourceFlags)."""
+
+    config: str | None
+    source: str | None
+    ref: str | None
+    cache_dir: str | None
+    lock: str | None
+    no_lock: bool
 
 
-def pair(value: str, flag: str) -> tuple[str, str]:
+class RenderRequest(Protocol):
+    """How to render, as given; None or empty means "not given" (trainerctl.cli.flags.RenderFlags)."""
+
+    overlay: str | None
+    platform: str | None
+    image: list[str]  # KEY=REF
+    remote_mirror: list[str]
+    require_registry: str | None
+    offline: bool
+    refresh: bool
+    set_values: list[str]
+    ha: bool
+    namespace: str | None
+    component: list[str]
+    owner_label: str | None  # KEY=VALUE
+
+
+@dataclass
+class _NothingGiven:
+    overlay = platform = require_registry = namespace = owner_label = None
+    offline = refresh = ha = False
+    image: tuple = ()
+    remote_mirror: tuple = ()
+    set_values: tuple = ()
+    component: tuple = ()
+
+
+def pair(value: str, where: str) -> tuple[str, str]:
     key, sep, val = value.partition("=")
     if not sep or not key:
-        raise InputError(f"{flag} {value!r}: expected KEY=VALUE")
+        raise InputError(f"{where} {value!r}: expected KEY=VALUE")
     return key, val
 
 
 def namespace_setting(namespace: Optional[str], config_file: Optional[str] = None) -> str:
     """-n, else trainerctl.yaml's namespace, else the default; what every command installs into."""
-    from trainerctl.config import load_config
-    from trainerctl.render.options import DEFAULT_NAMESPACE, validate_namespace
-
     if namespace is not None:
         return validate_namespace(namespace)
     cfg = load_config(config_file)
@@ -39,74 +80,75 @@ def namespace_setting(namespace: Optional[str], config_file: Optional[str] = Non
     return DEFAULT_NAMESPACE
 
 
-def _manager(config, set_values: list[str], ha: bool):
-    """Validated ManagerOptions (file < --set, over the --ha preset); warnings go to stderr."""
-    from trainerctl import ui
-    from trainerctl.manager_options import resolve
-
-    options = resolve(config.get("manager"), set_values, ha=ha, source=str(config.path or "trainerctl.yaml"))
-    for warning in options.warnings:
-        ui.warn(warning)
-    return options
+def _in_file(cfg: Config, key: str) -> str:
+    return f"{cfg.path or 'trainerctl.yaml'}: {key}:"
 
 
-def render_options(
-    *,
-    config_file: Optional[str | Path] = None,
-    source: Optional[str] = None,
-    ref: Optional[str] = None,
-    overlay: Optional[str] = None,
-    namespace: Optional[str] = None,
-    platform: Optional[str] = None,
-    image: list[str] = (),
-    component: list[str] = (),
-    owner_label: Optional[str] = None,
-    require_registry: Optional[str] = None,
-    cache_dir: Optional[str | Path] = None,
-    remote_mirror: list[str] = (),
-    offline: bool = False,
-    refresh: bool = False,
-    lock: Optional[str | Path] = None,
-    no_lock: bool = False,
-    set_values: list[str] = (),
-    ha: bool = False,
-):
-    """RenderOptions from trainerctl.yaml overlaid with these values (None/empty: not given)."""
-    from trainerctl.config import load_config
-    from trainerctl.render import DEFAULT_NAMESPACE, DEFAULT_OWNER_LABEL, RenderOptions
-
-    for flag, value in (("--source", source), ("--ref", ref), ("--overlay", overlay), ("--cache-dir", cache_dir),
-                        ("--lock", lock), ("--config", config_file)):
+def resolve(source: SourceRequest, render: RenderRequest | None = None,
+            flags: Mapping[str, str] | None = None) -> RenderOptions:
+    """RenderOptions from the settings file overlaid by the request. `flags` names, per
+    RenderOptions field, the flag that sets it (for errors); without it errors name the field."""
+    render = render or _NothingGiven()
+    flags = dict(flags or {})
+    for name, value in (("source_url", source.source), ("ref", source.ref), ("overlay", render.overlay),
+                        ("cache_dir", source.cache_dir), ("lock_file", source.lock), ("config", source.config)):
         if value is not None and not str(value).strip():
-            raise InputError(f"{flag} '': expected a value")
-    cfg = load_config(config_file)
+            raise InputError(f"{flags.get(name, name)} '': expected a value")
+    cfg = load_config(source.config)
+    given: dict[str, Any] = {
+        "overlay": render.overlay, "namespace": render.namespace, "platform": render.platform,
+        "components": set(render.component) or None, "require_registry": render.require_registry,
+        "cache_dir": source.cache_dir, "remote_mirrors": list(render.remote_mirror) or None,
+        "owner_label": pair(render.owner_label, flags.get("owner_label", "owner_label"))
+        if render.owner_label is not None else None,
+    }
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for name, key in CONFIG_KEYS.items():
+        if name in ("images", "manager"):
+            continue
+        from_file = cfg.get(key)
+        if name == "owner_label" and from_file is not None:
+            from_file = pair(from_file, f"{cfg.path}: {key}:")
+        if name == "components" and from_file is not None:
+            from_file = set(from_file)
+        if from_file is not None and given.get(name) is not None and name in CHECKS:
+            CHECKS[name](from_file, _in_file(cfg, key))  # overridden, but a bad value is still an error
+        if given.get(name) is not None:
+            values[name], origins[name] = given[name], flags.get(name, name)
+        elif from_file is not None:
+            values[name], origins[name] = from_file, _in_file(cfg, key)
     url, path = cfg.source("url"), cfg.source("path")
-    if source is not None:
-        url, path = (source, None) if is_git_url(source) else (None, source)
-    if path is not None and ref is not None:
-        raise InputError(f"--ref {ref}: a local checkout (--source {path}) has no ref to choose")
+    if source.source is not None:
+        url, path = (source.source, None) if is_git_url(source.source) else (None, source.source)
+        origins["source_path"] = origins["source_url"] = flags.get("source_url", "source")
+    else:
+        origins["source_path"] = origins["source_url"] = _in_file(cfg, "source")
+    if path is not None and source.ref is not None:
+        raise InputError(f"{flags.get('ref', 'ref')} {source.ref}: a local checkout "
+                         f"({origins['source_path']} {path}) has no ref to choose")
     images = dict(cfg.get("images") or {})
-    images.update(pair(v, "--image") for v in image)
-    label = owner_label if owner_label is not None else cfg.get("ownerLabel")
+    origins.update({f"images.{key}": f"{_in_file(cfg, 'images')} {key}" for key in images})
+    images.update(pair(v, flags.get("images", "images")) for v in render.image)
+    origins["images"] = flags.get("images", "images")
     manager = None
-    if cfg.get("manager") is not None or set_values or ha:  # only then pay for the import
-        manager = _manager(cfg, list(set_values), ha)
+    if cfg.get("manager") is not None or render.set_values or render.ha:  # only then pay for parsing
+        manager = resolve_manager(cfg.get("manager"), render.set_values, ha=render.ha,
+                                  source=str(cfg.path or "trainerctl.yaml"))
+        for warning in manager.warnings:
+            ui.warn(warning)
     return RenderOptions(
         source_url=url,
-        ref=ref if ref is not None else (None if path else cfg.source("ref")),
+        ref=source.ref if source.ref is not None else (None if path else cfg.source("ref")),
         source_path=path,
-        overlay=overlay if overlay is not None else cfg.get("overlay"),
-        namespace=namespace if namespace is not None else (cfg.get("namespace") or DEFAULT_NAMESPACE),
-        platform=platform if platform is not None else cfg.get("platform"),
+        namespace=values.pop("namespace", DEFAULT_NAMESPACE),
         images=images,
-        components=set(component or cfg.get("components") or ()) or None,
-        owner_label=pair(label, "--owner-label") if label is not None else DEFAULT_OWNER_LABEL,
-        cache_dir=cache_dir if cache_dir is not None else cfg.get("cacheDir"),
-        require_registry=require_registry if require_registry is not None else cfg.get("requireRegistry"),
-        remote_mirrors=list(remote_mirror or cfg.get("remoteMirrors") or ()),
-        offline=offline,
-        refresh=refresh,
-        lock_file=lock,
-        use_lock=not no_lock,
+        offline=render.offline,
+        refresh=render.refresh,
+        lock_file=source.lock,
+        use_lock=not source.no_lock,
         manager=manager,
+        origins=origins,
+        remote_mirrors=values.pop("remote_mirrors", None) or [],
+        **values,
     )

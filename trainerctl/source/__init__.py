@@ -8,7 +8,7 @@ import importlib
 
 _EXPORTS = {
     "PinError": "cache", "SourceCache": "cache", "SourceTree": "cache", "local_source": "cache",
-    "resolve_source": "cache", "default_cache_dir": "cachedir", "FetchError": "gitops",
+    "resolve_source": "cache", "check_tree": "cache", "git_source": "pins", "default_cache_dir": "cachedir", "FetchError": "gitrepo",
     "DEFAULT_LOCK_FILE": "lock", "Lock": "lock", "read_lock": "lock", "write_lock": "lock",
     "default_ref": "pins", "default_url": "pins", "pinned_commit": "pins", "walk_tree": "tree",
     "validate_ref": "validate", "validate_url": "validate",

@@ -22,8 +22,8 @@ from trainerctl.bounded_read import os_problem, read_input, shown_path
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.redact import strip_userinfo
 from trainerctl.safe_write import write_atomic
-from trainerctl.source import gitops
-from trainerctl.source.gitops import FetchError
+from trainerctl.source import gitrepo
+from trainerctl.source.gitrepo import FetchError
 from trainerctl.source.cachedir import default_cache_dir
 from trainerctl.source.lock import Lock
 from trainerctl.source.pins import pinned_commit
@@ -122,15 +122,15 @@ class SourceCache:
 
     def fetch(self, url: str, ref: str, expected_commit: str | None) -> str:
         """Ask the remote for ref, check the pin, fetch and extract the commit; return it."""
-        repo = gitops.open_bare_repo(self.repo_dir(url))
+        repo = gitrepo.open_bare_repo(self.repo_dir(url))
         try:
             if is_commit(ref):
                 commit, remote_ref = ref, None
             else:
-                commit, remote_ref = gitops.ls_remote(repo, url, ref)
+                commit, remote_ref = gitrepo.ls_remote(repo, url, ref)
             check_pin(url, ref, commit, expected_commit)
             if not self.tree_digest(commit):
-                gitops.fetch_commit(repo, url, remote_ref, commit)
+                gitrepo.fetch_commit(repo, url, remote_ref, commit)
                 self._extract(repo, commit)
         finally:
             repo.close()
@@ -142,7 +142,7 @@ class SourceCache:
         trees.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=trees))
         try:
-            gitops.extract_manifests(repo, commit, staging / "manifests")
+            gitrepo.extract_manifests(repo, commit, staging / "manifests")
             digest = walk_tree(staging / "manifests")
             _write_json(staging / "source.json", {"commit": commit, "digest": digest})
             final = self.tree_dir(commit)
@@ -251,3 +251,15 @@ def _head_commit(path: Path) -> str | None:
         return head if is_commit(head) else None
     except (OSError, InputError):
         return None
+
+
+def check_tree(source: SourceTree, copy_to: Path | None = None) -> str:
+    """Hash (and optionally copy) the source tree; refuse a cached tree that was modified."""
+    digest = walk_tree(source.manifests, copy_to=copy_to)
+    if source.expected_digest and digest != source.expected_digest:
+        raise PinError(
+            f"{source.manifests} no longer matches the digest recorded when it was fetched "
+            f"({source.expected_digest}, now {digest}): the cache was modified; delete "
+            f"{source.manifests.parent} and run `trainerctl fetch` again"
+        )
+    return digest

@@ -7,6 +7,7 @@ from importlib import resources
 
 import yaml
 
+from trainerctl.errors import InputError
 from trainerctl.source.validate import normalize_url
 
 
@@ -27,3 +28,12 @@ def default_ref() -> str:
 def pinned_commit(url: str, ref: str) -> str | None:
     """The commit `ref` of `url` is pinned to, or None when trainerctl knows no pin for it."""
     return _data()["pins"].get(normalize_url(url), {}).get(ref)
+
+
+def git_source(url: str | None, ref: str | None) -> tuple[str, str]:
+    """The git URL and ref to fetch: the pinned default, or the given URL, which needs a ref."""
+    if ref:
+        return url or default_url(), ref
+    if url is None:
+        return default_url(), default_ref()
+    raise InputError(f"--ref is required with --source {url} (only the default source has a pinned ref)")

@@ -2,7 +2,7 @@
 
 git treats a ref or URL that starts with `-` as an option (`--upload-pack=…` runs a command) and
 `<transport>::<address>` URLs such as `ext::sh -c …` as a command transport, so both are refused
-here, and the git environment is restricted again in `gitops.py` (defence in depth).
+here, and the git environment is restricted again in `gitrepo.py` (defence in depth).
 """
 
 from __future__ import annotations
@@ -87,3 +87,11 @@ def normalize_url(url: str) -> str:
         host, _, path = match["rest"].partition("/")
         url = f"{match['scheme'].lower()}://{host.lower()}/{path}"
     return url
+
+
+_SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:")
+
+
+def is_git_url(value: str) -> bool:
+    """A --source value that names a git remote (anything else is a local checkout)."""
+    return "://" in value or "::" in value or value.startswith("-") or bool(_SCP_LIKE.match(value))

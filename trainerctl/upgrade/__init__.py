@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from trainerctl.errors import EXIT_FAILED, TrainerctlError
 from trainerctl.upgrade.crd_diff import Finding, diff_crds, is_crd
+from trainerctl.upgrade.live import list_custom_objects, read_live_crds
 from trainerctl.upgrade.report import UpgradeReport
 from trainerctl.upgrade.usage import Usage, find_usages
 
@@ -44,10 +45,8 @@ def check_cluster(cluster, target_objects: list[dict], *, owner_label: str | Non
     """Read the installed CRDs the target defines (plus, with owner_label, CRDs we installed
     before that the target no longer has); list objects only where a field is removed.
 
-    cluster: a trainerctl.cluster.client.Cluster (connect()).
+    cluster: a trainerctl.cluster.engine.client.Cluster (connect()).
     """
-    from trainerctl.upgrade.live import read_live_crds, list_custom_objects
-
     live_crds = read_live_crds(cluster, target_objects, owner_label=owner_label)
     findings = diff_crds(live_crds, target_objects)
     live_resources = list_custom_objects(cluster, live_crds, findings)

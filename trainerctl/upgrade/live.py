@@ -1,6 +1,6 @@
 """Read the live side of an upgrade check from the API server.
 
-Goes through trainerctl.cluster.client.Cluster (raw JSON, no kubernetes model classes: CRDs are
+Goes through trainerctl.cluster.engine.client.Cluster (raw JSON, no kubernetes model classes: CRDs are
 megabytes and the models would only add seconds of deserialisation).
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from trainerctl.cluster.engine.api_shape import check_crd
+from trainerctl.cluster.engine.client import ApiError
 from trainerctl.upgrade.crd_diff import Finding, is_crd
 from trainerctl.upgrade.usage import OBJECT_FINDINGS
 
@@ -17,8 +18,6 @@ _CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
 def read_live_crds(cluster: Any, target_objects: Iterable[dict], *, owner_label: str | None = None) -> list[dict]:
-    from trainerctl.cluster.client import ApiError
-
     names = sorted({o["metadata"]["name"] for o in target_objects if is_crd(o)})
     found: dict[str, dict] = {}
     for name in names:
@@ -39,8 +38,6 @@ def read_live_crds(cluster: Any, target_objects: Iterable[dict], *, owner_label:
 
 def list_custom_objects(cluster: Any, live_crds: list[dict], findings: list[Finding]) -> dict[str, list[dict]]:
     """Objects of each CRD that loses a field or gains a required one, read at that version."""
-    from trainerctl.cluster.client import ApiError
-
     wanted: dict[str, set[str]] = {}
     for f in findings:
         if f.kind in OBJECT_FINDINGS and f.version:

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from trainerctl import redact
-from trainerctl.bounded_read import limit_for, load_yaml, read_input, shown_path
+from trainerctl.bounded_read import LIMITS, human_size, limit_for, load_yaml, read_input, shown_path
 from trainerctl.cluster.engine.kubeconfig import Selected
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.safe_text import clean
+from trainerctl.ui import warn
 
 EXEC_TIMEOUT = 120.0  # a non-interactive plugin; an interactive one waits for its user
 EXEC_INTERACTIVE_TIMEOUT = 600.0
@@ -276,8 +277,6 @@ class Credentials:
             last = f": {err_lines[-1]}" if err_lines else ""
             raise ExecPluginFailed(f"{where}: exec plugin {shown} failed with exit code {proc.returncode}{last}")
         result = self._parse_exec(out, where, shown)
-        from trainerctl.ui import warn
-
         for line in err_lines[:10]:  # what it said on stderr, as kubectl shows it (after our redaction)
             warn(f"exec plugin {shown}: {line}")
         return result
@@ -343,8 +342,6 @@ def _collect(proc: subprocess.Popen, limit: int, timeout: float, where: str, sho
                 if key.fileobj is proc.stdout:
                     out += chunk
                     if len(out) > limit:
-                        from trainerctl.bounded_read import LIMITS, human_size
-
                         raise ExecPluginFailed(f"{where}: exec plugin {shown} wrote more than "
                                                f"{human_size(limit)} (raise it with {LIMITS['exec-output'].env}=SIZE)")
                 elif len(err) < 65536:

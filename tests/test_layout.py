@@ -1,0 +1,102 @@
+"""The package layout README's architecture section draws holds in the code: the engine knows
+nothing of Trainer, no cluster command imports another, no two packages import each other, and
+imports are lazy only in the command dispatch (trainerctl/cli)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import trainerctl
+
+PACKAGE = Path(trainerctl.__file__).resolve().parent
+# The basics every layer may use: errors and messages, and the trust boundaries (what an outside
+# input may be, how much of it is read, and what never reaches the terminal).
+BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.redact",
+          "trainerctl.safe_text", "trainerctl.bounded_read", "trainerctl.interrupts"}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(imported trainerctl module, whether the import is inside a function)."""
+    tree = ast.parse(path.read_text())
+    found: list[tuple[str, bool]] = []
+
+    def visit(node: ast.AST, nested: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = nested or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if isinstance(child, ast.ImportFrom) and child.module and child.module.startswith("trainerctl"):
+                for alias in child.names:
+                    found.append((f"{child.module}.{alias.name}", inner))
+            elif isinstance(child, ast.Import):
+                found.extend((a.name, inner) for a in child.names if a.name.startswith("trainerctl"))
+            visit(child, inner)
+
+    visit(tree, False)
+    return found
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str:
+    """`from pkg import module_or_name` -> the module it names."""
+    while name not in modules:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _graph() -> dict[str, list[tuple[str, bool]]]:
+    modules = _modules()
+    return {m: [(_resolve(i, modules), nested) for i, nested in _imports(p)] for m, p in modules.items()}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    if parts[1:2] == ["cluster"] and len(parts) > 2 and parts[2] in ("engine", "trainer"):
+        return ".".join(parts[:3])
+    return ".".join(parts[:2]) if len(parts) > 1 else module
+
+
+def test_the_engine_knows_nothing_of_trainer():
+    for module, imports in _graph().items():
+        if _package(module) == "trainerctl.cluster.engine":
+            bad = sorted({i for i, _ in imports if _package(i) != "trainerctl.cluster.engine" and i not in BASICS})
+            assert not bad, f"{module} imports {bad}"
+    text = "\n".join(p.read_text() for p in (PACKAGE / "cluster" / "engine").glob("*.py")).lower()
+    for word in ("trainer.kubeflow.org", "trainjob", "runtime", "opendatahub", "jobset"):
+        assert word not in text, f"the engine mentions {word!r}"
+
+
+def test_trainer_policy_builds_only_on_the_engine():
+    for module, imports in _graph().items():
+        if _package(module) == "trainerctl.cluster.trainer":
+            bad = sorted({i for i, _ in imports
+                          if _package(i) not in ("trainerctl.cluster.engine", "trainerctl.cluster.trainer")
+                          and i not in BASICS})
+            assert not bad, f"{module} imports {bad}"
+
+
+def test_no_cluster_command_imports_another():
+    commands = {m for m in _modules() if _package(m) == "trainerctl.cluster" and m != "trainerctl.cluster"}
+    for module, imports in _graph().items():
+        if module in commands:
+            assert not {i for i, _ in imports} & commands, module
+
+
+def test_no_two_packages_import_each_other():
+    edges = {(_package(m), _package(i)) for m, imports in _graph().items() for i, _ in imports
+             if _package(m) != _package(i)}
+    cycles = sorted((a, b) for a, b in edges if (b, a) in edges and a < b)
+    assert not cycles, cycles
+
+
+def test_imports_are_lazy_only_in_the_command_dispatch():
+    lazy = sorted(m for m, imports in _graph().items() if any(nested for _, nested in imports)
+                  and not (m.startswith("trainerctl.cli") or m == "trainerctl.entry"))
+    assert not lazy, f"imports inside functions outside trainerctl/cli: {lazy}"

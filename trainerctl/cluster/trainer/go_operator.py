@@ -1,0 +1,283 @@
+"""The Go operator trainerctl replaces (opendatahub-io/trainer-operator): is it still in charge, and
+the hand-over that stops it without losing what it installed.
+
+The operator reconciles one cluster-scoped CR, `Trainer` `default-trainer`
+(components.platform.opendatahub.io/v1alpha1), into the app namespace its `spec.appNamespace`
+names. Two traps make the obvious hand-over ("delete the CR") destroy the install:
+
+- the CR carries the finalizer `components.platform.opendatahub.io/trainer-cleanup`; while the
+  operator runs, deleting the CR makes it delete every labelled object (controller, webhooks,
+  runtimes);
+- the operator sets itself as controller owner of what it deploys (ownerReferences to the CR),
+  so deleting the CR with the default propagation lets the garbage collector delete them too.
+
+So the hand-over is: stop the operator (scale its Deployment to 0 and wait until no pod is left),
+release what it owns (drop ownerReferences to the CR), remove the cleanup finalizer, then delete
+the CR with orphan propagation. An operator installed by OLM would be scaled back up by OLM, and a
+CR owned by another controller (a DataScienceCluster) would come back; those are refused with the
+step to take by hand first. Every check happens before the first write.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from trainerctl.cluster.engine.apply import get_meta
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.report import ObjectResult
+from trainerctl.errors import InputError, PreflightError, WaitTimeout
+
+TRAINER_API = ("components.platform.opendatahub.io/v1alpha1", "Trainer")
+TRAINER_CR = "default-trainer"
+CLEANUP_FINALIZER = "components.platform.opendatahub.io/trainer-cleanup"
+TRAINER_CR_PATH = object_path("components.platform.opendatahub.io", "v1alpha1", "trainers", None, TRAINER_CR)
+DEFAULT_APP_NAMESPACE = "opendatahub"
+# Its reconciler applies as trainer-module-controller; CRDs go out as platform.opendatahub.io.
+FIELD_MANAGERS = ("trainer-module-controller", "platform.opendatahub.io")
+# How its Deployment is found: its kustomize config labels it so (config/manager/manager.yaml)
+# and names it trainer-operator-controller-manager; OLM keeps both.
+DEPLOYMENT_SELECTOR = "app.kubernetes.io/name=trainer-operator"
+DEPLOYMENT_NAME = "trainer-operator-controller-manager"
+REPLICAS_ANNOTATION = "trainerctl.io/operator-replicas-before-hand-over"
+HAND_OVER_FLAG = "--take-over-operator"
+GUIDE = "README: Migrating from the operator"
+
+
+@dataclass
+class OperatorDeployment:
+    namespace: str
+    name: str
+    replicas: int
+    ready: int
+    olm_owner: str = ""  # "ClusterServiceVersion NAME in NAMESPACE" when OLM manages it
+
+    @property
+    def display(self) -> str:
+        return f"Deployment {self.namespace}/{self.name}"
+
+
+@dataclass
+class OperatorState:
+    cr: dict | None = None  # the Trainer CR, when it exists
+    deployments: list[OperatorDeployment] = field(default_factory=list)
+
+    @property
+    def present(self) -> bool:
+        return self.cr is not None or bool(self.deployments)
+
+    @property
+    def can_write(self) -> bool:
+        return self.cr is not None or any(d.ready > 0 for d in self.deployments)
+
+    @property
+    def app_namespace(self) -> str | None:
+        if self.cr is None:
+            return None
+        return ((self.cr.get("spec") or {}).get("appNamespace") or DEFAULT_APP_NAMESPACE)
+
+    def why(self) -> str:
+        reasons = []
+        if self.cr is not None:
+            deleting = " (being deleted)" if self.cr["metadata"].get("deletionTimestamp") else ""
+            reasons.append(f"its Trainer {TRAINER_CR} exists{deleting}")
+        for d in self.deployments:
+            if d.ready:
+                reasons.append(f"{d.display} has {d.ready} ready replica(s)")
+        return "; ".join(reasons)
+
+    def refusal(self) -> str:
+        return (f"the Go trainer-operator can still write to this cluster ({self.why()}): re-run with "
+                f"{HAND_OVER_FLAG} to stop it and hand over safely (see {GUIDE})")
+
+
+def _olm_owner(meta: dict) -> str:
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "ClusterServiceVersion":
+            return f"ClusterServiceVersion {ref.get('name')} in {meta.get('namespace')}"
+    labels = meta.get("labels") or {}
+    if labels.get("olm.owner.kind") == "ClusterServiceVersion":
+        return f"ClusterServiceVersion {labels.get('olm.owner')} in {labels.get('olm.owner.namespace')}"
+    return ""
+
+
+def find_deployments(cluster: Cluster) -> list[OperatorDeployment]:
+    """The operator's Deployment(s), in any namespace; none when we may not list Deployments
+    cluster-wide (its CR, readable by anyone who may install Trainer, still tells)."""
+    path = object_path("apps", "v1", "deployments", None)
+    seen: dict[tuple[str, str], dict] = {}
+    for query in ({"labelSelector": DEPLOYMENT_SELECTOR}, {"fieldSelector": f"metadata.name={DEPLOYMENT_NAME}"}):
+        try:
+            items = cluster.request("GET", path, query=query).get("items") or []
+        except ApiError as exc:
+            if exc.status in (401, 403):
+                return []
+            raise
+        for item in items:
+            seen[(item["metadata"]["namespace"], item["metadata"]["name"])] = item
+    out = []
+    for (ns, name), dep in sorted(seen.items()):
+        status = dep.get("status") or {}
+        out.append(OperatorDeployment(ns, name, int((dep.get("spec") or {}).get("replicas", 1) or 0),
+                                      int(status.get("readyReplicas") or 0), _olm_owner(dep["metadata"])))
+    return out
+
+
+def read_cr(cluster: Cluster) -> dict | None:
+    """The operator's CR; None when it (or its API) does not exist. A fixed path, so it can be read
+    together with the other first reads of a run instead of after discovery."""
+    return cluster.get_or_none(TRAINER_CR_PATH)
+
+
+def check_namespace(state: OperatorState, namespace: str) -> None:
+    app = state.app_namespace
+    if app and app != namespace:
+        raise InputError(f"-n {namespace}: the operator installed Trainer into {app} (Trainer {TRAINER_CR} "
+                         f"spec.appNamespace); install into the same namespace to take it over: -n {app}")
+
+
+def check_hand_over(state: OperatorState) -> None:
+    """Refuse, before any write, what trainerctl cannot stop safely by itself."""
+    for d in state.deployments:
+        if d.olm_owner and d.replicas > 0:
+            raise PreflightError(f"{d.display} is installed by OLM ({d.olm_owner}), which would scale it back up: "
+                                 "uninstall the operator first (delete its Subscription and ClusterServiceVersion; "
+                                 f"the Trainer CR and what it installed stay), then re-run with {HAND_OVER_FLAG}")
+    cr = state.cr
+    if cr is not None and not cr["metadata"].get("deletionTimestamp"):
+        for ref in cr["metadata"].get("ownerReferences") or []:
+            if ref.get("controller"):
+                raise PreflightError(
+                    f"Trainer {TRAINER_CR} is managed by {ref.get('kind')} {ref.get('name')}, which would recreate "
+                    f"it: stop the operator, then have {ref.get('kind')} stop managing Trainer, then re-run with "
+                    f"{HAND_OVER_FLAG} (see {GUIDE})")
+
+
+def _pods_left(cluster: Cluster, dep: dict) -> int:
+    """Pods of the Deployment that still exist, terminating ones included: a pod shutting down
+    can still finish a reconcile, so "stopped" means gone. -1 when we may not list pods."""
+    match = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+    if not match:
+        return -1
+    selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
+    try:
+        pods = cluster.request("GET", object_path("", "v1", "pods", dep["metadata"]["namespace"]),
+                               query={"labelSelector": selector}).get("items") or []
+    except ApiError as exc:
+        if exc.status in (401, 403):
+            return -1
+        raise
+    return sum(1 for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+
+
+def _wait_stopped(cluster: Cluster, d: OperatorDeployment, deadline: float, timeout: float) -> None:
+    path = object_path("apps", "v1", "deployments", d.namespace, d.name)
+    delay = 0.05
+    while True:
+        dep = cluster.request("GET", path)
+        status = dep.get("status") or {}
+        left = max(int(status.get("replicas") or 0), int(status.get("readyReplicas") or 0),
+                   int(status.get("terminatingReplicas") or 0))
+        if status.get("observedGeneration", 0) >= dep["metadata"].get("generation", 0) and left == 0:
+            left = max(_pods_left(cluster, dep), 0)
+            if left == 0:
+                return
+        if time.monotonic() > deadline:
+            raise WaitTimeout(f"timed out after {timeout:g}s waiting for the operator's {d.display} to stop "
+                              f"({left} pod(s) left); nothing else was changed, re-run to continue")
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+def _drop_owner(cluster: Cluster, path: str, meta: dict, uid: str) -> None:
+    """One guarded patch; read again and retry when something wrote in between."""
+    for attempt in range(5):
+        refs = meta.get("ownerReferences") or []
+        kept = [r for r in refs if r.get("uid") != uid]
+        if len(kept) == len(refs):
+            return
+        patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion", "")},
+                 {"op": "replace", "path": "/metadata/ownerReferences", "value": kept} if kept
+                 else {"op": "remove", "path": "/metadata/ownerReferences"}]
+        try:
+            cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json")
+            return
+        except ApiError as exc:
+            if exc.status == 404:
+                return
+            if attempt == 4 or exc.status not in (409, 422, 500):
+                raise
+        fresh = get_meta(cluster, path)
+        if fresh is None:
+            return
+        meta = fresh.get("metadata") or {}
+
+
+def release_owned(cluster: Cluster, found: list, uid: str, dry_run: bool) -> int:
+    """Drop ownerReferences to the CR from the objects found (labelled); returns how many had one."""
+    owned = [f for f in found if any(r.get("uid") == uid for r in f.meta.get("ownerReferences") or [])]
+    if not dry_run:
+        for f in owned:
+            _drop_owner(cluster, f.path, f.meta, uid)
+    return len(owned)
+
+
+def _delete_cr(cluster: Cluster, state: OperatorState, deadline: float, timeout: float) -> None:
+    path = TRAINER_CR_PATH
+    meta = state.cr["metadata"]
+    finalizers = meta.get("finalizers") or []
+    if CLEANUP_FINALIZER in finalizers:
+        kept = [f for f in finalizers if f != CLEANUP_FINALIZER]
+        cluster.request("PATCH", path, content_type="application/json-patch+json", body=[
+            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion", "")},
+            {"op": "replace", "path": "/metadata/finalizers", "value": kept}])
+    if not meta.get("deletionTimestamp"):
+        try:
+            cluster.request("DELETE", path, body={"propagationPolicy": "Orphan"})
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+    delay = 0.05
+    while True:
+        cr = get_meta(cluster, path)
+        if cr is None:
+            return
+        if time.monotonic() > deadline:
+            left = ", ".join((cr.get("metadata") or {}).get("finalizers") or []) or "none"
+            raise WaitTimeout(f"timed out after {timeout:g}s waiting for Trainer {TRAINER_CR} to be deleted "
+                              f"(finalizers left: {left}); the operator is stopped, re-run to continue")
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+def hand_over(cluster: Cluster, state: OperatorState, found: list, *, field_manager: str, timeout: float,
+              dry_run: bool) -> list[ObjectResult]:
+    """Stop the operator and delete its CR without letting it (or the GC) delete anything else.
+
+    `found`: the labelled objects (uninstall.Found) whose ownerReferences may point at the CR.
+    Returns one result per step for the report.
+    """
+    check_hand_over(state)
+    results: list[ObjectResult] = []
+    deadline = time.monotonic() + timeout
+    for d in state.deployments:
+        if d.replicas == 0 and d.ready == 0:
+            continue
+        r = ObjectResult("Deployment", d.name, d.namespace, "apps", "handover", "configured",
+                         f"the operator, scaled from {d.replicas} to 0 replicas")
+        if not dry_run:
+            path = object_path("apps", "v1", "deployments", d.namespace, d.name)
+            cluster.request("PATCH", path, content_type="application/merge-patch+json",
+                            query={"fieldManager": field_manager},
+                            body={"metadata": {"annotations": {REPLICAS_ANNOTATION: str(d.replicas)}},
+                                  "spec": {"replicas": 0}})
+            _wait_stopped(cluster, d, deadline, timeout)
+        results.append(r)
+    if state.cr is not None:
+        released = release_owned(cluster, found, state.cr["metadata"].get("uid", ""), dry_run)
+        r = ObjectResult("Trainer", TRAINER_CR, "", TRAINER_API[0].split("/")[0], "handover", "deleted",
+                         f"cleanup finalizer removed first; {released} object(s) it owned released, none deleted")
+        if not dry_run:
+            _delete_cr(cluster, state, deadline, timeout)
+        results.append(r)
+    return results

@@ -1,0 +1,79 @@
+"""Which runtimes unfinished TrainJobs still reference: those are never pruned.
+
+A TrainJob names its runtime in `spec.runtimeRef` (kind ClusterTrainingRuntime unless it says
+TrainingRuntime, which is then looked up in the TrainJob's namespace). Deleting a runtime under a
+suspended or running TrainJob breaks that job, so prune keeps it, names the job, and tries again
+on a later install. A TrainJob is finished once its Complete or Failed condition is True.
+"""
+
+from __future__ import annotations
+
+from trainerctl.cluster.engine.apply import remove_finalizer
+from trainerctl.cluster.engine.client import Cluster, object_path
+from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.prune import KeepRule
+from trainerctl.cluster.trainer.policy import GROUP, LEGACY_FINALIZER, is_runtime
+
+KEPT_IN_USE = "kept: referenced by unfinished TrainJob"
+_FINISHED = ("Complete", "Failed")
+
+
+def is_finished(job: dict) -> bool:
+    return any(c.get("type") in _FINISHED and c.get("status") == "True"
+               for c in (job.get("status") or {}).get("conditions") or [])
+
+
+def runtime_key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
+    return kind, namespace if kind == "TrainingRuntime" else "", name
+
+
+def unfinished_references(cluster: Cluster, discovery: Discovery) -> dict[tuple[str, str, str], list[str]]:
+    """(runtime kind, namespace, name) -> the unfinished TrainJobs ("ns/name") that reference it."""
+    res = discovery.preferred(GROUP, "TrainJob")
+    if res is None:
+        return {}
+    out: dict[tuple[str, str, str], list[str]] = {}
+    path, token = object_path(res.group, res.version, res.resource, None), None
+    while True:
+        page = cluster.request("GET", path, query={"limit": "500", "continue": token})
+        for job in page.get("items") or []:
+            if is_finished(job):
+                continue
+            ref = (job.get("spec") or {}).get("runtimeRef") or {}
+            if ref.get("apiGroup", GROUP) != GROUP or not ref.get("name"):
+                continue
+            meta = job.get("metadata") or {}
+            key = runtime_key(ref.get("kind") or "ClusterTrainingRuntime", meta.get("namespace", ""), ref["name"])
+            out.setdefault(key, []).append(f"{meta.get('namespace')}/{meta.get('name')}")
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            return out
+
+
+def referenced_by(refs: dict[tuple[str, str, str], list[str]], ref: Ref) -> list[str]:
+    if not is_runtime(ref.group, ref.kind):
+        return []
+    return sorted(refs.get(runtime_key(ref.kind, ref.namespace, ref.name), []))
+
+
+def keep_in_use(cluster: Cluster, discovery: Discovery, candidates: list[Ref]) -> KeepRule | None:
+    """The prune rule that keeps runtimes unfinished TrainJobs reference (TrainJobs are read once,
+    and only when a runtime is among the candidates). A kept runtime loses the legacy finalizer
+    like every runtime an install keeps."""
+    if not any(is_runtime(r.group, r.kind) for r in candidates):
+        return None
+    jobs = unfinished_references(cluster, discovery)
+
+    def keep(ref: Ref, path: str, meta: dict, dry_run: bool) -> str:
+        users = referenced_by(jobs, ref)
+        if not users:
+            return ""
+        why = f"{KEPT_IN_USE} {', '.join(users)}"
+        if LEGACY_FINALIZER in (meta.get("finalizers") or []):
+            if not dry_run:
+                remove_finalizer(cluster, path, meta, LEGACY_FINALIZER)
+            why += f"; legacy finalizer {'would be ' if dry_run else ''}removed"
+        return why
+
+    return keep

@@ -1,0 +1,42 @@
+"""The Go operator's install, read as if trainerctl's previous install had made it.
+
+On a cluster the operator manages there is no trainerctl inventory, so a first install would
+prune nothing: runtimes the operator installed and we no longer render would stay forever. The
+operator's own record is its field manager: labelled objects whose managedFields name
+`trainer-module-controller` (or `platform.opendatahub.io`, its CRD manager) are what it applied.
+They seed the first install's prune set; what the render still has is taken over (engine/fields.py),
+the rest is pruned like any stale object (never CRDs, Namespaces, Leases, or TrainJobs, and never a
+runtime an unfinished TrainJob references).
+"""
+
+from __future__ import annotations
+
+from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.engine.inventory import Entry, Inventory
+from trainerctl.cluster.engine.listing import Found, candidate_types, find_labelled
+from trainerctl.cluster.engine.stages import WebhookRules
+from trainerctl.cluster.trainer.go_operator import FIELD_MANAGERS
+from trainerctl.cluster.trainer.policy import KEEP_ON_UNINSTALL, STAGES
+
+
+def managed_by_operator(meta: dict | None) -> bool:
+    return any(e.get("manager") in FIELD_MANAGERS for e in (meta or {}).get("managedFields") or [])
+
+
+def labelled_objects(cluster, discovery: Discovery, namespace: str, owner_label: str) -> list[Found]:
+    """Every object with the ownership label, in `namespace` and cluster-wide (one list per type)."""
+    return find_labelled(cluster, namespace, owner_label, candidate_types(discovery, None))
+
+
+def seed(found: list[Found], namespace: str, objects: list[dict]) -> Inventory | None:
+    """The prune record an operator install amounts to; None when it made nothing here."""
+    rules = WebhookRules.from_objects(objects)
+    entries: dict[str, Entry] = {}
+    for f in found:
+        if (f.res.group, f.res.kind) in KEEP_ON_UNINSTALL or not managed_by_operator(f.meta):
+            continue
+        stage = STAGES.stage_of(f.ref.kind, f.res.group, f.res.resource, rules)
+        entries[f.ref.key] = Entry(f.res.api_version, f.res.resource, f.res.namespaced, stage)
+    if not entries:
+        return None
+    return Inventory(namespace, {"installed_by": "trainer-operator"}, entries, complete=True)
