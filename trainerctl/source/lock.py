@@ -38,10 +38,11 @@ def read_lock(path: Path) -> Lock | None:
     """The lock at path, None when there is none; a malformed lock is an input error."""
     label = f"lock file {shown_path(str(path))}"
     try:
-        if not os.path.lexists(path):
-            return None
+        os.lstat(path)
+    except FileNotFoundError:
+        return None
     except (OSError, ValueError):
-        pass  # the reader names what is wrong with the path
+        pass  # too long, a loop, ...: the reader names what is wrong with the path
     text = read_text(str(path), label, "lock", expected="YAML as `trainerctl fetch` writes it")
     data = load_yaml(text, label, expected="YAML as `trainerctl fetch` writes it")
     source = data.get("source") if isinstance(data, dict) else None

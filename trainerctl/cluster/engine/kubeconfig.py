@@ -323,9 +323,12 @@ def load_files(explicit: str | None) -> Kubeconfig:
     configs = []
     for path in paths:
         try:
-            exists = os.path.lexists(path)
+            os.lstat(path)
+            exists = True
+        except FileNotFoundError:
+            exists = False
         except (OSError, ValueError):
-            exists = True  # let the reader say what is wrong with it
+            exists = True  # too long, a loop, ...: the reader says what is wrong with it
         if not exists and not named:
             continue  # clientcmd skips missing files of the list
         if not exists:
