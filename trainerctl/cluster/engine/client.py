@@ -156,6 +156,8 @@ class Cluster:
     def abort(self) -> None:
         self._pause.set()
         self.transport.abort()
+        if self.credentials is not None:
+            self.credentials.abort()
 
     def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, accept: str,
                    timeout: float) -> tuple[int, dict]:

@@ -86,6 +86,7 @@ class Credentials:
         self._tls: ssl.SSLContext | None = None
         self._static: list[tuple[str, str]] | None = None
         self._exec: _ExecResult | None = None
+        self._running: subprocess.Popen | None = None  # the exec plugin, while it runs
 
     @property
     def where(self) -> str:
@@ -198,6 +199,12 @@ class Credentials:
                 "command on this context) or use an exec plugin such as kubelogin")
         return check_header_value(token, f"{where}: auth-provider id-token")
 
+    def abort(self) -> None:
+        """Ctrl-C, SIGTERM: a plugin still running is stopped (it may run on a worker thread)."""
+        proc = self._running
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
     def forget(self) -> bool:
         """After a 401: an exec plugin's answer is asked for again once (as client-go does).
         Returns whether there was anything to refresh."""
@@ -270,8 +277,12 @@ class Credentials:
         except OSError as exc:
             raise CredentialError(f"{where}: exec plugin {shown} cannot run: "
                                   f"{clean((exc.strerror or str(exc)).lower(), 200)}") from None
-        out, err = _collect(proc, limit_for("exec-output"),
-                            EXEC_INTERACTIVE_TIMEOUT if interactive else EXEC_TIMEOUT, where, shown)
+        self._running = proc
+        try:
+            out, err = _collect(proc, limit_for("exec-output"),
+                                EXEC_INTERACTIVE_TIMEOUT if interactive else EXEC_TIMEOUT, where, shown)
+        finally:
+            self._running = None
         err_lines = [clean(line, 300) for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if proc.returncode != 0:
             last = f": {err_lines[-1]}" if err_lines else ""
