@@ -58,7 +58,7 @@ def _entry() -> list[str]:
 def _cases() -> list[tuple[str, str, int]]:
     cases = [(cmd, mode, 0) for cmd in COMMANDS for mode in MODES]
     # Healthy at first, hostile later: the answers deeper in a command's work are checked too.
-    cases += [(cmd, mode, after) for cmd in ("install", "status", "diff") for mode in LATER for after in (3, 6, 10)]
+    cases += [(cmd, mode, after) for cmd in ("install", "status", "diff") for mode in LATER for after in (3, 8)]
     return cases
 
 
@@ -112,7 +112,7 @@ def test_every_cluster_command_survives_every_hostile_server(tmp_path):
         results = list(pool.map(lambda c: (c, _run_case(*c, tmp_path / f"{c[0]}-{c[1]}-{c[2]}")), cases))
     problems = [p for case, result in results for p in _check(case, result)]
     assert not problems, "\n".join(problems[:30])
-    assert len(results) == len(COMMANDS) * len(MODES) + 3 * len(LATER) * 3
+    assert len(results) == len(COMMANDS) * len(MODES) + 3 * len(LATER) * 2
 
 
 @pytest.mark.parametrize("mode", ["429-seconds", "429-date"])
