@@ -208,11 +208,11 @@ class Transport:
         conn._create_connection = _reachable_connect(conn)
         return conn
 
-    def _take(self, timeout: float) -> tuple[http.client.HTTPConnection, bool]:
+    def _take(self, timeout: float, fresh: bool = False) -> tuple[http.client.HTTPConnection, bool]:
         with self._lock:
             if self._aborted:
                 raise Interrupted()
-            conn = self._idle.pop() if self._idle else None
+            conn = self._idle.pop() if self._idle and not fresh else None
             if conn is not None:
                 self._active.add(conn)
                 return conn, True
@@ -258,7 +258,7 @@ class Transport:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise RequestTimeout(f"{method} {self._shown(target)}: no answer from {self.describe} in time")
-            conn, reused = self._take(min(CONNECT_TIMEOUT, remaining))
+            conn, reused = self._take(min(CONNECT_TIMEOUT, remaining), fresh=attempt > 0)
             ticket = _WATCHDOG.watch(conn, deadline)
             sent = False
             try:
