@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -380,6 +382,23 @@ def check_server(server: Any, where: str) -> str:
     return server
 
 
+_LABEL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?$")
+
+
+def _host_name(name: str) -> bool:
+    """A DNS name (IDNA allowed) or an IP address, as a TLS server name must be."""
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    try:
+        ascii_name = name.encode("idna").decode("ascii").rstrip(".")
+    except UnicodeError:
+        return False
+    return 0 < len(ascii_name) <= 253 and all(_LABEL.match(label) for label in ascii_name.split("."))
+
+
 def check_cluster(s: Selected) -> None:
     c, where = s.cluster, f"{s.where}: cluster {clean(s.cluster_name, 100)}"
     if not c.server:
@@ -390,6 +409,8 @@ def check_cluster(s: Selected) -> None:
         if proxy.scheme not in ("http", "https", "socks5") or not proxy.hostname:
             raise InputError(f"{where}: proxy-url {redact.redact_url(clean(c.proxy_url, 200))!r}: "
                              "expected an http://, https:// or socks5:// URL")
+    if c.tls_server_name and not _host_name(c.tls_server_name):
+        raise InputError(f"{where}: tls-server-name {clean(c.tls_server_name, 100)!r}: expected a host name")
     if c.certificate_authority and c.certificate_authority_data:
         raise InputError(f"{where}: certificate-authority and certificate-authority-data are both set; keep one")
     if c.insecure_skip_tls_verify and (c.certificate_authority or c.certificate_authority_data):

@@ -347,6 +347,7 @@ class Transport:
             if "tunnel" in str(exc).lower():
                 return Unreachable(f"{what}: the proxy refused the tunnel ({clean(str(exc), 200)})")
             return Unreachable(f"{what}: {clean((exc.strerror or str(exc) or type(exc).__name__).lower(), 200)}")
-        if isinstance(exc, ValueError):  # a header http.client refused; never quote it
-            return Unreachable(f"{method} {self._shown(target)}: a request header is not valid HTTP")
+        if isinstance(exc, (ValueError, TypeError)):  # a header or name refused before sending; never quote it
+            return Unreachable(f"{method} {self._shown(target)}: the request to {self.describe} cannot be sent "
+                               f"({type(exc).__name__})")
         return Unreachable(f"{what}: {type(exc).__name__}")
