@@ -397,11 +397,6 @@ def _cases() -> dict[str, Case]:
     c["diff: unreachable while rendering"] = Case(["diff", *tiny], UNREACHABLE, "cannot reach the API server")
     c["upgrade-check: unreachable while rendering"] = Case(["upgrade-check", *tiny], UNREACHABLE,
                                                            "cannot reach the API server")
-    c["status: kubeconfig via the kubernetes client, server not a URL"] = Case(
-        ["status", "--kubeconfig", "kc/server-not-url.kubeconfig"], BAD, "server",
-        env={"TRAINERCTL_KUBERNETES_CLIENT": "1"})
-    c["status: kubeconfig via the kubernetes client, unreachable"] = Case(
-        ["status"], UNREACHABLE, "cannot reach", env={"TRAINERCTL_KUBERNETES_CLIENT": "1"})
     return c
 
 
@@ -445,7 +440,6 @@ def scratch(fixture_root, monkeypatch):
     monkeypatch.setenv("TRAINERCTL_CACHE_DIR", str(fixture_root / "cache"))
     monkeypatch.setenv("HOME", str(fixture_root / "home"))
     monkeypatch.setenv("KUBECONFIG", str(work / "kc" / "down.kubeconfig"))
-    monkeypatch.delenv("TRAINERCTL_KUBERNETES_CLIENT", raising=False)
     monkeypatch.setenv("TMPDIR", str(fixture_root / "tmp"))
     monkeypatch.setattr(tempfile, "tempdir", str(fixture_root / "tmp"))
     for var in [v for v in os.environ if v.startswith("RELATED_IMAGE_")]:

@@ -305,14 +305,14 @@ def _credential_kubeconfig(path: Path, server: str) -> Path:
 
 
 def test_a_second_ctrl_c_leaves_at_once_without_credentials(tmp_path):
-    """The first Ctrl-C lets requests in flight finish; against a server that never answers, the
-    second one exits at once (exit 130, one line) and leaves no decoded credential behind."""
+    """Against a server that never answers, Ctrl-C (and a second one at once) ends the command
+    quickly (exit 130, one line) and leaves no decoded credential behind."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     server = _SilentServer()
     try:
         kc = _credential_kubeconfig(tmp_path / "kc", f"https://127.0.0.1:{server.port}")
-        env = {**os.environ, "TMPDIR": str(tmp), "TRAINERCTL_KUBERNETES_CLIENT": "1"}
+        env = {**os.environ, "TMPDIR": str(tmp)}
         proc = subprocess.Popen([*_entry(), "status", "--kubeconfig", str(kc)], env=env, cwd="/",
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert server.connected.wait(60), "the command never reached the server"
@@ -332,9 +332,8 @@ def _leftovers(tmp: Path) -> list[str]:
     return [p.name for p in tmp.iterdir() if p.name.startswith("trainerctl-kubeconfig-")]
 
 
-@pytest.mark.parametrize("client", ["light", "kubernetes"])
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, None])
-def test_no_credential_file_outlives_the_command(tmp_path, client, how):
+def test_no_credential_file_outlives_the_command(tmp_path, how):
     """A kubeconfig with CA, client certificate and key data; the command is interrupted while its
     first request hangs (or runs to its error); nothing decoded is left in the temp dir."""
     tmp = tmp_path / "tmp"
@@ -344,18 +343,16 @@ def test_no_credential_file_outlives_the_command(tmp_path, client, how):
         kc = _credential_kubeconfig(tmp_path / "kc", f"https://127.0.0.1:{server.port}" if how else
                                     "https://127.0.0.1:1")
         env = {**os.environ, "TMPDIR": str(tmp)}
-        if client == "kubernetes":
-            env["TRAINERCTL_KUBERNETES_CLIENT"] = "1"
         proc = subprocess.Popen([*_entry(), "status", "--kubeconfig", str(kc)], env=env, cwd="/",
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if how is not None:
             assert server.connected.wait(60), "the command never reached the server"
-            if client == "light":
-                assert _leftovers(tmp) == [], "the light loader wrote a credential file"
+            assert _leftovers(tmp) == [], "a credential file was written"
             proc.send_signal(how)
-            time.sleep(0.5)
-            server.close()  # requests in flight finish (trainerctl lets them), then it exits
+            started = time.monotonic()
         out, err = proc.communicate(timeout=60)
+        if how is not None:  # the request in flight is aborted: no waiting for the silent server
+            assert time.monotonic() - started < 10  # the grace period (5 s) plus a loaded machine
     finally:
         server.close()
     assert proc.returncode == (130 if how else 3), err
@@ -371,18 +368,16 @@ def test_invalid_base64_leaves_nothing(tmp_path):
         "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1", "certificate-authority-data": "@@@"}}],
         "users": [{"name": "u", "user": {"token": "t"}}],
         "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}], "current-context": "c"}))
-    for extra in ({}, {"TRAINERCTL_KUBERNETES_CLIENT": "1"}):
-        proc = run("status", "--kubeconfig", str(kc), env={"TMPDIR": str(tmp), **extra})
-        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-        assert not list(tmp.iterdir())
+    proc = run("status", "--kubeconfig", str(kc), env={"TMPDIR": str(tmp)})
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert not list(tmp.iterdir())
 
 
-def test_in_process_runs_remove_the_kubernetes_clients_files(tmp_path, monkeypatch, capsys):
-    """Tests and library users call main() in-process: the private directory goes when it returns."""
+def test_in_process_runs_leave_no_credential_files(tmp_path, monkeypatch, capsys):
+    """Tests and library users call main() in-process: nothing decoded is left when it returns."""
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setenv("TRAINERCTL_KUBERNETES_CLIENT", "1")
     kc = _credential_kubeconfig(tmp_path / "kc", "https://127.0.0.1:1")
     started = time.monotonic()
     for _ in range(2):  # the second run must not trip over the first one's cleaned-up files

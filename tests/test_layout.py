@@ -10,7 +10,10 @@ from pathlib import Path
 import trainerctl
 
 PACKAGE = Path(trainerctl.__file__).resolve().parent
-BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.ui", "trainerctl.owner_label"}
+# The basics every layer may use: errors and messages, and the trust boundaries (what an outside
+# input may be, how much of it is read, and what never reaches the terminal).
+BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.redact",
+          "trainerctl.safe_text", "trainerctl.bounded_read", "trainerctl.interrupts"}
 
 
 def _modules() -> dict[str, Path]:

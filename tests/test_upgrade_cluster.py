@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from trainerctl.cli import main
+from trainerctl.cluster.engine.client import connect
 from trainerctl.upgrade import check_cluster
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, STORED_VERSION_UNSERVED, VALIDATION_ADDED
 from tests.support.upgrade_cases import REMOVED_NESTED, REMOVED_TOP, TRAINJOBS, fixture_trainjobs, load_crds, target_dropping_stored_version, target_removing_fields
@@ -96,7 +97,7 @@ def run_cli(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_report_names_the_removed_field_and_the_trainjob(test_cluster, odh34, jobs):
-    report = check_cluster(test_cluster.api_client(), target_removing_fields(odh34))
+    report = check_cluster(connect(str(test_cluster.admin_kubeconfig)), target_removing_fields(odh34))
     removed = {f.path for f in report.findings if f.kind == FIELD_REMOVED}
     assert removed == {REMOVED_TOP, REMOVED_NESTED}
     mine = {(u.ref, u.path) for u in report.usages if u.namespace == jobs and u.finding == FIELD_REMOVED}
@@ -212,7 +213,7 @@ def test_runtimes_using_a_removed_field_are_listed(test_cluster, odh34, jobs):
     custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", jobs, "trainingruntimes",
                                            runtime("TrainingRuntime", "no-ml-policy", jobs, None))
     try:
-        report = check_cluster(test_cluster.api_client(), target_removing_runtime_field(odh34))
+        report = check_cluster(connect(str(test_cluster.admin_kubeconfig)), target_removing_runtime_field(odh34))
     finally:
         custom.delete_cluster_custom_object("trainer.kubeflow.org", "v1alpha1", "clustertrainingruntimes", ctr_name)
     found = {(u.kind, u.ref) for u in report.usages if u.path == REMOVED_RUNTIME}

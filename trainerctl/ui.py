@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from trainerctl.safe_text import LINE_LIMIT, clean
+
 
 def plain_output() -> bool:
     """One line per event: not a terminal, CI=true, or NO_COLOR set."""
@@ -16,11 +18,12 @@ def color_enabled() -> bool:
 
 
 def warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+    """One `warning:` line (text from outside it may quote is cleaned: trainerctl.safe_text)."""
+    print(f"warning: {clean(message, LINE_LIMIT)}", file=sys.stderr)
 
 
 def info(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(clean(message, LINE_LIMIT), file=sys.stderr)
 
 
 class Progress:
@@ -52,8 +55,9 @@ class Progress:
     def _line(self, text: str) -> None:
         if not self.enabled:
             return
+        text = clean(text, LINE_LIMIT)  # may quote a server's words
         if self._rich is not None:
-            self._rich.console.print(text, highlight=False)
+            self._rich.console.print(text, highlight=False, markup=False)  # no [link=…] from a server
         else:
             print(text, file=sys.stderr, flush=True)
 

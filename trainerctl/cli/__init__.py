@@ -11,9 +11,11 @@ import sys
 
 import typer
 
-from trainerctl import outcome
+from trainerctl import interrupts
+from trainerctl.stdio import error as print_error
+
 from trainerctl.cli.typer_support import Command, Group, usage_error_line
-from trainerctl.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
+from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, TrainerctlError
 
 app = typer.Typer(
     name="trainerctl",
@@ -70,7 +72,11 @@ def full_app() -> typer.Typer:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns its exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    return outcome.run(lambda: _invoke(argv), unexpected=_unexpected)
+    previous = interrupts.install()  # Ctrl-C, SIGTERM, SIGHUP: abort requests in flight, unwind
+    try:
+        return _run(argv)
+    finally:
+        interrupts.restore(previous)
 
 
 def _app_for(argv: list[str]) -> typer.Typer:
@@ -92,14 +98,26 @@ def _app_for(argv: list[str]) -> typer.Typer:
     return one
 
 
-def _invoke(argv: list[str]) -> int | None:
+def _run(argv: list[str]) -> int:
     try:
-        return _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
+        rc = _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
+    except TrainerctlError as exc:
+        print_error(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print_error("interrupted")
+        return EXIT_INTERRUPTED
     except typer.Abort:  # a prompt got EOF
-        print("error: aborted", file=sys.stderr)
+        print_error("aborted")
         return EXIT_INTERRUPTED
     except SystemExit as exc:  # shell completion exits by itself
         return exc.code if isinstance(exc.code, int) else (EXIT_OK if exc.code is None else EXIT_FAILED)
+    except BrokenPipeError:  # `trainerctl render | head`: the reader left, nothing to say
+        _quiet_stdout()
+        return EXIT_FAILED
+    except Exception as exc:
+        return _unexpected(exc)
+    return rc if isinstance(rc, int) and not isinstance(rc, bool) else EXIT_OK
 
 
 def _unexpected(exc: Exception) -> int:
@@ -110,9 +128,35 @@ def _unexpected(exc: Exception) -> int:
         return EXIT_OK
     usage = usage_error_line(exc)
     if usage is not None:
-        print(f"error: {usage[0]}", file=sys.stderr)
+        print_error(usage[0])
         return usage[1]
-    return outcome.internal_error(exc)
+    if isinstance(exc, RecursionError):  # input nested so deep that a walk over it gave up
+        print_error("the input is nested too deeply to process")
+        return EXIT_BAD_INPUT
+    if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, ConnectionError)):
+        # A path that is not what it should be (too long, a symlink loop, no permission, ...)
+        # reached a reader that does not name its own flag: still one line, exit 2.
+        from trainerctl.bounded_read import os_problem, shown_path
+
+        where = shown_path(str(exc.filename)) if exc.filename else "a file"
+        print_error(f"{where}: {os_problem(exc)}")
+        return EXIT_BAD_INPUT
+    if isinstance(exc, MemoryError):
+        print_error("out of memory (an input larger than this machine can hold?)")
+        return EXIT_FAILED
+    if os.environ.get("TRAINERCTL_DEBUG"):
+        raise exc
+    # A bug, not bad input: still one line, and a way to get the traceback.
+    print_error(f"internal error: {type(exc).__name__}: {exc} (set TRAINERCTL_DEBUG=1 for the traceback)")
+    return EXIT_FAILED
+
+
+def _quiet_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 __all__ = ["app", "full_app", "main"]

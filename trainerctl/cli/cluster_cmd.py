@@ -38,6 +38,7 @@ from trainerctl.cli.flags import (
 )
 from trainerctl.cli.typer_support import uses
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, TrainerctlError, WaitTimeout
+from trainerctl.safe_text import terminal
 
 
 def operator_namespace(api, namespace: str | None, source: SourceFlags) -> str | None:
@@ -73,17 +74,18 @@ def install_cmd(
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
     from trainerctl.cli.output import check_output, check_timeout, emit, progress
-    from trainerctl.cli.target import target
+    from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.engine.client import connect
     from trainerctl.cluster.install import InstallOptions, RunFailed, install
     from trainerctl.upgrade import guard
 
     output = check_output(output)
     check_timeout(timeout)
-    api = connect(cluster.kubeconfig, cluster.context)
+    given = read_first(filename)
+    api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
     if take_over_operator:
         namespace = operator_namespace(api, namespace, source)
-    goal = target(api, filename, source, render, namespace)
+    goal = target(api, filename, source, render, namespace, given)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
                           allow_breaking=allow_breaking, take_over_operator=take_over_operator, upgrade_guard=guard)
@@ -94,7 +96,7 @@ def install_cmd(
         exc.report.error = exc.report.error or str(exc)
         blocked = exc.upgrade_report
         if blocked is not None and output == "text":
-            sys.stderr.write(blocked.to_text())
+            sys.stderr.write(terminal(blocked.to_text()))
         if output != "text" or exc.report.objects:  # text: the error line says it all
             emit(exc.report, output)
         raise
@@ -144,13 +146,14 @@ def diff_cmd(
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl import ui
     from trainerctl.cli.output import errors_above_one
-    from trainerctl.cli.target import target
+    from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.diff import diff
     from trainerctl.cluster.engine.client import connect
 
     def compare():
-        api = connect(cluster.kubeconfig, cluster.context)
-        goal = target(api, filename, source, render, namespace)
+        given = read_first(filename)
+        api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
+        goal = target(api, filename, source, render, namespace, given)
         return diff(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
                     field_manager=field_manager)
 
@@ -195,7 +198,7 @@ def status_cmd(
     check_timeout(timeout)
     ns = namespace_setting(namespace)
     objects = load_file(filename) if filename else None
-    api = connect(cluster.kubeconfig, cluster.context)
+    api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
     args = dict(cluster=api, namespace=ns, objects=objects, field_manager=field_manager)
     if wait:
         seen: list[str] = []
@@ -214,7 +217,7 @@ def status_cmd(
     elif output == "yaml":
         sys.stdout.write(yaml.safe_dump(st, sort_keys=False))
     else:
-        sys.stdout.write(status_text(st))
+        sys.stdout.write(terminal(status_text(st)))
     if not ready:
         if wait:
             raise WaitTimeout(f"timed out after {timeout:g}s: {not_ready_line(st)}")

@@ -25,20 +25,16 @@ def _choices(*values: str):
 
 
 def _contexts(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Context names from the kubeconfig being used, for shell completion."""
-    import os
+    """Context names from the kubeconfig(s) being used (merged as kubectl merges them), for shell
+    completion; read as every kubeconfig is read (never a FIFO, never more than its limit)."""
+    from trainerctl.cluster.engine.kubeconfig import load_files
+    from trainerctl.errors import TrainerctlError
 
-    import yaml
-
-    path = ctx.params.get("kubeconfig") or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] \
-        or os.path.expanduser("~/.kube/config")
     try:
-        with open(path, "rb") as fh:
-            doc = yaml.safe_load(fh)
-        names = [c.get("name") for c in doc.get("contexts") or [] if isinstance(c, dict)]
-    except Exception:  # completion must never fail loudly
+        names = list(load_files(ctx.params.get("kubeconfig")).contexts)
+    except TrainerctlError:  # completion must never fail loudly
         return []
-    return [n for n in names if isinstance(n, str) and n.startswith(incomplete)]
+    return [n for n in names if n.startswith(incomplete)]
 
 
 # --- what to render -------------------------------------------------------------------------

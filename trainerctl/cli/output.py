@@ -6,6 +6,7 @@ import math
 import sys
 
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
+from trainerctl.safe_text import terminal
 from trainerctl.ui import Progress
 
 SUMMARY_FORMATS = ("text", "yaml", "json")
@@ -30,7 +31,7 @@ def emit(report, output: str) -> None:
     elif output == "yaml":
         sys.stdout.write(report.to_yaml())
     else:
-        sys.stdout.write(report.text())
+        sys.stdout.write(terminal(report.text()))
 
 
 def progress(total: int) -> Progress:

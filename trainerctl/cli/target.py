@@ -6,24 +6,29 @@ answered with the same objects everywhere; render and fetch share `render_option
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import os
-import sys
 from dataclasses import dataclass
 
+from trainerctl import redact
+from trainerctl.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
 from trainerctl.cli.flags import render_flags_given
 from trainerctl.cli.options import render_options
 from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.errors import InputError
-from trainerctl.gitops.folder import load_folder
+from trainerctl.gitops.folder import Folder, load_folder
 from trainerctl.kustomize import yamlio
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.options import RenderOptions
 from trainerctl.render.pipeline import render
 from trainerctl.cli.flags import RenderFlags, SourceFlags
 from trainerctl.render.settings import namespace_setting
+from trainerctl.safe_text import field_name
+from trainerctl.safe_write import private_dir, remove_quietly, write_atomic
 from trainerctl.source.cachedir import default_cache_dir
 
 
@@ -37,32 +42,50 @@ class Target:
 
 # Rendered streams above this size are parsed once per distinct content and kept as JSON: a
 # no-op `install -f` of the same 3 MB render then spends ~10 ms reading it instead of ~200 ms
-# parsing YAML. Small files are parsed every time.
+# parsing YAML. Small files are parsed every time, and so is any stream holding a Secret: its
+# payload never reaches the disk.
 _CACHE_MIN_BYTES = 256 * 1024
 _CACHE_KEEP = 8
 
 
 def load_file(path: str) -> list[dict]:
     """Kubernetes objects from a YAML stream (`-` for stdin) or a folder `render --output-dir` wrote,
-    each with apiVersion and kind."""
-    shown = "-f -" if path == "-" else path
-    try:
-        if path == "-":
-            data = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read()
-    except IsADirectoryError:
-        return load_folder(path, f"-f {path}").objects
-    except OSError as exc:
-        raise InputError(f"{shown}: {exc.strerror}") from None
+    each with apiVersion and kind.
+
+    The values of every Secret are registered as credentials (trainerctl.redact) before anything
+    else happens, so no message or output can show them."""
+    if path != "-" and os.path.isdir(path):
+        return _load_folder(path).objects
+    shown = "-f -" if path == "-" else f"-f {shown_path(path)}"
+    data = read_input(path, shown, "file", stdin=True)
     cache = _ParsedCache(data) if len(data) >= _CACHE_MIN_BYTES else None
     docs = cache.get() if cache else None
     if docs is None:
         docs = _parse(data, shown)
-        if cache:
+        if cache and not any(is_secret(d) for d in docs):
             cache.put(docs)
     return docs
+
+
+def is_secret(doc: dict) -> bool:
+    return doc.get("kind") == "Secret" and doc.get("apiVersion") == "v1"
+
+
+def register_secret_values(doc: dict) -> None:
+    """Every value of a Secret's data (as given, base64, and decoded) and stringData."""
+    for key in ("data", "stringData"):
+        values = doc.get(key)
+        if not isinstance(values, dict):
+            continue
+        for value in values.values():
+            if not isinstance(value, str):
+                continue
+            redact.register(value)
+            if key == "data":
+                try:
+                    redact.register(base64.b64decode("".join(value.split()), validate=True))
+                except (binascii.Error, ValueError):
+                    pass
 
 
 def _parse(data: bytes, shown: str) -> list[dict]:
@@ -71,10 +94,18 @@ def _parse(data: bytes, shown: str) -> list[dict]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{shown}: not UTF-8 text (byte {exc.start}); expected a YAML stream") from None
-    docs = yamlio.load_all(text, shown)
+    try:
+        docs = yamlio.load_all(text, shown)
+    except RecursionError:
+        raise InputError(f"{shown}: nested deeper than {MAX_DEPTH} levels") from None
     if not docs:
         raise InputError(f"{shown}: no objects in the file")
+    for doc in docs:  # first, so that no error below can show a Secret's value
+        if isinstance(doc, dict) and doc.get("kind") == "Secret":
+            register_secret_values(doc)
     for i, doc in enumerate(docs):
+        if too_deep(doc):
+            raise InputError(f"{shown}: document {i + 1}: nested deeper than {MAX_DEPTH} levels")
         if not isinstance(doc, dict) or not isinstance(doc.get("apiVersion"), str) \
                 or not isinstance(doc.get("kind"), str) or not doc["apiVersion"] or not doc["kind"]:
             raise InputError(f"{shown}: document {i + 1}: expected a Kubernetes object with apiVersion and kind")
@@ -82,7 +113,7 @@ def _parse(data: bytes, shown: str) -> list[dict]:
             raise InputError(f"{shown}: document {i + 1}: List objects are not supported; pass the items")
         meta = doc.get("metadata")
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
-            raise InputError(f"{shown}: document {i + 1} ({doc['kind']}): expected metadata.name")
+            raise InputError(f"{shown}: document {i + 1} ({field_name(doc['kind'])}): expected metadata.name")
     return docs
 
 
@@ -90,50 +121,73 @@ class _ParsedCache:
     """The checked objects of one file content, as JSON under the cache dir, keyed by sha256.
 
     Best effort: an unreadable or unwritable cache only means parsing again. What is stored
-    passed every check above, and the engine's reader yields JSON types only (string keys)."""
+    passed every check above, holds no Secret, and lies in a folder only its owner can read
+    (files 0600, folder 0700); the engine's reader yields JSON types only (string keys)."""
 
     def __init__(self, data: bytes):
         self.dir = default_cache_dir() / "parsed"
         self.path = self.dir / (hashlib.sha256(data).hexdigest() + ".json")
 
     def get(self) -> list[dict] | None:
-        try:
-            docs = json.loads(self.path.read_bytes())
-        except (OSError, ValueError):
+        if not self.path.is_file():
             return None
-        return docs if isinstance(docs, list) and docs and all(isinstance(d, dict) for d in docs) else None
+        try:
+            docs = json.loads(read_input(str(self.path), str(self.path), "file"))
+        except (InputError, ValueError, RecursionError):
+            return None
+        if not (isinstance(docs, list) and docs and all(isinstance(d, dict) for d in docs)) \
+                or any(is_secret(d) for d in docs):
+            remove_quietly(self.path)  # an older trainerctl cached a Secret here: not any more
+            return None
+        return docs
 
     def put(self, docs: list[dict]) -> None:
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(docs, separators=(",", ":")), encoding="utf-8")
-            tmp.replace(self.path)
+            private_dir(self.dir)
+            write_atomic(self.path, json.dumps(docs, separators=(",", ":")), mode=0o600)
             old = sorted(self.dir.glob("*.json"), key=lambda p: p.stat().st_mtime)[:-_CACHE_KEEP]
             for stale in old:
-                stale.unlink(missing_ok=True)
+                remove_quietly(stale)
         except (OSError, ValueError):
             pass
 
 
+def _load_folder(path: str) -> Folder:
+    folder = load_folder(path, f"-f {shown_path(path)}")
+    for doc in folder.objects:
+        if is_secret(doc):
+            register_secret_values(doc)
+    return folder
+
+
 def from_file(path: str, namespace: str) -> Target:
     if path != "-" and os.path.isdir(path):  # a folder `render --output-dir` wrote says what it came from
-        folder = load_folder(path, f"-f {path}")
+        folder = _load_folder(path)
         source = {"folder": path, **({"gitops": folder.engine} if folder.engine else {}),
                   **{k: v for k, v in folder.provenance.items() if k != "images"}}
         return Target(folder.objects, source, DEFAULT_OWNER_LABEL, namespace)
     return Target(load_file(path), {"file": path}, DEFAULT_OWNER_LABEL, namespace)
 
 
+def read_first(filename: str | None) -> Target | None:
+    """-f FILE, read and checked before anything reads the kubeconfig: a bad file is said first,
+    and no credential (a token file, an exec plugin) is touched for a command that cannot run
+    anyway. target() fills in its namespace."""
+    return from_file(filename, "") if filename else None
+
+
 def target(cluster, filename: str | None, source: SourceFlags, render: RenderFlags,
-           namespace: str | None) -> Target:
-    """-f FILE, or a render of these flags (checked before the cluster is contacted)."""
+           namespace: str | None, given: Target | None = None) -> Target:
+    """-f FILE (`given`, when read_first already read it), or a render of these flags (checked
+    before the cluster is contacted)."""
     if filename:
         given = render_flags_given(source, render)
         if given:
-            raise InputError(f"-f {filename} and {given[0]}: {given[0]} changes the render, and -f FILE is "
-                             "already rendered (render it with that flag instead)")
-        return from_file(filename, namespace_setting(namespace, source.config))
+            raise InputError(f"-f {shown_path(filename)} and {given[0]}: {given[0]} changes the render, and -f "
+                             "FILE is already rendered (render it with that flag instead)")
+        goal = given or from_file(filename, "")
+        goal.namespace = namespace_setting(namespace, source.config)
+        return goal
     render.namespace = namespace
     return from_render(cluster, render_options(source, render))
 

@@ -18,6 +18,7 @@ from trainerctl.cli.flags import (
 )
 from trainerctl.cli.typer_support import uses
 from trainerctl.errors import EXIT_FAILED, TrainerctlError
+from trainerctl.safe_text import terminal
 
 
 # The same flags, and the same target (a render or -f FILE), as install and diff: upgrade-check
@@ -42,15 +43,16 @@ def upgrade_check(
     import yaml
 
     from trainerctl.cli.output import SUMMARY_FORMATS, check_output, errors_above_one
-    from trainerctl.cli.target import target
+    from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.engine.client import connect
     from trainerctl.upgrade import check_cluster
 
     output = check_output(output, SUMMARY_FORMATS)
 
     def check():
-        api = connect(cluster.kubeconfig, cluster.context)
-        goal = target(api, filename, source, render, namespace)
+        given = read_first(filename)
+        api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
+        goal = target(api, filename, source, render, namespace, given)
         return check_cluster(api, goal.objects, owner_label=goal.owner_label)
 
     report = errors_above_one(check)
@@ -59,7 +61,7 @@ def upgrade_check(
     elif output == "yaml":
         sys.stdout.write(yaml.safe_dump(json.loads(report.to_json()), sort_keys=False))
     else:
-        sys.stdout.write(report.to_text())
+        sys.stdout.write(terminal(report.to_text()))
     if report.blocking:
         raise TrainerctlError(f"upgrade blocked by {len(report.blocking_findings)} change(s) listed above; "
                               "install refuses it unless --allow-breaking", exit_code=EXIT_FAILED)

@@ -24,6 +24,11 @@ SCHEMA = "status.schema.json"  # in trainerctl/data: the JSON Schema of `status 
 _CRD_PREFIX = "apiextensions.k8s.io/CustomResourceDefinition//"
 
 
+def _text(value) -> str:
+    """A value the inventory (on the server, so anything) says is a string."""
+    return value if isinstance(value, str) else ""
+
+
 def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = None,
            owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl") -> dict:
     """Objects from the render when given (drift checked by server-side dry-run), else the inventory
@@ -33,8 +38,9 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     inventory = inv_mod.read(cluster, namespace)
     source = inventory.source if inventory else {}
     out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": source,
-                 "trainerVersion": source.get("trainer_version") or "",
-                 "releases": list(source.get("releases") or []), "conditions": [], "objects": [],
+                 "trainerVersion": _text(source.get("trainer_version")),
+                 "releases": [r for r in source.get("releases") or [] if isinstance(r, dict)]
+                 if isinstance(source.get("releases"), list) else [], "conditions": [], "objects": [],
                  "deployments": []}
     states: dict[str, str] = {}
     if objects is not None:

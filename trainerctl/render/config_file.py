@@ -7,11 +7,14 @@ vocabulary or syntax are checked as RenderOptions are made (trainerctl.render.se
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from trainerctl.bounded_read import load_yaml, read_text, shown_path
 from trainerctl.errors import InputError
+from trainerctl.safe_text import field_name
 
 DEFAULT_CONFIG_FILE = "trainerctl.yaml"
 
@@ -49,29 +52,26 @@ def _type_names(types: tuple[type, ...]) -> str:
 
 
 def parse_config(text: str, where: str) -> Config:
-    import yaml
-
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"{where}: not valid YAML: {str(exc).splitlines()[0]}") from None
+    # load_yaml never quotes the file in its errors, and field_name below never echoes a key
+    # that is not a plausible field name: `--config /etc/shadow` must not print its first line.
+    data = load_yaml(text, where)
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise InputError(f"{where}: expected a mapping of settings")
     for key, value in data.items():
         if key not in SECTIONS:
-            raise InputError(f"{where}: {key}: unknown field (known: {', '.join(SECTIONS)})")
+            raise InputError(f"{where}: {field_name(key)}: unknown field (known: {', '.join(SECTIONS)})")
         if not isinstance(value, SECTIONS[key]):
             raise InputError(f"{where}: {key}: expected {_type_names(SECTIONS[key])}")
     for key, value in (data.get("source") or {}).items():
         if key not in _SOURCE_FIELDS:
-            raise InputError(f"{where}: source.{key}: unknown field (known: {', '.join(_SOURCE_FIELDS)})")
+            raise InputError(f"{where}: source.{field_name(key)}: unknown field (known: {', '.join(_SOURCE_FIELDS)})")
         if not isinstance(value, str):
             raise InputError(f"{where}: source.{key}: expected a string")
     for key, value in (data.get("images") or {}).items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise InputError(f"{where}: images.{key}: expected KEY: image-reference strings")
+            raise InputError(f"{where}: images.{field_name(key)}: expected KEY: image-reference strings")
     for key in ("components", "remoteMirrors"):
         for item in data.get(key) or []:
             if not isinstance(item, str):
@@ -97,16 +97,11 @@ def load_config(path: str | Path | None) -> Config:
     """The given file (which must exist), else ./trainerctl.yaml when present, else empty."""
     if path is None:
         candidate = Path(DEFAULT_CONFIG_FILE)
-        if not candidate.is_file():
+        if not os.path.lexists(candidate):  # there but not a file (a FIFO, a loop): said by the reader
             return Config()
         path = candidate
     path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); expected YAML settings") from None
-    except OSError as exc:
-        raise InputError(f"--config {path}: cannot read: {exc.strerror}") from None
-    config = parse_config(text, str(path))
+    text = read_text(str(path), f"--config {shown_path(str(path))}", "config", expected="YAML settings")
+    config = parse_config(text, shown_path(str(path)))
     config.path = path
     return config

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Mapping
 
 from trainerctl.errors import InputError
+from trainerctl.redact import strip_userinfo
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.images import ImageOverrides, resolve_overrides, validate_registry
 from trainerctl.render.controller import ManagerOptions
@@ -127,6 +128,11 @@ class SourceInfo:
     trainer_version: str | None
     path: str | None = None  # the local checkout, for --source PATH
     releases: tuple[dict, ...] = ()  # component_metadata.yaml releases: name, version, repoUrl
+
+    def __post_init__(self) -> None:
+        # What a render reports (the inventory, -o json, the lock) never holds a URL's password.
+        if self.url:
+            object.__setattr__(self, "url", strip_userinfo(self.url))
 
 
 @dataclass

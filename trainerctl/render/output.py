@@ -8,8 +8,10 @@ from pathlib import Path
 
 import yaml
 
+from trainerctl.bounded_read import os_problem, read_input, shown_path
 from trainerctl.errors import InputError
 from trainerctl.kustomize.yamlio import dump, dump_all
+from trainerctl.safe_write import remove_quietly, write_atomic
 
 FORMATS = ("yaml", "json")
 _MARKER = "# Written by `trainerctl render --output-dir`; files listed here are replaced on the next run.\n"
@@ -40,33 +42,42 @@ def check_output_dir(directory: str | Path) -> set[str]:
     Called before rendering too, so a bad --output-dir fails before any work is done.
     """
     directory = Path(directory)
-    flag = f"--output-dir {directory}"
+    flag = f"--output-dir {shown_path(str(directory))}"
     if str(directory).strip() == "":
         raise InputError("--output-dir '': expected a directory")
-    for parent in (directory, *directory.parents):
-        if parent.exists() and not parent.is_dir():
-            raise InputError(f"{flag}: {parent} is a file, not a directory")
-        if parent.exists():
-            break
     index = directory / "kustomization.yaml"
     try:
+        for parent in (directory, *directory.parents):
+            if parent.exists() and not parent.is_dir():
+                raise InputError(f"{flag}: {shown_path(str(parent))} is a file, not a directory")
+            if parent.exists():
+                break
         if not (directory.exists() and any(directory.iterdir())):
             return set()
-        text = index.read_text(encoding="utf-8") if index.is_file() else ""
-        if not text.startswith(_MARKER):
+        # A symlink in the index's place is not ours (and may point anywhere): refuse the folder.
+        if not is_ours(index):
             raise InputError(f"{flag}: not empty and not written by trainerctl render")
         return owned_files(directory)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{flag}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot read: {os_problem(exc)}") from None
 
 
 def is_ours(index: Path) -> bool:
-    """Whether `index` is a kustomization.yaml written by `render --output-dir`."""
+    """Whether `index` is a kustomization.yaml written by `render --output-dir` (a regular file,
+    never a symlink, starting with our marker)."""
     try:
-        with open(index, encoding="utf-8") as fh:
-            return fh.read(len(_MARKER)) == _MARKER
-    except (OSError, UnicodeDecodeError):
+        if index.is_symlink() or not index.is_file():
+            return False
+        return _read_index(index).startswith(_MARKER)
+    except (OSError, InputError):
         return False
+
+
+def _read_index(index: Path) -> str:
+    try:
+        return read_input(str(index), f"--output-dir: {shown_path(str(index))}", "source-file").decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
 
 
 def owned_files(directory: Path) -> set[str]:
@@ -76,9 +87,9 @@ def owned_files(directory: Path) -> set[str]:
     out: set[str] = set()
     root = directory.resolve()
     for index in sorted(directory.rglob("kustomization.yaml")):
-        text = index.read_text(encoding="utf-8")
-        if not text.startswith(_MARKER):
+        if not is_ours(index):
             continue
+        text = _read_index(index)
         folder = index.parent
         out.add(index.relative_to(directory).as_posix())
         try:
@@ -125,24 +136,39 @@ def write_files(directory: str | Path, files: dict[str, str]) -> list[Path]:
     """
     directory = Path(directory)
     previous = check_output_dir(directory)
+    shown = shown_path(str(directory))
     try:
         directory.mkdir(parents=True, exist_ok=True)
         for rel, text in files.items():
             path = directory / rel
+            linked = _linked_folder(directory, path)
+            if linked:  # it would send our writes out of the directory the user gave
+                raise InputError(f"--output-dir {shown}: {linked} is a symlink, expected a folder")
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            # Each file replaces what stands at its name: a symlink planted there is replaced,
+            # and the file it points to, inside the folder or out of it, is left alone.
+            write_atomic(path, text)
         stale = sorted(previous - set(files), key=lambda rel: -rel.count("/"))
         for rel in stale:
-            (directory / rel).unlink(missing_ok=True)
+            if not _linked_folder(directory, directory / rel):
+                remove_quietly(directory / rel)  # a symlink is removed itself, never its target
         for rel in stale:
             for folder in (directory / rel).parents:
-                if folder == directory or not folder.is_relative_to(directory):
+                if folder == directory or not folder.is_relative_to(directory) or folder.is_symlink():
                     break
                 if folder.is_dir() and not any(folder.iterdir()):
                     folder.rmdir()
     except OSError as exc:
-        raise InputError(f"--output-dir {directory}: cannot write: {exc.strerror}") from None
+        raise InputError(f"--output-dir {shown}: cannot write: {os_problem(exc)}") from None
     return [directory / rel for rel in files]
+
+
+def _linked_folder(directory: Path, path: Path) -> str | None:
+    """The first folder between `directory` and `path` that is a symlink, if any."""
+    for folder in reversed(list(path.relative_to(directory).parents)[:-1]):
+        if (directory / folder).is_symlink():
+            return folder.as_posix()
+    return None
 
 
 def write_dir(objects: list[dict], directory: str | Path) -> list[Path]:

@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
+from trainerctl.bounded_read import load_yaml, read_text
 from trainerctl.errors import InputError
 from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.render.assets import asset_dir
@@ -23,8 +24,11 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 def _kustomization_file(directory: Path) -> Path | None:
     for name in _KUSTOMIZATION_NAMES:
-        if (directory / name).is_file():
-            return directory / name
+        try:
+            if (directory / name).is_file():
+                return directory / name
+        except OSError:  # a path too long, a loop: not a kustomization we can use
+            return None
     return None
 
 
@@ -55,8 +59,8 @@ def sort_options(directory: Path) -> dict | None:
     """The set's own sortOptions, which the wrapping overlay must repeat to keep its order."""
     path = _kustomization_file(directory)
     try:
-        data = yaml.load(path.read_bytes().decode("utf-8"), Loader=_LOADER) if path else None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = load_yaml(read_text(str(path), str(path), "source-file"), str(path)) if path else None
+    except InputError:
         return None  # the kustomize build that follows reports it, naming the file and field
     return data.get("sortOptions") if isinstance(data, dict) else None
 

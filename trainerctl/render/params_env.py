@@ -8,12 +8,13 @@ from value, and the value is taken verbatim (no quotes, no trimming on the right
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
+from trainerctl.bounded_read import read_input, shown_path
 from trainerctl.errors import InputError
+from trainerctl.safe_write import write_atomic
 from trainerctl.render.images import parse_image
 
 
@@ -32,26 +33,32 @@ class ParamsEnv:
 
     @classmethod
     def parse(cls, text: str, source: str = "params.env") -> "ParamsEnv":
+        # Lines end at "\n" only, as kustomize's line scanner sees them (str.splitlines would also
+        # split at \x1c, \u2028, ... inside a value, and render() would then change the file).
+        pieces = text.split("\n")
+        trailing = pieces[-1] == ""
+        if trailing:
+            pieces.pop()
         lines = []
-        for raw in text.splitlines():
-            stripped = raw.lstrip()
+        for raw in pieces:
+            line = raw[:-1] if raw.endswith("\r") else raw  # the scanner drops a line's \r
+            stripped = line.lstrip()
             if not stripped or stripped.startswith("#"):
                 lines.append(_Line(raw))
                 continue
             key, sep, value = stripped.partition("=")
             # A line without "=" makes kustomize read the value from its own environment.
             lines.append(_Line(raw, key, value if sep else None))
-        return cls(lines, text.endswith("\n") or not text, source)
+        return cls(lines, trailing, source)
 
     @classmethod
     def load(cls, path: Path) -> "ParamsEnv":
+        text = read_input(str(path), shown_path(str(path)), "params-env")
         try:
-            text = Path(path).read_bytes().decode("utf-8")
+            return cls.parse(text.decode("utf-8"), str(path))
         except UnicodeDecodeError as exc:
-            raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); expected KEY=VALUE lines") from None
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-        return cls.parse(text, str(path))
+            raise InputError(f"{shown_path(str(path))}: not UTF-8 text (byte {exc.start}); expected KEY=VALUE lines") \
+                from None
 
     def keys(self) -> list[str]:
         return [ln.key for ln in self.lines if ln.key is not None]
@@ -71,7 +78,8 @@ class ParamsEnv:
         for ln in self.lines:
             if ln.key == key:
                 indent = ln.raw[: len(ln.raw) - len(ln.raw.lstrip())]
-                ln.value, ln.raw, found = value, f"{indent}{key}={value}", True
+                ending = "\r" if ln.raw.endswith("\r") else ""
+                ln.value, ln.raw, found = value, f"{indent}{key}={value}{ending}", True
         return found
 
     def render(self) -> str:
@@ -81,10 +89,7 @@ class ParamsEnv:
     def save(self, path: Path) -> None:
         """Replace the file (write + rename), never write into it: a render's work copy
         hard-links the cached tree, and the cache must not change."""
-        path = Path(path)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(self.render(), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(path, self.render())
 
 
 def image_keys(params: ParamsEnv) -> list[str]:

@@ -18,14 +18,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainerctl.bounded_read import os_problem, read_input, shown_path
 from trainerctl.errors import InputError, TrainerctlError
+from trainerctl.redact import strip_userinfo
+from trainerctl.safe_write import write_atomic
 from trainerctl.source import gitrepo
 from trainerctl.source.gitrepo import FetchError
 from trainerctl.source.cachedir import default_cache_dir
 from trainerctl.source.lock import Lock
 from trainerctl.source.pins import pinned_commit
 from trainerctl.source.tree import walk_tree
-from trainerctl.source.validate import is_commit, normalize_url, validate_ref, validate_url
+from trainerctl.source.validate import is_commit, normalize_url, shown_url, validate_ref, validate_url
 
 
 class PinError(TrainerctlError):
@@ -51,16 +54,18 @@ def _repo_key(url: str) -> str:
 
 def _write_json(path: Path, data: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+    """A cache file of ours; anything unreadable, odd or oversized counts as not cached."""
+    if not path.exists():
         return {}
+    try:
+        data = json.loads(read_input(str(path), f"cache file {path}", "cache-file"))
+    except (InputError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def check_cache_dir(root: Path, given: bool) -> Path:
@@ -93,22 +98,26 @@ class SourceCache:
     def cached_commit(self, url: str, ref: str) -> str | None:
         if is_commit(ref):
             return ref if self.tree_digest(ref) else None
-        commit = _read_json(self.index_path(url)).get("refs", {}).get(ref)
-        return commit if commit and self.tree_digest(commit) else None
+        refs = _read_json(self.index_path(url)).get("refs")
+        commit = refs.get(ref) if isinstance(refs, dict) else None
+        return commit if isinstance(commit, str) and is_commit(commit) and self.tree_digest(commit) else None
 
     def tree_digest(self, commit: str) -> str | None:
         """The digest recorded when the tree of commit was extracted, None when not cached."""
         meta = _read_json(self.tree_dir(commit) / "source.json")
         if meta.get("commit") != commit or not (self.tree_dir(commit) / "manifests").is_dir():
             return None
-        return meta.get("digest")
+        digest = meta.get("digest")
+        return digest if isinstance(digest, str) else None
 
     def remember_ref(self, url: str, ref: str, commit: str) -> None:
         if is_commit(ref):
             return
         index = _read_json(self.index_path(url))
-        index["url"] = url
-        index.setdefault("refs", {})[ref] = commit
+        index["url"] = strip_userinfo(url)  # the cache never records a credential
+        refs = index.get("refs") if isinstance(index.get("refs"), dict) else {}
+        refs[ref] = commit
+        index["refs"] = refs
         _write_json(self.index_path(url), index)
 
     def fetch(self, url: str, ref: str, expected_commit: str | None) -> str:
@@ -148,7 +157,7 @@ class SourceCache:
 def check_pin(url: str, ref: str, commit: str, expected: str | None) -> None:
     if expected and commit != expected:
         raise PinError(
-            f"{ref} at {url} resolves to {commit}, but it is pinned to {expected} "
+            f"{ref} at {shown_url(url)} resolves to {commit}, but it is pinned to {expected} "
             f"(the tag was moved or the cache was altered); check the upstream, then update the pin"
         )
 
@@ -183,8 +192,8 @@ def resolve_source(
     if commit is None:
         if offline:
             raise FetchError(
-                f"{url} (ref {ref}) is not in the cache {cache.root} and --offline was given; "
-                f"run `trainerctl fetch --source {url} --ref {ref}` where it is reachable"
+                f"{shown_url(url)} (ref {ref}) is not in the cache {cache.root} and --offline was given; "
+                f"run `trainerctl fetch --source {shown_url(url)} --ref {ref}` where it is reachable"
             )
         try:
             commit = cache.fetch(url, ref, expected)
@@ -193,13 +202,13 @@ def resolve_source(
         except FetchError as exc:
             raise FetchError(
                 f"{exc}; no cached copy of {ref} in {cache.root}: run `trainerctl fetch` where "
-                f"{url} is reachable, or use --source PATH or a local mirror (--source file://…)"
+                f"{shown_url(url)} is reachable, or use --source PATH or a local mirror (--source file://…)"
             ) from None
     check_pin(url, ref, commit, expected)
     digest = cache.tree_digest(commit)
     if lock is not None and lock.applies_to(url, ref) and digest != lock.digest:
         raise PinError(
-            f"the cached tree of {url} {ref} ({commit}) has digest {digest}, but trainerctl.lock "
+            f"the cached tree of {shown_url(url)} {ref} ({commit}) has digest {digest}, but trainerctl.lock "
             f"records {lock.digest}; the lock or the cache {cache.tree_dir(commit)} was altered"
         )
     return SourceTree(cache.tree_dir(commit) / "manifests", url, ref, commit, digest)
@@ -207,29 +216,40 @@ def resolve_source(
 
 def local_source(path: Path) -> SourceTree:
     """A local checkout: the repository root (holding manifests/) or the manifests dir itself."""
-    path = Path(path).resolve()
-    manifests = path / "manifests" if (path / "manifests").is_dir() else path
-    if not manifests.is_dir():
-        raise InputError(f"--source {path}: not a directory")
+    try:
+        path = Path(path).resolve()
+        manifests = path / "manifests" if (path / "manifests").is_dir() else path
+        is_dir = manifests.is_dir()
+    except (OSError, RuntimeError) as exc:  # too long, a symlink loop
+        problem = os_problem(exc) if isinstance(exc, OSError) else "a symlink loop"
+        raise InputError(f"--source {shown_path(str(path))}: {problem}") from None
+    if not is_dir:
+        raise InputError(f"--source {shown_path(str(path))}: not a directory")
     return SourceTree(manifests, None, None, _head_commit(path), None)
 
 
 def _head_commit(path: Path) -> str | None:
     """HEAD of a git work tree at path, read from files (no git process); None otherwise."""
     git_dir = path / ".git"
+
+    def text(p: Path) -> str:
+        return read_input(str(p), str(p), "cache-file").decode("utf-8", "replace")
+
     try:
-        head = (git_dir / "HEAD").read_text().strip()
+        head = text(git_dir / "HEAD").strip()
         if head.startswith("ref: "):
             ref = head[5:]
             ref_file = git_dir / ref
-            if ref_file.is_file():
-                return ref_file.read_text().strip()
-            for line in (git_dir / "packed-refs").read_text().splitlines():
+            if ".." not in ref and ref_file.is_file():
+                found = text(ref_file).strip()
+                return found if is_commit(found) else None
+            for line in text(git_dir / "packed-refs").splitlines():
                 if line.endswith(" " + ref):
-                    return line.split(" ", 1)[0]
+                    found = line.split(" ", 1)[0]
+                    return found if is_commit(found) else None
             return None
         return head if is_commit(head) else None
-    except OSError:
+    except (OSError, InputError):
         return None
 
 

@@ -9,6 +9,7 @@ from trainerctl.errors import InputError
 from trainerctl.source.cache import check_tree, resolve_source
 from trainerctl.source.lock import DEFAULT_LOCK_FILE, Lock, read_lock, write_lock
 from trainerctl.source.pins import git_source
+from trainerctl.source.validate import shown_url
 
 
 def fetch(options, *, write: bool = True) -> tuple[str, str, str, str, Path]:
@@ -24,7 +25,7 @@ def fetch(options, *, write: bool = True) -> tuple[str, str, str, str, Path]:
         lock=current if current is not None and current.applies_to(url, ref) else None,
     )
     digest = check_tree(tree)
-    ui.info(f"fetch: {url} {ref} -> {tree.commit} ({digest}) in {tree.manifests.parent}")
+    ui.info(f"fetch: {shown_url(url)} {ref} -> {tree.commit} ({digest}) in {tree.manifests.parent}")
     if write:
         write_source_lock(lock_path, url, ref, tree.commit, digest)
     return url, ref, tree.commit, digest, tree.manifests
@@ -43,4 +44,4 @@ def update_lock(lock_file, info) -> None:
 
 def write_source_lock(path: Path, url: str, ref: str, commit: str, digest: str) -> None:
     write_lock(path, Lock(url, ref, commit, digest))
-    ui.info(f"lock: {path} pins {url} {ref} at {commit}")
+    ui.info(f"lock: {path} pins {shown_url(url)} {ref} at {commit}")

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.source.tree import check_link_target
-from trainerctl.source.validate import ALLOWED_SCHEMES
+from trainerctl.redact import redact_url
+from trainerctl.safe_text import clean
+from trainerctl.source.validate import ALLOWED_SCHEMES, shown_url
 
 # Network operations give up instead of hanging a pipeline forever.
 GIT_TIMEOUT_SECONDS = 300
@@ -30,7 +32,8 @@ def _git_error_line(exc: Exception) -> str:
     lines = [ln.strip() for ln in str(stderr).splitlines() if ln.strip()]
     lines = [ln[len("stderr: "):] if ln.startswith("stderr: ") else ln for ln in lines]
     lines = [ln.strip("'").strip() for ln in lines if ln.strip("'").strip()]
-    return lines[-1] if lines else "git failed"
+    # git's words may quote the URL (with its password) or hold a remote's escape sequences.
+    return redact_url(clean(lines[-1], 300)) if lines else "git failed"
 
 
 def open_bare_repo(path: Path):
@@ -53,14 +56,14 @@ def ls_remote(repo, url: str, ref: str) -> tuple[str, str]:
     try:
         out = repo.git.ls_remote("--", url, *patterns, kill_after_timeout=GIT_TIMEOUT_SECONDS)
     except git.GitCommandError as exc:
-        raise FetchError(f"cannot reach {url}: {_git_error_line(exc)}") from None
+        raise FetchError(f"cannot reach {shown_url(url)}: {_git_error_line(exc)}") from None
     found = dict(reversed(line.split("\t", 1)) for line in out.splitlines() if "\t" in line)
     if patterns[1] in found:  # an annotated tag: the commit it peels to
         return found[patterns[1]], patterns[0]
     for pattern in (patterns[0], patterns[2]):
         if pattern in found:
             return found[pattern], pattern
-    raise InputError(f"ref {ref!r} not found at {url} (expected a tag or branch of that repository)")
+    raise InputError(f"ref {clean(ref, 100)!r} not found at {shown_url(url)} (expected a tag or branch of that repository)")
 
 
 def fetch_commit(repo, url: str, remote_ref: str | None, commit: str) -> None:
@@ -70,13 +73,15 @@ def fetch_commit(repo, url: str, remote_ref: str | None, commit: str) -> None:
     local = f"refs/trainerctl/{commit}"
     refspec = f"+{remote_ref or commit}:{local}"
     try:
-        repo.git.fetch("--depth=1", "--no-tags", "--", url, refspec, kill_after_timeout=GIT_TIMEOUT_SECONDS)
+        # --no-write-fetch-head: FETCH_HEAD would record the URL, and with it any password in it.
+        repo.git.fetch("--depth=1", "--no-tags", "--no-write-fetch-head", "--", url, refspec,
+                       kill_after_timeout=GIT_TIMEOUT_SECONDS)
         fetched = repo.commit(local).hexsha
     except git.GitCommandError as exc:
         what = remote_ref or commit
-        raise FetchError(f"cannot fetch {what} from {url}: {_git_error_line(exc)}") from None
+        raise FetchError(f"cannot fetch {what} from {shown_url(url)}: {_git_error_line(exc)}") from None
     if fetched != commit:  # the ref moved between ls-remote and fetch
-        raise FetchError(f"{remote_ref} at {url} moved while fetching ({commit} -> {fetched}); retry")
+        raise FetchError(f"{remote_ref} at {shown_url(url)} moved while fetching ({commit} -> {fetched}); retry")
 
 
 def extract_manifests(repo, commit: str, dest: Path, subdir: str = "manifests") -> None:

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from trainerctl.bounded_read import load_yaml, os_problem, read_text, shown_path
 from trainerctl.errors import InputError
+from trainerctl.redact import strip_userinfo
+from trainerctl.safe_text import field_name
+from trainerctl.safe_write import write_atomic
 from trainerctl.source.validate import is_commit, normalize_url
 
 DEFAULT_LOCK_FILE = "trainerctl.lock"
@@ -30,46 +36,42 @@ class Lock:
 
 def read_lock(path: Path) -> Lock | None:
     """The lock at path, None when there is none; a malformed lock is an input error."""
+    label = f"lock file {shown_path(str(path))}"
     try:
-        text = path.read_bytes().decode("utf-8")
+        os.lstat(path)
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"lock file {path}: not UTF-8 text (byte {exc.start}); expected YAML "
-                         "as `trainerctl fetch` writes it") from None
-    except OSError as exc:
-        raise InputError(f"lock file {path}: cannot read: {exc.strerror}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"lock file {path}: not valid YAML: {' '.join(str(exc).split())}") from None
+    except (OSError, ValueError):
+        pass  # too long, a loop, ...: the reader names what is wrong with the path
+    text = read_text(str(path), label, "lock", expected="YAML as `trainerctl fetch` writes it")
+    data = load_yaml(text, label, expected="YAML as `trainerctl fetch` writes it")
     source = data.get("source") if isinstance(data, dict) else None
     if not isinstance(source, dict):
-        raise InputError(f"{path}: expected a mapping with a 'source' mapping")
+        raise InputError(f"{label}: expected a mapping with a 'source' mapping")
     fields = {}
     for key in ("url", "ref", "commit", "digest"):
         value = source.get(key)
         if not isinstance(value, str) or not value:
-            raise InputError(f"{path}: source.{key}: expected a non-empty string")
+            raise InputError(f"{label}: source.{key}: expected a non-empty string")
         fields[key] = value
-    unknown = sorted(set(source) - set(fields))
+    unknown = sorted((k for k in source if k not in fields), key=str)
     if unknown:
-        raise InputError(f"{path}: source.{unknown[0]}: unknown field")
+        raise InputError(f"{label}: source.{field_name(unknown[0])}: unknown field")
     if not is_commit(fields["commit"]):
-        raise InputError(f"{path}: source.commit: expected a 40-hex commit SHA")
-    if not fields["digest"].startswith("sha256:"):
-        raise InputError(f"{path}: source.digest: expected sha256:<hex>")
+        raise InputError(f"{label}: source.commit: expected a 40-hex commit SHA")
+    if not re.fullmatch(r"sha256:[0-9a-f]{64}", fields["digest"]):
+        raise InputError(f"{label}: source.digest: expected sha256:<64 hex digits>")
     return Lock(**fields)
 
 
 def write_lock(path: Path, lock: Lock) -> None:
+    """Write the lock (atomically; a symlink in its place is replaced, not written through). The
+    URL is recorded without user info: a lock is committed to git, a password must not be."""
     body = yaml.safe_dump(
-        {"source": {"url": lock.url, "ref": lock.ref, "commit": lock.commit, "digest": lock.digest}},
+        {"source": {"url": strip_userinfo(lock.url), "ref": lock.ref, "commit": lock.commit, "digest": lock.digest}},
         sort_keys=False,
     )
-    tmp = path.with_name(path.name + ".tmp")
     try:
-        tmp.write_text(_HEADER + body, encoding="utf-8")
-        tmp.replace(path)
+        write_atomic(path, _HEADER + body)
     except OSError as exc:
-        raise InputError(f"lock file {path}: cannot write: {exc.strerror}") from None
+        raise InputError(f"lock file {shown_path(str(path))}: cannot write: {os_problem(exc)}") from None

@@ -26,6 +26,21 @@ def check_link_target(root: Path, link_rel: str, target: str) -> None:
         raise InputError(f"{root / link_rel}: symlink to {target!r} points outside the manifests tree")
 
 
+def _file_digest(path: str) -> str:
+    """sha256 of a file, read in chunks: a huge file in a source costs time, never memory.
+    O_NONBLOCK: a file swapped for a FIFO since it was listed is not waited on."""
+    h = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{path}: not a regular file, directory or symlink")
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+    finally:
+        os.close(fd)
+    return h.hexdigest()
+
+
 def walk_tree(root: Path, copy_to: Path | None = None) -> str:
     """Return the digest of the tree at root; with copy_to, also copy it there (symlinks kept).
 
@@ -62,14 +77,13 @@ def _walk(root: Path, rel: str, digest: "hashlib._Hash", copy_to: Path | None) -
                 os.symlink(target, copy_to / path_rel)
         elif entry.is_dir():
             _walk(root, path_rel, digest, copy_to)
-        elif entry.is_file():
-            data = Path(entry.path).read_bytes()
-            executable = bool(entry.stat().st_mode & stat.S_IXUSR)
+        elif entry.is_file(follow_symlinks=False):
+            executable = bool(entry.stat(follow_symlinks=False).st_mode & stat.S_IXUSR)
             digest.update(
                 (b"x " if executable else b"f ")
                 + path_rel.encode()
                 + b"\0"
-                + hashlib.sha256(data).hexdigest().encode()
+                + _file_digest(entry.path).encode()
                 + b"\n"
             )
             if copy_to is not None:
@@ -77,7 +91,7 @@ def _walk(root: Path, rel: str, digest: "hashlib._Hash", copy_to: Path | None) -
                 try:
                     os.link(entry.path, dst)
                 except OSError:  # another filesystem, or links not allowed: copy
-                    dst.write_bytes(data)
+                    shutil.copyfile(entry.path, dst, follow_symlinks=False)
                     if executable:
                         shutil.copymode(entry.path, dst)
         else:

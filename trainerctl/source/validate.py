@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 
 from trainerctl.errors import InputError
+from trainerctl.redact import redact_url, register_url, strip_userinfo
+from trainerctl.safe_text import clean
 
 # Transports trainerctl fetches over; `ext`, `fd` and helper transports (`foo::bar`) are refused.
 ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file")
@@ -21,29 +23,36 @@ _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]*$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
+def shown_url(url: str) -> str:
+    """A URL as every message shows it: its password masked (as kubectl and git do), one line."""
+    return redact_url(clean(url, 300))
+
+
 def validate_url(url: str) -> str:
     """Return `url` if it is a plain https/http/ssh/git/file URL or scp-like ssh address."""
+    register_url(url)
+    shown = repr(shown_url(url)) if url else "''"
     if not url or url.startswith("-") or any(c.isspace() or ord(c) < 32 for c in url):
-        raise InputError(f"source URL {url!r}: expected a git URL without spaces or a leading '-'")
+        raise InputError(f"source URL {shown}: expected a git URL without spaces or a leading '-'")
     if "::" in url.split("/", 1)[0] or url.lower().startswith("ext:"):
         raise InputError(
-            f"source URL {url!r}: command transports such as ext:: are not allowed; "
+            f"source URL {shown}: command transports such as ext:: are not allowed; "
             f"use one of {', '.join(s + '://' for s in ALLOWED_SCHEMES)}"
         )
     match = _SCHEME_URL.match(url)
     if match:
         if match["scheme"].lower() not in ALLOWED_SCHEMES:
             raise InputError(
-                f"source URL {url!r}: scheme {match['scheme']!r} is not allowed; "
+                f"source URL {shown}: scheme {clean(match['scheme'], 40)!r} is not allowed; "
                 f"use one of {', '.join(s + '://' for s in ALLOWED_SCHEMES)}"
             )
         if match["rest"].startswith("-"):
-            raise InputError(f"source URL {url!r}: host must not start with '-'")
+            raise InputError(f"source URL {shown}: host must not start with '-'")
         return url
     if _SCP_URL.match(url):
         return url
     raise InputError(
-        f"source URL {url!r}: expected https://, http://, ssh://, git://, file:// or user@host:path"
+        f"source URL {shown}: expected https://, http://, ssh://, git://, file:// or user@host:path"
     )
 
 
@@ -63,13 +72,14 @@ def validate_ref(ref: str) -> str:
     elif ".." in ref or "//" in ref or "/." in ref or ref.endswith(("/", ".", ".lock")):
         problem = "is not a valid git ref name"
     if problem:
-        raise InputError(f"ref {ref!r} {problem} (expected a tag, branch or 40-hex commit)")
+        raise InputError(f"ref {clean(ref, 100)!r} {problem} (expected a tag, branch or 40-hex commit)")
     return ref
 
 
 def normalize_url(url: str) -> str:
-    """The form pins and lock files compare: no trailing slash or `.git`, lower-case host for https."""
-    url = url.rstrip("/")
+    """The form pins, lock files and the cache compare: no user info (a credential is not part of
+    the source's identity), no trailing slash or `.git`, lower-case host for https."""
+    url = strip_userinfo(url).rstrip("/")
     if url.endswith(".git"):
         url = url[:-4]
     match = _SCHEME_URL.match(url)

@@ -41,15 +41,15 @@ def check(live_crds: list[dict], target_crds: list[dict], live_resources: dict[s
     )
 
 
-def check_cluster(api_client, target_objects: list[dict], *, owner_label: str | None = None) -> UpgradeReport:
+def check_cluster(cluster, target_objects: list[dict], *, owner_label: str | None = None) -> UpgradeReport:
     """Read the installed CRDs the target defines (plus, with owner_label, CRDs we installed
     before that the target no longer has); list objects only where a field is removed.
 
-    api_client: a trainerctl.cluster.engine.client.Cluster, or a kubernetes ApiClient.
+    cluster: a trainerctl.cluster.engine.client.Cluster (connect()).
     """
-    live_crds = read_live_crds(api_client, target_objects, owner_label=owner_label)
+    live_crds = read_live_crds(cluster, target_objects, owner_label=owner_label)
     findings = diff_crds(live_crds, target_objects)
-    live_resources = list_custom_objects(api_client, live_crds, findings)
+    live_resources = list_custom_objects(cluster, live_crds, findings)
     return check(live_crds, target_objects, live_resources)
 
 

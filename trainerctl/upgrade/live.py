@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from trainerctl.cluster.engine.client import ApiError, Cluster
+from trainerctl.cluster.engine.api_shape import check_crd
+from trainerctl.cluster.engine.client import ApiError
 from trainerctl.upgrade.crd_diff import Finding, is_crd
 from trainerctl.upgrade.usage import OBJECT_FINDINGS
 
@@ -16,21 +17,12 @@ _PAGE = 500
 _CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 
-def as_cluster(client: Any):
-    """Accept a trainerctl Cluster or a bare kubernetes ApiClient."""
-    if isinstance(client, Cluster):
-        return client
-    host = client.configuration.host
-    return Cluster(client, context="(api client)", server=host)
-
-
-def read_live_crds(client: Any, target_objects: Iterable[dict], *, owner_label: str | None = None) -> list[dict]:
-    cluster = as_cluster(client)
+def read_live_crds(cluster: Any, target_objects: Iterable[dict], *, owner_label: str | None = None) -> list[dict]:
     names = sorted({o["metadata"]["name"] for o in target_objects if is_crd(o)})
     found: dict[str, dict] = {}
     for name in names:
         try:
-            found[name] = cluster.request("GET", f"{_CRDS}/{name}")
+            found[name] = check_crd(cluster.request("GET", f"{_CRDS}/{name}"), f"GET {_CRDS}/{name}")
         except ApiError as exc:
             if exc.status != 404:
                 raise
@@ -38,14 +30,14 @@ def read_live_crds(client: Any, target_objects: Iterable[dict], *, owner_label: 
         # CRDs we installed earlier that the target no longer renders: reported, never deleted.
         listed = cluster.request("GET", _CRDS, query={"labelSelector": owner_label})
         for crd in listed.get("items") or []:
+            check_crd(crd, f"GET {_CRDS}")
             found.setdefault(crd["metadata"]["name"],
                              dict(crd, apiVersion="apiextensions.k8s.io/v1", kind="CustomResourceDefinition"))
     return [found[n] for n in sorted(found)]
 
 
-def list_custom_objects(client: Any, live_crds: list[dict], findings: list[Finding]) -> dict[str, list[dict]]:
+def list_custom_objects(cluster: Any, live_crds: list[dict], findings: list[Finding]) -> dict[str, list[dict]]:
     """Objects of each CRD that loses a field or gains a required one, read at that version."""
-    cluster = as_cluster(client)
     wanted: dict[str, set[str]] = {}
     for f in findings:
         if f.kind in OBJECT_FINDINGS and f.version:

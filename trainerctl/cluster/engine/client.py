@@ -1,23 +1,49 @@
-"""One connection to the cluster for the whole run: kubeconfig loading and raw JSON requests.
+"""One connection to the cluster for the whole run: raw JSON requests to an untrusted server.
 
-We talk REST through the kubernetes client's configured urllib3 pool (auth, TLS, proxies, exec
-plugins all come from the client) but skip its model classes: installs handle arbitrary kinds
-and large CRDs, and the models would only add (de)serialisation cost.
+The kubeconfig is read as kubectl reads it (engine/kubeconfig.py), credentials come from
+engine/credentials.py, and bytes travel through engine/transport.py, which bounds every exchange
+in time and size. This module adds the API's rules on top:
+- a 2xx answer must be a JSON object (a list is an object with `items`); null, [], a string, HTML
+  or a truncated body is one line, exit 1, naming the request;
+- 429 and 503 are retried briefly, honouring Retry-After in both of its forms (seconds, or an
+  HTTP date), capped, like client-go; every request we send is safe to repeat;
+- a 3xx is never followed (credentials stay with the server they were meant for);
+- the server's own words (Status.message, or the body) are cleaned of control characters and cut
+  to a sane length before anything prints them;
+- every command has a deadline (TRAINERCTL_COMMAND_TIMEOUT, default one hour) beyond the time-out
+  of each request.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from trainerctl.cluster.engine import kubeconfig as kubeconfig_file
-from trainerctl.cluster.engine.kubeconfig import check_inline_data, check_server
-from trainerctl.errors import EXIT_PREFLIGHT, InputError, TrainerctlError
+from trainerctl import interrupts
+from trainerctl import redact
+from trainerctl.bounded_read import MAX_DEPTH, too_deep
+from trainerctl.cluster.engine import kubeconfig as kubeconfig_files
+from trainerctl.cluster.engine.api_shape import check_body
+from trainerctl.cluster.engine.credentials import Credentials
+from trainerctl.cluster.engine.proxy import proxy_for
+from trainerctl.cluster.engine.transport import RequestTimeout, Response, Transport, Unreachable
+from trainerctl.errors import InputError, TrainerctlError, WaitTimeout
+from trainerctl.safe_text import clean
 
 POOL_SIZE = 16  # >= the apply thread pool, so connections are reused rather than discarded
+RETRY_AFTER_CAP = 2.0  # seconds; a server asking for longer is asked again sooner, then given up on
+RETRIES = 12
+DEFAULT_COMMAND_TIMEOUT = 3600.0
+COMMAND_TIMEOUT_ENV = "TRAINERCTL_COMMAND_TIMEOUT"
+
+__all__ = ["ApiError", "BadResponse", "Cluster", "RequestTimeout", "Unreachable", "connect",
+           "object_path", "retry_after_seconds"]
 
 
 class ApiError(TrainerctlError):
@@ -35,23 +61,54 @@ class ApiError(TrainerctlError):
 
     @property
     def causes(self) -> list[dict]:
-        return list(self.details.get("causes") or [])
+        causes = self.details.get("causes")
+        return [c for c in causes if isinstance(c, dict)] if isinstance(causes, list) else []
 
 
-class Unreachable(TrainerctlError):
-    """The API server did not answer: exit 3 for every command, like a failed preflight."""
+class BadResponse(TrainerctlError):
+    """A 2xx answer that is not what the API promises (exit 1: the server misbehaved)."""
 
-    exit_code = EXIT_PREFLIGHT
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds to wait: delta-seconds or an HTTP date; None if absent or invalid."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _command_timeout() -> float:
+    raw = os.environ.get(COMMAND_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_COMMAND_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1
+    if not (0 < value < float("inf")):
+        raise InputError(f"{COMMAND_TIMEOUT_ENV} {clean(raw, 40)!r}: expected a number of seconds")
+    return value
 
 
 @dataclass
 class Cluster:
     """The API client for one run plus the context it came from."""
 
-    api_client: Any
+    transport: Transport
+    credentials: Credentials | None
     context: str
-    server: str
+    server: str  # as messages show it (no password)
+    deadline: float = field(default_factory=lambda: time.monotonic() + _command_timeout())
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _pause: threading.Event = field(default_factory=threading.Event, repr=False)
 
     def request(self, method: str, path: str, **kwargs: Any) -> dict:
         """Send one request; returns the decoded JSON body (empty dict for no body)."""
@@ -69,163 +126,131 @@ class Cluster:
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",
              timeout: float = 60.0) -> tuple[int, dict]:
-        """Send one request; returns (HTTP status, decoded JSON body).
-
-        429 and 503 (throttling, a CRD's storage still initialising) are retried briefly, like
-        client-go does; every request we send is safe to repeat (GET, apply, guarded patches).
-        """
-        import time
-
+        """Send one request; returns (HTTP status, decoded JSON body)."""
         delay = 0.1
-        for attempt in range(12):
+        refreshed = False
+        for attempt in range(RETRIES):
             try:
                 return self._call_once(method, path, query, body, content_type, accept, timeout)
             except ApiError as exc:
-                if exc.status not in (429, 503) or attempt == 11:
+                if exc.status == 401 and not refreshed and self.credentials is not None and self.credentials.forget():
+                    refreshed = True  # an exec plugin's credential may have expired early: ask once more
+                    continue
+                if exc.status not in (429, 503) or attempt == RETRIES - 1:
                     raise
-                time.sleep(min(float(exc.retry_after or delay), 2.0))
+                wait = retry_after_seconds(exc.retry_after)
+                self._sleep(min(delay if wait is None else wait, RETRY_AFTER_CAP))
                 delay = min(delay * 2, 1.0)
         raise AssertionError("unreachable")
 
+    def _sleep(self, seconds: float) -> None:
+        if time.monotonic() + seconds > self.deadline:
+            raise self._deadline_passed()
+        if self._pause.wait(seconds) or interrupts.interrupted():
+            raise KeyboardInterrupt
+
+    def _deadline_passed(self) -> WaitTimeout:
+        return WaitTimeout(f"the command did not finish within {COMMAND_TIMEOUT_ENV} "
+                           f"({_command_timeout():.0f}s) talking to {self.server}")
+
+    def abort(self) -> None:
+        self._pause.set()
+        self.transport.abort()
+        if self.credentials is not None:
+            self.credentials.abort()
+
     def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, accept: str,
                    timeout: float) -> tuple[int, dict]:
-        import urllib3
-
-        cfg = self.api_client.configuration
-        url = cfg.host.rstrip("/") + path
+        now = time.monotonic()
+        if now >= self.deadline:
+            raise self._deadline_passed()
+        target = path
         if query:
-            url += "?" + urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
-        headers = {"Accept": accept, "User-Agent": "trainerctl"}
-        for setting in cfg.auth_settings().values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
+            target += "?" + urlencode({k: v for k, v in query.items() if v is not None}, doseq=True)
+        headers = [("Accept", accept), ("User-Agent", "trainerctl")]
+        if self.credentials is not None:
+            headers += self.credentials.headers()
         data = None
         if body is not None:
-            data = body if isinstance(body, (bytes, str)) else json.dumps(body, separators=(",", ":"))
-            headers["Content-Type"] = content_type
-        try:
-            resp = self.api_client.rest_client.pool_manager.request(
-                method, url, body=data, headers=headers, timeout=urllib3.Timeout(total=timeout),
-                # Connection-level retries only (a refused or reset connect is safe to repeat);
-                # HTTP statuses are handled in call().
-                retries=urllib3.Retry(total=2, connect=2, read=0, redirect=0, status=0, backoff_factor=0.1,
-                                     respect_retry_after_header=False, raise_on_status=False),
-                preload_content=True,
-            )
-        except urllib3.exceptions.HTTPError as exc:
-            raise Unreachable(
-                f"cannot reach the API server {self.server} (context {self.context}): {_root_cause(exc)}"
-            ) from None
-        raw = resp.data
+            data = body if isinstance(body, bytes) else (
+                body.encode("utf-8") if isinstance(body, str) else json.dumps(body, separators=(",", ":")).encode())
+            headers.append(("Content-Type", content_type))
+        resp = self.transport.request(method, target, headers=headers, body=data,
+                                      deadline=min(now + timeout, self.deadline))
         if 200 <= resp.status < 300:
-            return resp.status, (json.loads(raw) if raw else {})
-        err = _api_error(resp.status, raw, method, path, self.context)
-        err.retry_after = resp.headers.get("Retry-After")
+            return resp.status, decode_body(resp, method, path, self.server)
+        err = _api_error(resp, method, path, self.context, self.server)
+        err.retry_after = resp.headers.get("retry-after")
         raise err
 
 
-def _root_cause(exc: BaseException) -> str:
-    reason = getattr(exc, "reason", None)
-    text = str(reason or exc)
-    # urllib3 wraps the socket error in a long repr; the tail is the part a human can act on.
-    if ": " in text and "Failed to establish a new connection" in text:
-        text = text.rsplit("Failed to establish a new connection: ", 1)[-1].rstrip("')\"")
-    return text
-
-
-def _api_error(status: int, raw: bytes, method: str, path: str, context: str) -> ApiError:
+def decode_body(resp: Response, method: str, path: str, server: str) -> dict:
+    """A 2xx body: empty, or one JSON object of bounded nesting."""
+    raw = resp.body
+    if not raw.strip():
+        return {}
+    what = f"{method} {clean(path, 200)}: the answer of {server}"
     try:
         payload = json.loads(raw)
+    except RecursionError:
+        raise BadResponse(f"{what} is nested deeper than {MAX_DEPTH} levels") from None
     except ValueError:
+        kind = resp.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+        raise BadResponse(f"{what} is not JSON ({clean(kind, 60)}, {len(raw)} bytes); is the kubeconfig's server "
+                          "an API server?") from None
+    if not isinstance(payload, dict):
+        raise BadResponse(f"{what} is JSON {type(payload).__name__ if payload is not None else 'null'}, not an "
+                          "object as the API promises")
+    if too_deep(payload):
+        raise BadResponse(f"{what} is nested deeper than {MAX_DEPTH} levels")
+    return check_body(payload, what)
+
+
+def _api_error(resp: Response, method: str, path: str, context: str, server: str) -> ApiError:
+    status, raw = resp.status, resp.body
+    try:
+        payload = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
         payload = {}
     if not isinstance(payload, dict):
         payload = {}
-    message = payload.get("message") or raw.decode("utf-8", "replace").strip() or f"HTTP {status}"
-    reason = payload.get("reason") or ""
+    message = payload.get("message")
+    if not isinstance(message, str) or not message.strip():
+        text = raw[:4000].decode("utf-8", "replace").strip()
+        message = text if text and "<html" not in text[:200].lower() else f"HTTP {status} {resp.reason}".strip()
+    message = clean(message)
+    reason = payload.get("reason") if isinstance(payload.get("reason"), str) else ""
+    details = payload.get("details") if isinstance(payload.get("details"), dict) else None
     if status == 401:
-        message = (f"the API server rejected the credentials of context {context} (401 Unauthorized): "
+        message = (f"the API server rejected the credentials of context {clean(context, 100)} (401 Unauthorized): "
                    "the token is expired or invalid; refresh your kubeconfig")
     elif status == 403:
         message = f"forbidden: {message}"
-    return ApiError(status, reason, message, payload.get("details"), method, path)
+    elif 300 <= status < 400:
+        where = resp.headers.get("location", "")
+        message = (f"{method} {clean(path, 200)}: {server} answered {status} (a redirect"
+                   f"{' to ' + redact.redact_url(clean(where, 200)) if where else ''}); trainerctl does not follow "
+                   "redirects: put the API server's own URL in the kubeconfig")
+    return ApiError(status, clean(reason, 100), message, details, method, path)
 
 
-_credential_dirs: list[str] = []
+def connect(kubeconfig: str | None = None, context: str | None = None, *, stdin_in_use: bool = False) -> Cluster:
+    """The cluster of the kubeconfig context (or the pod's service account), for one run.
 
-
-def _credential_dir() -> str:
-    """A private (0700) directory for the files the kubernetes client decodes credentials into;
-    removed at exit (cleanup_credentials; Ctrl-C and SIGTERM unwind to it too)."""
-    import atexit
-    import tempfile
-
-    if not _credential_dirs:
-        atexit.register(cleanup_credentials)
-        _credential_dirs.append(tempfile.mkdtemp(prefix="trainerctl-kubeconfig-"))
-    return _credential_dirs[0]
-
-
-def cleanup_credentials() -> None:
-    import shutil
-    import sys
-
-    while _credential_dirs:
-        shutil.rmtree(_credential_dirs.pop(), ignore_errors=True)
-    # The kubernetes client caches the file names by content; they are gone now.
-    cached = getattr(sys.modules.get("kubernetes.config.kube_config"), "_temp_files", None)
-    if isinstance(cached, dict):
-        cached.clear()
-
-
-def connect(kubeconfig: str | None = None, context: str | None = None) -> Cluster:
-    """Load the kubeconfig (or the in-cluster config) into one ApiClient reused for the run."""
-    import os
-
-    path = kubeconfig or os.environ.get("KUBECONFIG", "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
-    if kubeconfig is not None and not kubeconfig.strip():
-        raise InputError("--kubeconfig '': expected a kubeconfig file")
-    if context is not None and not context.strip():
-        raise InputError("--context '': expected a context name")
-    if os.path.isdir(path):
-        raise InputError(f"kubeconfig {path}: is a directory, not a kubeconfig file")
-    if os.path.exists(path) and not os.environ.get("TRAINERCTL_KUBERNETES_CLIENT"):
-        loaded = kubeconfig_file.load(path, context, POOL_SIZE)
-        if loaded is not None:
-            light_client, context_name = loaded
-            return Cluster(light_client, context_name, light_client.configuration.host)
-
-    # The kubernetes client (0.3-0.5 s to import) is only for what the light loader above does
-    # not handle: exec plugins, auth providers, proxies, in-cluster config.
-    from kubernetes import client, config
-    from kubernetes.config.config_exception import ConfigException
-
-    cfg = client.Configuration()
-    try:
-        if not kubeconfig and not os.path.exists(path) and os.environ.get("KUBERNETES_SERVICE_HOST"):
-            config.load_incluster_config(client_configuration=cfg)
-            context_name = "in-cluster"
-        else:
-            if not os.path.exists(path):
-                raise InputError(f"kubeconfig {path}: file not found (pass --kubeconfig or set KUBECONFIG)")
-            contexts, current = config.list_kube_config_contexts(config_file=path)
-            names = [c["name"] for c in contexts]
-            context_name = context or (current or {}).get("name")
-            if context and context not in names:
-                raise InputError(f"kubeconfig {path}: unknown context {context!r} (known: {', '.join(names) or 'none'})")
-            if not context_name:
-                raise InputError(f"kubeconfig {path}: no current-context set; pass --context")
-            check_inline_data(path, context_name)
-            config.load_kube_config(config_file=path, context=context_name, client_configuration=cfg,
-                                    persist_config=False, temp_file_path=_credential_dir())
-    except ConfigException as exc:
-        raise InputError(f"kubeconfig {path}: {str(exc).splitlines()[0]}") from None
-    except InputError:
-        raise
-    except Exception as exc:  # yaml errors, missing files named inside the kubeconfig, ...
-        raise InputError(f"kubeconfig {path}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
-    check_server(cfg.host, f"kubeconfig {path}: context {context_name}")
-    cfg.connection_pool_maxsize = POOL_SIZE
-    return Cluster(client.ApiClient(cfg), context_name, cfg.host)
+    Reads only the kubeconfig: token files, certificates and exec plugins are read or run at
+    the first request, after the command has checked its own input."""
+    selected = kubeconfig_files.load(kubeconfig, context)
+    server = selected.cluster.server
+    shown = redact.redact_url(clean(server, 200))
+    credentials = Credentials(selected, stdin_in_use=stdin_in_use)
+    https = selected.secure
+    transport = Transport(server, tls=credentials.tls_context if https else None,
+                          server_hostname=selected.cluster.tls_server_name or None,
+                          proxy=proxy_for(server, selected.cluster.proxy_url, selected.where),
+                          pool_size=POOL_SIZE, describe=f"{shown} (context {clean(selected.context, 100)})")
+    cluster = Cluster(transport, credentials, selected.context, shown)
+    interrupts.on_interrupt(cluster.abort)
+    return cluster
 
 
 def object_path(group: str, version: str, resource: str, namespace: str | None, name: str | None = None) -> str:

@@ -60,7 +60,33 @@ def clean(obj: dict | None) -> dict | None:
     return out
 
 
+MASK, MASK_BEFORE, MASK_AFTER = "***", "*** (before)", "*** (after)"  # kubectl diff's masker
+
+
+def mask_secrets(before: dict | None, after: dict | None) -> tuple[dict | None, dict | None]:
+    """Secret values as `kubectl diff` shows them: never the value; a changed key as
+    "*** (before)" / "*** (after)" so the change is still visible. stringData is masked too."""
+    def is_secret(o: dict | None) -> bool:
+        return isinstance(o, dict) and o.get("kind") == "Secret" and o.get("apiVersion") == "v1"
+
+    if not (is_secret(before) or is_secret(after)):
+        return before, after
+    before, after = (dict(o) if isinstance(o, dict) else o for o in (before, after))
+    for key in ("data", "stringData"):
+        old = before.get(key) if isinstance(before, dict) and isinstance(before.get(key), dict) else None
+        new = after.get(key) if isinstance(after, dict) and isinstance(after.get(key), dict) else None
+        if old is not None:
+            before[key] = {k: (MASK_BEFORE if new is not None and k in new and new[k] != v else MASK)
+                           for k, v in old.items()}
+        if new is not None:
+            after[key] = {k: (MASK_AFTER if old is not None and k in old and old[k] != v else MASK)
+                          for k, v in new.items()}
+    return before, after
+
+
 def unified(ref: Ref, before: dict | None, after: dict | None) -> str:
+    before, after = mask_secrets(before, after)
+
     def lines(o: dict | None) -> list[str]:
         return [] if o is None else yaml.safe_dump(o, sort_keys=True, default_flow_style=False).splitlines(True)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from trainerctl.cluster.engine import api_shape
 from trainerctl.cluster.engine.client import ApiError, Cluster
 from trainerctl.cluster.engine.pool import parallel_map
 from trainerctl.errors import TrainerctlError
@@ -72,26 +73,17 @@ class Discovery:
             self._by_gvk, self._groups, self._loaded = by_gvk, groups, True
 
     def _read_aggregated(self, doc: dict, out: dict, groups: set[str]) -> None:
-        for item in doc.get("items") or []:
-            group = (item.get("metadata") or {}).get("name", "")
+        where = f"GET /apis: the discovery document of {self.cluster.server}"
+        for group, version, kind, resource, namespaced, verbs in api_shape.discovery_aggregated(doc, where):
             groups.add(group)
-            for ver in item.get("versions") or []:
-                if ver.get("freshness") == "Stale":
-                    continue
-                version = ver["version"]
-                for res in ver.get("resources") or []:
-                    kind = (res.get("responseKind") or {}).get("kind")
-                    if not kind:
-                        continue
-                    out.setdefault((group, version, kind), Resource(
-                        group, version, kind, res["resource"], res.get("scope") == "Namespaced",
-                        tuple(res.get("verbs") or ())))
+            out.setdefault((group, version, kind), Resource(group, version, kind, resource, namespaced, verbs))
 
     def _read_legacy(self, root: str, doc: dict, out: dict, groups: set[str]) -> None:
+        where = f"GET {root}: the discovery document of {self.cluster.server}"
         if root == "/api":
-            gvs = [("", v) for v in doc.get("versions") or []]
+            gvs = [("", v) for v in api_shape.discovery_versions(doc, where)]
         else:
-            gvs = [(g["name"], v["version"]) for g in doc.get("groups") or [] for v in g.get("versions") or []]
+            gvs = api_shape.discovery_groups(doc, where)
         for group, version in gvs:
             groups.add(group)
             path = f"/api/{version}" if not group else f"/apis/{group}/{version}"
@@ -99,12 +91,10 @@ class Discovery:
                 rl = self.cluster.request("GET", path)
             except ApiError:
                 continue  # an unavailable aggregated API must not break the run
-            for res in rl.get("resources") or []:
-                if "/" in res["name"]:
+            for name, kind, namespaced, verbs in api_shape.discovery_resources(rl, f"GET {path}"):
+                if "/" in name:
                     continue
-                out.setdefault((group, version, res["kind"]), Resource(
-                    group, version, res["kind"], res["name"], bool(res.get("namespaced")),
-                    tuple(res.get("verbs") or ())))
+                out.setdefault((group, version, kind), Resource(group, version, kind, name, namespaced, verbs))
 
     def _ensure(self) -> None:
         if not self._loaded:

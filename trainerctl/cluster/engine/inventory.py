@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from trainerctl import __version__
 from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 from trainerctl.errors import TrainerctlError
+from trainerctl.safe_text import clean
 
 NAME = "trainerctl-inventory"
 _PATH_ARGS = ("", "v1", "configmaps")
@@ -71,10 +72,35 @@ class Inventory:
 
     @classmethod
     def from_configmap(cls, cm: dict) -> "Inventory":
+        """The inventory a ConfigMap holds; ValueError naming the field when it holds something
+        else (it lives on the server, which may answer anything)."""
         data = cm.get("data") or {}
-        entries = {k: Entry(**v) for k, v in json.loads(data.get("objects") or "{}").items()}
-        return cls(cm["metadata"]["namespace"], json.loads(data.get("source") or "{}"), entries,
-                   data.get("complete", "true") == "true")
+        objects, source = _json_mapping(data, "objects"), _json_mapping(data, "source")
+        entries = {}
+        for key, value in objects.items():
+            if key.count("/") < 3:
+                raise ValueError(f"objects: {key[:100]!r} is not a group/kind/namespace/name key")
+            if not isinstance(value, dict) or set(value) - _ENTRY_FIELDS or not all(
+                    isinstance(value.get(f), t) for f, t in _ENTRY_TYPES.items() if f in value):
+                raise ValueError(f"objects: the entry of {key[:100]!r} is not an inventory entry")
+            entries[key] = Entry(**value)
+        meta = cm.get("metadata") or {}
+        return cls(meta.get("namespace") or "", source, entries, data.get("complete", "true") == "true")
+
+
+_ENTRY_TYPES = {"api_version": str, "resource": str, "namespaced": bool, "stage": str, "hash": str, "rv": str,
+                "fields": str}
+_ENTRY_FIELDS = set(_ENTRY_TYPES)
+
+
+def _json_mapping(data: dict, key: str) -> dict:
+    try:
+        value = json.loads(data.get(key) or "{}")
+    except RecursionError:
+        raise ValueError(f"{key}: nested too deeply") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{key}: expected a JSON object")
+    return value
 
 
 def fields_digest(meta: dict | None, field_manager: str) -> str:
@@ -103,7 +129,8 @@ def read(cluster: Cluster, namespace: str) -> Inventory | None:
     try:
         return Inventory.from_configmap(configmap)
     except (ValueError, TypeError, KeyError) as exc:
-        raise TrainerctlError(f"ConfigMap {namespace}/{NAME}: not a trainerctl inventory ({exc})") from None
+        raise TrainerctlError(f"ConfigMap {namespace}/{NAME}: not a trainerctl inventory ({clean(str(exc), 200)})") \
+            from None
 
 
 def write(cluster: Cluster, inv: Inventory, field_manager: str, dry_run: bool = False) -> None:

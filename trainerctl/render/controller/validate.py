@@ -9,6 +9,7 @@ from typing import Any
 
 from trainerctl.errors import InputError
 from trainerctl.render.controller.options import ManagerOptions, PodDisruptionBudget
+from trainerctl.safe_text import field_name
 
 TOP_KEYS = {
     "ha", "replicas", "podDisruptionBudget", "topologySpreadConstraints", "priorityClassName",
@@ -62,7 +63,7 @@ def bool_or_none(value: Any, where: str) -> bool | None:
 def validate(block: dict, *, where: str = "manager", ha: bool = False) -> ManagerOptions:
     unknown = sorted(set(block) - TOP_KEYS - {"ha"})
     if unknown:
-        raise InputError(f"{where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(TOP_KEYS))}")
+        raise InputError(f"{where}: unknown key {field_name(unknown[0])!r}; expected one of {', '.join(sorted(TOP_KEYS))}")
     warnings: list[str] = []
 
     replicas = block.get("replicas")
@@ -133,7 +134,7 @@ def _expect_mapping(value: Any, where: str, keys: set[str] | None = None) -> Non
     if keys is not None:
         unknown = sorted(str(k) for k in set(value) - keys)
         if unknown:
-            raise InputError(f"{where}: unknown key {unknown[0]!r}; expected one of {', '.join(sorted(keys))}")
+            raise InputError(f"{where}: unknown key {field_name(unknown[0])!r}; expected one of {', '.join(sorted(keys))}")
 
 
 def _check_shape(value: Any, shape: Any, where: str) -> None:

@@ -1,0 +1,229 @@
+"""Reading input from outside: only what is a file, never more than its limit, one line if not.
+
+Every reader of a file a user or a source names (kubeconfig, token file, CA and client
+certificates, lock, config, `-f`, stdin, params.env) goes through `read_input`, and the HTTP
+client bounds API responses with `limit_for("api-response")`. So /dev/zero, a FIFO, a socket, a
+symlink loop or a 5,000-character path each end in one line and exit 2, never in a hang, an
+out-of-memory kill or a traceback.
+
+What counts as a file: a regular file. Streams are read where a user hands one over on purpose:
+`-` (stdin) where a flag allows it, and `/dev/fd/N`, `/dev/stdin`, `/proc/self/fd/N` (the paths a
+shell's process substitution `<(cmd)` gives), as kubectl reads them too. A named FIFO, a device
+or a socket anywhere else is refused (kubectl would block on a FIFO, or read /dev/zero forever).
+
+Limits are generous for real inputs and can be raised per input with an environment variable,
+e.g. `TRAINERCTL_MAX_FILE=1Gi` (README: "What trainerctl trusts").
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from trainerctl.errors import InputError
+from trainerctl.safe_text import clean
+
+_KI, _MI, _GI = 1024, 1024 ** 2, 1024 ** 3
+
+
+@dataclass(frozen=True)
+class Limit:
+    name: str  # the key callers use
+    env: str  # raises it
+    default: int  # bytes
+    what: str  # for README and messages
+
+
+LIMITS = {limit.name: limit for limit in (
+    Limit("kubeconfig", "TRAINERCTL_MAX_KUBECONFIG", 16 * _MI, "each kubeconfig file"),
+    Limit("token-file", "TRAINERCTL_MAX_TOKEN_FILE", 1 * _MI, "a kubeconfig user's tokenFile"),
+    Limit("certificate", "TRAINERCTL_MAX_CERTIFICATE", 4 * _MI, "a CA, client certificate or client key file"),
+    Limit("exec-output", "TRAINERCTL_MAX_EXEC_OUTPUT", 4 * _MI, "an exec credential plugin's output"),
+    Limit("lock", "TRAINERCTL_MAX_LOCK", 1 * _MI, "trainerctl.lock"),
+    Limit("config", "TRAINERCTL_MAX_CONFIG", 4 * _MI, "trainerctl.yaml (--config)"),
+    Limit("file", "TRAINERCTL_MAX_FILE", 256 * _MI, "-f FILE, or stdin with -f -"),
+    Limit("params-env", "TRAINERCTL_MAX_PARAMS_ENV", 4 * _MI, "a params.env file of the source"),
+    Limit("source-file", "TRAINERCTL_MAX_SOURCE_FILE", 64 * _MI, "another file of the source read outside kustomize"),
+    Limit("api-response", "TRAINERCTL_MAX_API_RESPONSE", 512 * _MI, "one API server response body"),
+    Limit("cache-file", "TRAINERCTL_MAX_CACHE_FILE", 64 * _MI, "a file of trainerctl's own cache"),
+)}
+
+# Nesting deeper than this in a document from outside is refused before anything walks it (the
+# walk would recurse). Real Kubernetes objects, CRD schemas included, stay far below it.
+MAX_DEPTH = 200
+
+_SIZE = re.compile(r"^\s*(\d+)\s*(|k|Ki|M|Mi|G|Gi|K|KB|MB|GB)\s*$")
+_UNITS = {"": 1, "k": 1000, "K": 1000, "KB": 1000, "Ki": _KI, "M": 1000 ** 2, "MB": 1000 ** 2, "Mi": _MI,
+          "G": 1000 ** 3, "GB": 1000 ** 3, "Gi": _GI}
+_STREAM_PATH = re.compile(r"^/(dev/fd/\d+|dev/stdin|proc/self/fd/\d+)$")
+
+
+def parse_size(text: str, where: str) -> int:
+    match = _SIZE.match(text)
+    if not match:
+        raise InputError(f"{where}: {text!r}: expected a size in bytes, or with Ki, Mi or Gi (e.g. 64Mi)")
+    return int(match[1]) * _UNITS[match[2]]
+
+
+def limit_for(name: str) -> int:
+    """The limit in bytes of one kind of input, raised by its environment variable if set."""
+    limit = LIMITS[name]
+    value = os.environ.get(limit.env)
+    if value is None or not value.strip():
+        return limit.default
+    return parse_size(value, limit.env)
+
+
+def human_size(n: int) -> str:
+    for unit, size in (("Gi", _GI), ("Mi", _MI), ("Ki", _KI)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}B"
+    return f"{n} bytes"
+
+
+def shown_path(path: str) -> str:
+    """A path as messages show it: control characters escaped, and a very long path shortened
+    (the message stays one readable line)."""
+    text = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+                   for c in str(path))
+    return text if len(text) <= 160 else f"{text[:80]}…{text[-60:]} ({len(text)} characters)"
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def os_problem(exc: OSError) -> str:
+    """What an OSError on an input path means, in words (no errno, no Python names)."""
+    return {
+        errno.ENOENT: "file not found",
+        errno.EISDIR: "is a directory, not a file",
+        errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
+        errno.ENAMETOOLONG: "the path is too long",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.ENOTDIR: "a part of the path is not a directory",
+        errno.ENXIO: "not a regular file (a socket or a device without a reader)",
+    }.get(exc.errno, (exc.strerror or str(exc)).lower())
+
+
+def read_input(path: str, label: str, limit: str, *, stdin: bool = False) -> bytes:
+    """The bytes of the file at `path`, for the message prefix `label` (e.g. "--config x.yaml").
+
+    `stdin`: "-" means standard input. Raises InputError (one line, exit 2) for anything that is
+    not a readable file of at most the limit.
+    """
+    max_bytes = limit_for(limit)
+    if stdin and path == "-":
+        if sys.stdin is None:
+            raise InputError(f"{label}: standard input is closed")
+        if sys.stdin.isatty():
+            raise InputError(f"{label}: standard input is a terminal; pipe the input in, or name a file")
+        return _read_fd(sys.stdin.fileno(), label, limit, max_bytes)
+    if not isinstance(path, str) or not path or "\0" in path:
+        raise InputError(f"{label}: expected a file path")
+    stream_ok = bool(_STREAM_PATH.match(path))
+    try:
+        before = os.stat(path)
+        if not stat.S_ISREG(before.st_mode) and not (stream_ok and (stat.S_ISFIFO(before.st_mode)
+                                                                     or stat.S_ISSOCK(before.st_mode)
+                                                                     or stat.S_ISCHR(before.st_mode))):
+            raise InputError(f"{label}: {_kind(before.st_mode)}; expected a regular file")
+        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC | (0 if stream_ok else os.O_NONBLOCK))
+    except OSError as exc:
+        raise InputError(f"{label}: cannot read: {os_problem(exc)}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stream_ok and not stat.S_ISREG(mode):  # swapped between stat and open
+            raise InputError(f"{label}: {_kind(mode)}; expected a regular file")
+        if stream_ok and os.isatty(fd):
+            raise InputError(f"{label}: a terminal; pipe the input in, or name a file")
+        return _read_fd(fd, label, limit, max_bytes)
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, label: str, limit: str, max_bytes: int) -> bytes:
+    data = bytearray()
+    try:
+        while True:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - len(data)))
+            if not chunk:
+                return bytes(data)
+            data += chunk
+            if len(data) > max_bytes:
+                raise InputError(f"{label}: larger than the {human_size(max_bytes)} limit for "
+                                 f"{LIMITS[limit].what} (raise it with {LIMITS[limit].env}=SIZE)")
+    except BlockingIOError:
+        raise InputError(f"{label}: not a regular file (nothing to read without waiting)") from None
+    except OSError as exc:
+        raise InputError(f"{label}: cannot read: {os_problem(exc)}") from None
+
+
+def read_text(path: str, label: str, limit: str, *, stdin: bool = False, expected: str = "text") -> str:
+    """read_input decoded as UTF-8 (a byte-order mark is dropped, as YAML allows)."""
+    data = read_input(path, label, limit, stdin=stdin)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{label}: not UTF-8 text (byte {exc.start}); expected {expected}") from None
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether a parsed document nests deeper than `limit` (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def check_depth(value: Any, label: str) -> Any:
+    if too_deep(value):
+        raise InputError(f"{label}: nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def load_yaml(text: str, label: str, *, expected: str = "YAML") -> Any:
+    """One YAML document of outside input: safe types only, bounded nesting, one-line errors that
+    never quote the input (a wrong file, say /etc/shadow, must not be echoed)."""
+    import yaml
+
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise InputError(f"{label}: not valid {expected}: {yaml_problem(exc)}") from None
+    except RecursionError:
+        raise InputError(f"{label}: nested deeper than {MAX_DEPTH} levels") from None
+    return check_depth(data, label)
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML error as one line with its position, without the snippet of input PyYAML adds."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or "invalid YAML"
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    return clean(str(problem), 200) + where

@@ -1,0 +1,145 @@
+"""The credentials of this run, and the one function that takes them out of any text.
+
+Whoever reads a credential registers it here (a kubeconfig token or token file, an exec plugin's
+answer, a client key, a password in a URL, the payload of a Secret given with `-f`). Every line
+trainerctl prints passes `redact` on its way out (trainerctl.stdio wraps stdout and stderr), so a
+credential that reaches a message by any route (a server echoing a header, a library quoting a
+value in an exception, a traceback under TRAINERCTL_DEBUG) is printed as REDACTED.
+
+Passwords in URLs are shown the way kubectl shows them (Go's URL.Redacted): `user:xxxxx@host`.
+A user name alone in an http(s) URL is hidden the same way, because tokens are often passed as
+the user name (`https://<token>@github.com/...`); `ssh://git@host` and `git@host:path` keep
+theirs. Files trainerctl writes never hold a URL's user info at all (`strip_userinfo`).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+
+MASK = "REDACTED"
+URL_PASSWORD_MASK = "xxxxx"
+# Shorter values are not registered: masking every "true" or "1234" would garble every message,
+# and so short a value is no credential. A longer credential's lines are registered one by one.
+MIN_LENGTH = 8
+
+_lock = threading.Lock()
+_values: set[str] = set()
+_pattern: re.Pattern | None = None
+
+# scheme://userinfo@ in free text. As in Go's url.Parse, the user info ends at the LAST '@' of the
+# authority (which ends at '/', '?', '#' or a space), so a raw '@' in a password is covered too.
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s]*)@")
+_HIDE_USER_SCHEMES = ("http://", "https://")
+
+
+def _forms(value: str) -> set[str]:
+    """The ways a value can appear in text: as is, per line, JSON- or repr-escaped, base64."""
+    if len(value.strip()) < MIN_LENGTH:
+        return set()
+    forms = {value, value.strip()}
+    for line in value.splitlines():
+        forms.add(line.strip())
+    forms.add(json.dumps(value)[1:-1])
+    forms.add(repr(value)[1:-1])
+    forms.add(repr(value.encode("utf-8", "surrogateescape"))[2:-1])
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+        forms.add(base64.b64encode(raw).decode("ascii"))
+        forms.add(base64.b64encode(raw.strip()).decode("ascii"))
+    except UnicodeError:
+        pass
+    return {f for f in forms if len(f) >= MIN_LENGTH}
+
+
+def register(value: str | bytes | None) -> None:
+    """Remember a credential of this run; from now on it never appears in what trainerctl prints."""
+    global _pattern
+    if not value:
+        return
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "surrogateescape")
+    forms = _forms(value)
+    if not forms:
+        return
+    with _lock:
+        if forms <= _values:
+            return
+        _values.update(forms)
+        # Longest first, so a value wins over a line of itself.
+        ordered = sorted(_values, key=len, reverse=True)
+        _pattern = re.compile("|".join(re.escape(v) for v in ordered))
+
+
+def registered() -> bool:
+    return _pattern is not None
+
+
+def forget_all() -> None:
+    """For tests: a fresh run knows no credential."""
+    global _pattern
+    with _lock:
+        _values.clear()
+        _pattern = None
+
+
+def _mask_userinfo(match: re.Match) -> str:
+    scheme, userinfo = match["scheme"], match["userinfo"]
+    user, colon, _password = userinfo.partition(":")
+    if colon:
+        return f"{scheme}{user}:{URL_PASSWORD_MASK}@"
+    if scheme.lower() in _HIDE_USER_SCHEMES and user:
+        return f"{scheme}{URL_PASSWORD_MASK}@"
+    return match.group(0)
+
+
+def redact(text: str, *, urls: bool = True) -> str:
+    """`text` without any registered credential, and (unless urls=False) without URL passwords."""
+    pattern = _pattern
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    if urls and "@" in text:
+        text = _URL_USERINFO.sub(_mask_userinfo, text)
+    return text
+
+
+def redact_url(url: str) -> str:
+    """A URL as messages show it: its password (or token-like user name) replaced by xxxxx."""
+    return _URL_USERINFO.sub(_mask_userinfo, url)
+
+
+def userinfo_secret(url: str) -> str | None:
+    """The secret part of a URL's user info (password, or an http(s) user name standing alone)."""
+    match = _URL_USERINFO.match(url.strip())
+    if not match:
+        return None
+    user, colon, password = match["userinfo"].partition(":")
+    if colon:
+        return password or None
+    return user if match["scheme"].lower() in _HIDE_USER_SCHEMES and user else None
+
+
+def register_url(url: str | None) -> None:
+    """Register the secret part of a URL's user info (see userinfo_secret), whatever its length
+    (`redact` masks it by position anyway; long ones also by value)."""
+    if url:
+        secret = userinfo_secret(url)
+        if secret:
+            from urllib.parse import unquote
+
+            register(secret)
+            register(unquote(secret))
+
+
+def strip_userinfo(url: str) -> str:
+    """The URL without user info, as git records a remote it was given with credentials: for
+    lock files, cache indexes and anything else written to disk."""
+    match = _URL_USERINFO.match(url)
+    if not match:
+        return url
+    user, colon, _ = match["userinfo"].partition(":")
+    if match["scheme"].lower() in _HIDE_USER_SCHEMES or not user:
+        return match["scheme"] + url[match.end():]
+    return f"{match['scheme']}{user}@{url[match.end():]}"  # ssh://git@host: a user name, no credential

@@ -1,0 +1,84 @@
+"""Writing files that stay where they belong: atomically, never through a symlink, with a fitting mode.
+
+Every file trainerctl writes (the lock, `--output-dir`, the caches, a params.env work copy) goes
+through `write_atomic`: the bytes go to a new temporary file created next to the target
+(O_EXCL | O_NOFOLLOW, so nothing planted there is written through), then one rename replaces the
+target. A symlink standing where the file should be is replaced by the file, and the file it
+pointed to, perhaps outside the directory, is never touched. A reader sees the old or the new
+file, never half of one; an interrupted write leaves the old file and no temporary behind.
+
+`private_dir` makes (or checks) a directory only its owner can enter, for caches that may hold
+parsed user input.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+
+
+def write_atomic(path: str | Path, data: bytes | str, *, mode: int | None = None) -> None:
+    """Replace `path` with `data`. `mode` None: a normal file (0666 less the umask); else exactly
+    `mode` (0o600 for anything private). Raises OSError; callers turn it into their one line."""
+    path = Path(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    dir_fd = os.open(path.parent if str(path.parent) else ".", _DIR_FLAGS)
+    tmp = f".{path.name[:100]}.{secrets.token_hex(6)}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o666 if mode is None else mode, dir_fd=dir_fd)
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)  # exactly this, whatever the umask
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except OSError:
+            pass
+        raise
+    finally:
+        os.close(dir_fd)
+
+
+def private_dir(path: str | Path) -> Path:
+    """`path` as a directory only its owner can use (0700), made if missing; an existing symlink or
+    a directory of another user is refused (OSError), so nothing is written where it points."""
+    path = Path(path)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            pass
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise OSError(20, "not a directory of its own (a symlink or a file stands there)", str(path))
+    if info.st_uid != os.getuid():
+        raise OSError(1, "belongs to another user", str(path))
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        os.chmod(path, 0o700)
+    return path
+
+
+def remove_quietly(path: str | Path) -> None:
+    """Remove a file (never a directory, never through a symlink: a symlink itself is removed)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
