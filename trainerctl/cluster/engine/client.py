@@ -66,10 +66,14 @@ class Cluster:
                 return None
             raise
 
+    def text(self, path: str, *, query: dict | None = None, timeout: float = 30.0) -> str:
+        """GET a plain-text answer (a pod's log); errors as for request()."""
+        return self.call("GET", path, query=query, accept="text/plain, */*", timeout=timeout, raw=True)[1]
+
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",
-             timeout: float = 60.0) -> tuple[int, dict]:
-        """Send one request; returns (HTTP status, decoded JSON body).
+             timeout: float = 60.0, raw: bool = False) -> tuple[int, Any]:
+        """Send one request; returns (HTTP status, decoded JSON body, or the text when raw).
 
         429 and 503 (throttling, a CRD's storage still initialising) are retried briefly, like
         client-go does; every request we send is safe to repeat (GET, apply, guarded patches).
@@ -79,7 +83,7 @@ class Cluster:
         delay = 0.1
         for attempt in range(12):
             try:
-                return self._call_once(method, path, query, body, content_type, accept, timeout)
+                return self._call_once(method, path, query, body, content_type, accept, timeout, raw)
             except ApiError as exc:
                 if exc.status not in (429, 503) or attempt == 11:
                     raise
@@ -88,7 +92,7 @@ class Cluster:
         raise AssertionError("unreachable")
 
     def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, accept: str,
-                   timeout: float) -> tuple[int, dict]:
+                   timeout: float, raw_text: bool = False) -> tuple[int, Any]:
         import urllib3
 
         cfg = self.api_client.configuration
@@ -118,6 +122,8 @@ class Cluster:
             ) from None
         raw = resp.data
         if 200 <= resp.status < 300:
+            if raw_text:
+                return resp.status, raw.decode("utf-8", "replace")
             return resp.status, (json.loads(raw) if raw else {})
         err = _api_error(resp.status, raw, method, path, self.context)
         err.retry_after = resp.headers.get("Retry-After")

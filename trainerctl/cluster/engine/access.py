@@ -1,0 +1,102 @@
+"""May the current user do what a run needs? Asked of the API server before the first write.
+
+One SelfSubjectAccessReview per distinct (verb, group, resource, namespace) the run needs, sent
+together. The answer comes from every authorizer the cluster runs (RBAC, webhooks, Node), which a
+rules review (SelfSubjectRulesReview) cannot promise: it is per namespace, mixes in rules that do
+not apply to cluster-scoped resources, and is "incomplete" under webhook authorizers.
+
+Permissions are asked without object names, so a grant limited to named objects (RBAC
+resourceNames) counts as missing; --skip-preflight goes ahead anyway.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from trainerctl.cluster.client import ApiError, Cluster
+from trainerctl.cluster.pool import parallel_map
+from trainerctl.errors import PreflightError
+
+SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+WHOAMI_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+WORKERS = 16
+
+
+@dataclass(frozen=True)
+class Permission:
+    verb: str
+    group: str
+    resource: str
+    namespace: str = ""  # "": cluster-scoped (or every namespace)
+
+    def text(self) -> str:
+        resource = f"{self.resource}.{self.group}" if self.group else self.resource
+        where = f"in namespace {self.namespace}" if self.namespace else "(cluster-scoped)"
+        return f"{self.verb} {resource} {where}"
+
+    def attributes(self) -> dict:
+        out = {"verb": self.verb, "group": self.group, "resource": self.resource}
+        if self.namespace:
+            out["namespace"] = self.namespace
+        return out
+
+
+@dataclass(frozen=True)
+class Need:
+    """A permission and what needs it (shown when it is missing)."""
+
+    permission: Permission
+    why: str
+
+
+class AccessDenied(PreflightError):
+    def __init__(self, message: str, missing: list[Need]):
+        super().__init__(message)
+        self.missing = missing
+
+
+def allowed(cluster: Cluster, permission: Permission) -> bool | None:
+    """The API server's answer; None when it cannot be asked (no access review API)."""
+    body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": permission.attributes()}}
+    try:
+        status = cluster.request("POST", SSAR_PATH, body=body).get("status") or {}
+    except ApiError as exc:
+        if exc.status in (403, 404, 405):
+            return None
+        raise
+    return bool(status.get("allowed")) and not status.get("denied")
+
+
+def missing(cluster: Cluster, needs: Iterable[Need]) -> list[Need]:
+    """The needs the user lacks, in the order given (the first need of each permission stands
+    for it)."""
+    first: dict[Permission, Need] = {}
+    for need in needs:
+        first.setdefault(need.permission, need)
+    answers = parallel_map(lambda p: allowed(cluster, p), list(first), workers=WORKERS)
+    return [need for need, ok in zip(first.values(), answers) if ok is False]
+
+
+def whoami(cluster: Cluster) -> str:
+    """The user name the API server sees (SelfSubjectReview, Kubernetes 1.28+); "" when unknown."""
+    try:
+        status = cluster.request("POST", WHOAMI_PATH, body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}).get("status") or {}
+    except ApiError:
+        return ""
+    return (status.get("userInfo") or {}).get("username") or ""
+
+
+def check(cluster: Cluster, needs: Iterable[Need], what: str = "this install") -> None:
+    """Raise AccessDenied (exit 3), one line naming the first missing permission."""
+    lacking = missing(cluster, needs)
+    if not lacking:
+        return
+    user = whoami(cluster)
+    first = lacking[0]
+    more = f"; {len(lacking) - 1} more permission(s) missing" if len(lacking) > 1 else ""
+    raise AccessDenied(f"{'user ' + user if user else 'the current user'} may not {first.permission.text()}, "
+                       f"which {what} needs for {first.why}{more} (nothing was applied; "
+                       "`trainerctl check` lists them all)", lacking)
