@@ -5,8 +5,8 @@ them: the Deployment's conditions, its newest ReplicaSet (FailedCreate: a quota,
 missing ServiceAccount), that ReplicaSet's pods (PodScheduled, each container's state), the
 events of each, and for a container that crashed the last lines of its previous log.
 
-Generic: nothing here knows Trainer. Where an image reference came from is the caller's to say
-(`image_origins`, image reference -> where it came from).
+Generic: nothing here knows the product installed. Where an image reference came from is the
+caller's to say (`image_origins`, image reference -> where it came from).
 
 Causes that will not heal by themselves are `final`: an install may stop waiting at once.
 They are InvalidImageName (the reference cannot be parsed, so no retry can pull it), a crash
