@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainerctl.cluster.client import connect
+from trainerctl.cluster.engine.client import connect
 from trainerctl.cluster.engine import access
 from trainerctl.cluster.engine.access import Need, Permission
 

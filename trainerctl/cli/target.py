@@ -20,6 +20,7 @@ from trainerctl.errors import InputError
 from trainerctl.kustomize import yamlio
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.options import RenderOptions
+from trainerctl.render.images import image_origins
 from trainerctl.render.pipeline import render
 from trainerctl.cli.flags import RenderFlags, SourceFlags
 from trainerctl.render.settings import namespace_setting
@@ -115,7 +116,9 @@ class _ParsedCache:
 
 
 def from_file(path: str, namespace: str) -> Target:
-    return Target(load_file(path), {"file": path}, DEFAULT_OWNER_LABEL, namespace)
+    objects = load_file(path)
+    return Target(objects, {"file": path, "images": image_origins(objects, default=f"-f {path}")},
+                  DEFAULT_OWNER_LABEL, namespace)
 
 
 def target(cluster, filename: str | None, source: SourceFlags, render: RenderFlags,

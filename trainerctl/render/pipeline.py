@@ -18,10 +18,10 @@ from trainerctl import ui
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
 from trainerctl.render.assets import asset_dir
-from trainerctl.render.images import ImageOverrides, check_registry, kustomize_image_entry
+from trainerctl.render.images import ImageOverrides, check_registry, image_origins, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
 from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
-from trainerctl.render.params_env import apply_overrides, check_images
+from trainerctl.render.params_env import ParamsEnv, apply_overrides, check_images, image_keys
 from trainerctl.render.overlay import choose_overlay, sort_options, wrapper_kustomization, write_kustomization
 from trainerctl.render.runtime_compat import compatible_runtimes
 from trainerctl.source import (
@@ -76,9 +76,18 @@ def _component_releases(manifests: Path) -> list[dict]:
     return out
 
 
-def _apply_params(work: Path, overrides: ImageOverrides) -> None:
+def _apply_params(work: Path, overrides: ImageOverrides) -> dict[str, str]:
+    """Apply the params overrides; returns image -> "params.env KEY (file)" for the image values the
+    source ships (before the overrides), so the render can say where an image came from."""
     applied: set[str] = set()
+    shipped: dict[str, str] = {}
     for params_file in sorted(work.rglob("params.env")):
+        shown = str(params_file.relative_to(work)).removeprefix("upstream/manifests/")
+        params = ParamsEnv.load(params_file)
+        for key in image_keys(params):
+            value = params.get(key)
+            if value:
+                shipped.setdefault(value, f"params.env {key} ({shown})")
         applied |= apply_overrides(params_file, overrides.params)
         check_images(params_file)
     missing = sorted(set(overrides.explicit_params) - applied)
@@ -87,6 +96,7 @@ def _apply_params(work: Path, overrides: ImageOverrides) -> None:
             f"--image {missing[0]}: no params.env of this render has that key "
             f"(use a RELATED_IMAGE_* variable, a params.env key, or an image name with '/')"
         )
+    return shipped
 
 
 def _cluster_scoped(objects: list[dict]) -> set[tuple[str, str]]:
@@ -188,7 +198,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
                 if name in components:
                     shutil.copytree(asset_dir(name), work / name)
                     sets[name] = (f"../../{name}", work / name)
-            _apply_params(work, overrides)
+            shipped = _apply_params(work, overrides)
             for name, (resource, directory) in sets.items():
                 images = None
                 if name == "manifests" and overrides.images:
@@ -233,5 +243,6 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         trainer_version=trainer_version,
         path=None if source.url else str(source.manifests),
         releases=tuple(releases),
+        images=image_origins(objects, overrides, shipped),
     )
     return RenderResult(objects, rendered, info, options.namespace, owner_label, platform)

@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from trainerctl.cluster.client import ApiError, Cluster
-from trainerctl.cluster.pool import parallel_map
+from trainerctl.cluster.engine.apply import Planned
+from trainerctl.cluster.engine.client import ApiError, Cluster
+from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.pool import parallel_map
 from trainerctl.errors import PreflightError
 
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
@@ -100,3 +102,27 @@ def check(cluster: Cluster, needs: Iterable[Need], what: str = "this install") -
     raise AccessDenied(f"{'user ' + user if user else 'the current user'} may not {first.permission.text()}, "
                        f"which {what} needs for {first.why}{more} (nothing was applied; "
                        "`trainerctl check` lists them all)", lacking)
+
+
+# -- what a staged apply needs ----------------------------------------------------------------
+def _what(p: Planned) -> str:
+    return f"{p.ref.kind} {p.ref.namespace + '/' if p.ref.namespace else ''}{p.ref.name}"
+
+
+def apply_needs(planned: Iterable[Planned]) -> list[Need]:
+    """Before the first read of live objects: apply (patch) and read (get) each object's resource."""
+    return [Need(Permission(verb, p.res.group, p.res.resource, p.ref.namespace), _what(p))
+            for p in planned for verb in ("patch", "get")]
+
+
+def create_needs(planned: Iterable[Planned]) -> list[Need]:
+    """Once live objects are read: an apply that creates an object is also authorized as create."""
+    return [Need(Permission("create", p.res.group, p.res.resource, p.ref.namespace), _what(p))
+            for p in planned if p.live is None]
+
+
+def delete_needs(refs: Iterable[tuple[Ref, str, str]]) -> list[Need]:
+    """Deleting what a prune removes: (ref, group, resource) of each candidate."""
+    return [Need(Permission("delete", group, resource, ref.namespace),
+                 f"pruning {ref.kind} {ref.namespace + '/' if ref.namespace else ''}{ref.name}")
+            for ref, group, resource in refs]

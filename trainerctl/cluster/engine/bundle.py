@@ -26,14 +26,15 @@ from typing import Any
 
 import yaml
 
-from trainerctl.cluster.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 from trainerctl.errors import InputError
 
 LOG_TAIL_LINES = 500
 LOG_LIMIT_BYTES = 1024 * 1024
 REDACTED = "<redacted>"
 ELIDED = "<elided>"
-MIN_SECRET_LENGTH = 6  # shorter values ("true", "1") would blank ordinary words
+MIN_SECRET_LENGTH = 6
+NODE_IDS = ("machineID", "systemUUID", "bootID")  # shorter values ("true", "1") would blank ordinary words
 
 
 @dataclass
@@ -205,7 +206,8 @@ def pod_logs(bundle: Bundle, cluster: Cluster, pod: dict) -> None:
 
 
 def nodes(bundle: Bundle, cluster: Cluster) -> None:
-    """Per node: readiness, schedulability, versions, capacity and taints; no addresses or images."""
+    """Per node: readiness, schedulability, versions, capacity and taints; no addresses, images or
+    machine ids."""
     try:
         items = cluster.request("GET", "/api/v1/nodes").get("items") or []
     except ApiError as exc:
@@ -215,13 +217,11 @@ def nodes(bundle: Bundle, cluster: Cluster) -> None:
     for node in items:
         status, spec = node.get("status") or {}, node.get("spec") or {}
         ready = next((c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"), "Unknown")
-        info = status.get("nodeInfo") or {}
+        # nodeInfo holds versions (kubelet, kernel, OS, container engine) and three machine ids.
+        info = {k: v for k, v in (status.get("nodeInfo") or {}).items() if k not in NODE_IDS}
         labels = (node.get("metadata") or {}).get("labels") or {}
         rows.append({"name": node["metadata"]["name"], "ready": ready, "unschedulable": bool(spec.get("unschedulable")),
-                     "kubeletVersion": info.get("kubeletVersion", ""), "os": info.get("operatingSystem", ""),
-                     "architecture": info.get("architecture", ""),
-                     "containerRuntime": info.get("containerRuntimeVersion", ""),
-                     "zone": labels.get("topology.kubernetes.io/zone", ""),
+                     "nodeInfo": info, "zone": labels.get("topology.kubernetes.io/zone", ""),
                      "allocatable": status.get("allocatable") or {},
                      "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in spec.get("taints") or []]})
     bundle.add_json("nodes.json", rows)

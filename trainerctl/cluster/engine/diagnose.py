@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from trainerctl.cluster.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 
 CRASH_LOOP_RESTARTS = 3
 LOG_TAIL_LINES = 10
@@ -75,6 +75,11 @@ class Cause:
 
     def lines(self) -> list[str]:
         return [self.text(), *(f"  | {line}" for line in self.log)]
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Cause":
+        names = {"exitCode": "exit_code", "imageOrigin": "image_origin"}
+        return cls(**{names.get(k, k): v for k, v in data.items()})
 
     def to_dict(self) -> dict:
         out = {"kind": self.kind, "reason": self.reason, "object": self.object, "message": self.message,
@@ -356,3 +361,22 @@ def service(cluster: Cluster, namespace: str, name: str, *, logs: bool = True,
     out.causes.extend(_merge(causes))
     out.unreadable = read.unreadable
     return out
+
+
+def lines(diagnoses: list[Diagnosis], limit: int = TEXT_CAUSES) -> list[str]:
+    """Text for several diagnoses: a Service whose pods a Deployment above already explained
+    says only which pods back it."""
+    out: list[str] = []
+    explained: set[str] = set()
+    for diag in diagnoses:
+        if diag.kind == "Service" and diag.pods and set(diag.pods) <= explained:
+            out.append(f"{diag.display}: no ready endpoint; backed by pod(s) {', '.join(diag.pods)} (see above)")
+            continue
+        out.extend(diag.lines(limit))
+        explained.update(diag.pods)
+    return out
+
+
+def cause_lines(cause: dict) -> list[str]:
+    """The text of a cause as -o json holds it."""
+    return Cause.from_dict(cause).lines()

@@ -10,7 +10,7 @@ from importlib import resources
 
 import yaml
 
-from trainerctl.cluster.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 
 # How the JobSet release manifests label their controller (every release since v0.8).
 JOBSET_DEPLOYMENT_SELECTOR = "app.kubernetes.io/part-of=jobset,control-plane=controller-manager"

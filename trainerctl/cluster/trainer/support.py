@@ -25,14 +25,14 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from trainerctl import __version__
-from trainerctl.cluster import inventory as inv_mod
-from trainerctl.cluster.client import ApiError, Cluster, object_path
-from trainerctl.cluster.discovery import Discovery
+from trainerctl.cluster.engine import inventory as inv_mod
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.engine import bundle as b
 from trainerctl.cluster.engine import diagnose
 from trainerctl.cluster.engine.diagnose import selector_query
-from trainerctl.cluster.objects import Ref
-from trainerctl.cluster.prune import resolve_entry
+from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.prune import resolve_entry
 from trainerctl.cluster.trainer.floors import installed_jobset
 
 GROUPS = ("trainer.kubeflow.org", "jobset.x-k8s.io")
@@ -65,8 +65,7 @@ Could not read ({count}):
 """
 
 
-def collect(cluster: Cluster, namespace: str, *, status: Callable[[], dict],
-            image_origins: dict[str, str] | None = None) -> b.Bundle:
+def collect(cluster: Cluster, namespace: str, *, status: Callable[[], dict]) -> b.Bundle:
     """Everything for one bundle, in memory; `status()` is `trainerctl status`'s data."""
     created = datetime.now(timezone.utc)
     bundle = b.Bundle(f"trainerctl-support-{namespace}-{created.strftime('%Y%m%dT%H%M%SZ')}")
@@ -81,11 +80,12 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[], dict],
         bundle.add_json("status.json", status())
     except Exception as exc:  # a bundle is most wanted when things are broken: keep collecting
         bundle.note("status", f"{type(exc).__name__}: {exc}")
+    image_origins = (inventory.source.get("images") if inventory else None) or {}
     diagnoses = []
     for dep in deployments:
         meta = dep["metadata"]
         diagnoses.append(diagnose.deployment(cluster, meta["namespace"], meta["name"],
-                                             image_origins=image_origins or {}).to_dict())
+                                             image_origins=image_origins).to_dict())
     bundle.add_json("diagnosis.json", diagnoses)
     b.events(bundle, cluster, namespace)
     for dep in deployments:
