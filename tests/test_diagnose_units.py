@@ -1,4 +1,4 @@
-"""Units of issue 18: reading a cause from a pod's status, the bundle's redaction, the floors.
+"""Reading a cause from a pod's status, the support bundle's redaction, the version floors.
 
 The causes themselves are proven on the e2e cluster (tests/test_e2e_diagnose.py), where the real
 scheduler, ReplicaSet controller and (process) kubelet write them; these pin the reading of each

@@ -1,5 +1,5 @@
-"""Issue 18 on the e2e cluster: when the rollout fails, install, `status` and the live progress line
-name the cause, read from what the real parts wrote; then the fault is fixed and a re-run converges.
+"""When the rollout fails, install, `status` and the live progress line name the cause, read from
+what the real parts of the e2e cluster wrote; then the fault is fixed and a re-run converges.
 
 The causes come from the real kube-scheduler (FailedScheduling), the real ReplicaSet controller
 and ResourceQuota admission (FailedCreate), and the process kubelet (tests/testenv/kubelet.py),
@@ -25,7 +25,6 @@ import yaml
 from tests.support import e2e as h
 from tests.support.e2e import KF_NS
 from tests.support import json_schema
-from tests.test_e2e import _cleanup_trainer, api, tctl  # noqa: F401
 from tests.testenv.api import ApiError
 from trainerctl.cluster.engine.diagnose import CRASH_LOOP_RESTARTS
 
@@ -36,9 +35,9 @@ QUOTA = "e2e-no-pods"
 
 @pytest.fixture(scope="module", autouse=True)
 def slate(tctl, api):
-    _cleanup_trainer(tctl, api)
+    h.cleanup_trainer(tctl, api)
     yield
-    _cleanup_trainer(tctl, api)
+    h.cleanup_trainer(tctl, api)
 
 
 def _install(tctl, *args: str, expect: int):
@@ -162,7 +161,7 @@ def test_6_support_bundle_holds_what_a_ticket_needs_and_no_secret(tctl, api, e2e
         "reason": "Planted", "message": f"value was {PLANTED}", "type": "Warning", "count": 1,
         "source": {"component": "e2e"}})
     out = tmp_path / "bundle.tar.gz"
-    tctl.run("support-bundle", "-n", KF_NS, "--output", str(out))
+    tctl.run("support-bundle", "-n", KF_NS, "--output-file", str(out))
     assert (out.stat().st_mode & 0o777) == 0o600
     with tarfile.open(out) as tar:
         members = {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
@@ -189,7 +188,7 @@ def test_6_support_bundle_holds_what_a_ticket_needs_and_no_secret(tctl, api, e2e
         "subjects": [{"kind": "User", "name": "testenv-restricted", "apiGroup": "rbac.authorization.k8s.io"}]})
     viewer = h.Trainerctl(str(e2e_cluster.restricted_kubeconfig), tctl.shared, tctl.mirrors, tctl.workdir)
     out2 = tmp_path / "viewer.tar.gz"
-    viewer.run("support-bundle", "-n", KF_NS, "--output", str(out2))
+    viewer.run("support-bundle", "-n", KF_NS, "--output-file", str(out2))
     with tarfile.open(out2) as tar:
         readme = next(tar.extractfile(m).read().decode() for m in tar.getmembers() if m.name.endswith("README.txt"))
         names = [m.name for m in tar.getmembers()]

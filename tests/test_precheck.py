@@ -1,9 +1,16 @@
-"""Issue 18, precheck: the API server says what the current user may do before anything is applied.
+"""The precheck asks the API server what the current user may do before anything is applied.
 
 On the base test cluster, whose restricted user has no RBAC grant at all.
 """
 
 from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -31,3 +38,58 @@ def test_the_restricted_user_lacks_each_permission_once_in_order(test_cluster):
         "which this install needs for CRD a; 1 more permission(s) missing (nothing was applied; "
         "`trainerctl check` lists them all)")
     assert denied.value.exit_code == 3
+
+
+def _trainerctl(*args: str, kubeconfig) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    return subprocess.run([sys.executable, "-m", "trainerctl", *args, "--kubeconfig", str(kubeconfig)],
+                          capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory, upstream, remotes) -> Path:
+    """kubeflow/trainer v2.3.0 overlays/manager as trainerctl renders it (JobSet included)."""
+    source = upstream / "kubeflow-trainer" / "v2.3.0"
+    proc = subprocess.run([sys.executable, "-m", "trainerctl", "render", "--source", str(source), "--overlay",
+                           "overlays/manager", *[a for m in remotes.mirrors for a in ("--remote-mirror", m)]],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path_factory.mktemp("precheck") / "trainer.yaml"
+    path.write_text(proc.stdout)
+    return path
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_install_refuses_a_user_without_permissions_before_the_first_apply(test_cluster, rendered, dry_run):
+    namespace = f"precheck-{secrets.token_hex(3)}"
+    proc = _trainerctl("install", "-f", str(rendered), "-n", namespace, *(["--dry-run"] if dry_run else []),
+                       kubeconfig=test_cluster.restricted_kubeconfig)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stdout == "", proc.stderr
+    assert proc.stderr.startswith("error: user testenv-restricted may not patch "
+                                  "customresourcedefinitions.apiextensions.k8s.io (cluster-scoped), which this "
+                                  "install needs for CustomResourceDefinition "), proc.stderr
+    admin = connect(str(test_cluster.admin_kubeconfig))
+    assert admin.get_or_none(f"/api/v1/namespaces/{namespace}") is None  # nothing was applied
+
+
+def test_check_lists_every_missing_permission_and_exits_3(test_cluster, rendered):
+    proc = _trainerctl("check", "-f", str(rendered), "-n", "opendatahub", "-o", "json",
+                       kubeconfig=test_cluster.restricted_kubeconfig)
+    assert proc.returncode == 3, proc.stderr
+    report = json.loads(proc.stdout)
+    permissions = next(f for f in report["findings"] if f["check"] == "permissions")
+    assert permissions["status"] == "fail"
+    details = "\n".join(permissions["details"])
+    for needed in ("patch clusterroles.rbac.authorization.k8s.io (cluster-scoped)",
+                   "patch validatingwebhookconfigurations.admissionregistration.k8s.io (cluster-scoped)",
+                   "patch deployments.apps in namespace opendatahub",
+                   "create customresourcedefinitions.apiextensions.k8s.io (cluster-scoped)"):
+        assert needed in details, details
+    assert not report["ok"] and proc.stderr.startswith("error: ")
+
+
+def test_check_passes_for_the_admin(test_cluster, rendered):
+    proc = _trainerctl("check", "-f", str(rendered), "-n", "precheck-admin", kubeconfig=test_cluster.admin_kubeconfig)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ok    permissions:" in proc.stdout and "ok    kubernetes: Kubernetes v1.37" in proc.stdout, proc.stdout

@@ -22,7 +22,7 @@ from trainerctl.cluster.engine.inventory import NAME as INVENTORY, Inventory
 from trainerctl.cluster.engine.objects import Ref
 from trainerctl.cluster.trainer import dependencies, floors
 from trainerctl.cluster.trainer.go_operator import TRAINER_API
-from trainerctl.cluster.trainer.policy import NEVER_PRUNE
+from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.errors import PreflightError
 
 OPENSHIFT_GROUP = "image.openshift.io"
@@ -116,7 +116,8 @@ def access_needs(planned: list[Planned], namespace: str) -> list[access.Need]:
     (apply, get), the inventory ConfigMap, and the Go operator's CR (read to refuse a hand-over
     that would fight it)."""
     inventory = f"the inventory ConfigMap {namespace}/{INVENTORY}"
-    return [*access.apply_needs(planned),
+    in_order = sorted(planned, key=lambda p: STAGES.index(p.stage))  # the first missing is the first apply's
+    return [*access.apply_needs(in_order),
             access.Need(access.Permission("get", "", "configmaps", namespace), inventory),
             access.Need(access.Permission("patch", "", "configmaps", namespace), inventory),
             access.Need(access.Permission("get", TRAINER_API[0].rpartition("/")[0], "trainers"),
@@ -126,7 +127,7 @@ def access_needs(planned: list[Planned], namespace: str) -> list[access.Need]:
 def change_needs(planned: list[Planned], namespace: str, previous: Inventory | None,
                  prune: bool) -> list[access.Need]:
     """Once the live objects are read: create what is missing, delete what a prune removes."""
-    needs = access.create_needs(planned)
+    needs = access.create_needs(sorted(planned, key=lambda p: STAGES.index(p.stage)))
     if previous is None:  # the first install creates its inventory
         needs.append(access.Need(access.Permission("create", "", "configmaps", namespace),
                                  f"the inventory ConfigMap {namespace}/{INVENTORY}"))
