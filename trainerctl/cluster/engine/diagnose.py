@@ -18,13 +18,17 @@ is waited for until the time-out.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 
 CRASH_LOOP_RESTARTS = 3
-LOG_TAIL_LINES = 10
+LOG_TAIL_LINES = 10  # the log lines a crash cause shows
+LOG_READ_LINES = 200  # read to find the error line a usage text or a stack trace buries
+# A line that says what went wrong (flag errors come first, before a long usage text).
+_ERROR_LINE = re.compile(r"error|fatal|panic|fail|invalid|not defined|unable|cannot|refused|denied", re.I)
 IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
                  "RegistryUnavailable", "SignatureValidationFailed")
 CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
@@ -169,12 +173,27 @@ class _Reader:
         path = object_path("", "v1", "pods", self.namespace, pod) + "/log"
         try:
             text = self.cluster.text(path, query={"container": container, "previous": "true",
-                                                  "tailLines": str(LOG_TAIL_LINES)})
+                                                  "tailLines": str(LOG_READ_LINES)})
         except ApiError as exc:
             if exc.status in (401, 403):
                 self._note("pods/log")
             return []  # 400: no previous container (yet), or the node cannot serve logs
-        return [line for line in text.splitlines() if line.strip()][-LOG_TAIL_LINES:]
+        lines = [line for line in text.splitlines() if line.strip()]
+        return log_excerpt(lines, whole=len(text.splitlines()) < LOG_READ_LINES)
+
+
+def log_excerpt(lines: list[str], limit: int = LOG_TAIL_LINES, whole: bool = False) -> list[str]:
+    """The last lines of a log, and before them the one line that most likely says what went wrong
+    when the tail does not start with it: the log's first line when `whole` (a flag error comes
+    first, then a long usage text), else the last error-looking line above the tail."""
+    if len(lines) <= limit:
+        return lines
+    above = lines[:-(limit - 2)]
+    if whole and _ERROR_LINE.search(lines[0]):
+        head = lines[0]
+    else:
+        head = next((line for line in reversed(above) if _ERROR_LINE.search(line)), "")
+    return [head, "...", *lines[-(limit - 2):]] if head else lines[-limit:]
 
 
 def _event_time(event: dict) -> str:

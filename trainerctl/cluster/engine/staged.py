@@ -12,6 +12,7 @@ person, a controller or a takeover) is re-applied.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Mapping
@@ -202,8 +203,11 @@ class StagedApply:
             entries.update(leftovers or {})
         for p in planned:
             entries[p.ref.key] = self.recorded.get(p.ref.key) or self.entry(p, "")
-        if not complete and self.previous and set(entries) == set(self.previous.entries):
+        if not complete and self.previous and set(entries) == set(self.previous.entries) \
+                and json.loads(json.dumps(source)) == self.previous.source:  # as the record reads back
             return  # nothing new to remember before the apply
+        # A new source is recorded before the apply too: while (or if) this run has not finished,
+        # status describes what is being rolled out (and where its images came from).
         new = Inventory(self.namespace, source, entries, complete)
         if self.last_written and new.to_configmap() == self.last_written.to_configmap():
             return
