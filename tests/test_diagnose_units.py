@@ -17,7 +17,8 @@ import tarfile
 import pytest
 
 from trainerctl.cluster.engine import bundle as b
-from trainerctl.cluster.engine.diagnose import CRASH_LOOP_RESTARTS, Cause, Diagnosis, pod_causes, selector_query
+from trainerctl.cluster.engine.diagnose import (CRASH_LOOP_RESTARTS, Cause, Diagnosis, log_excerpt, pod_causes,
+                                               selector_query)
 from trainerctl.cluster.trainer import floors
 
 
@@ -54,6 +55,17 @@ def test_a_crash_loop_is_final_past_the_restart_limit_and_carries_the_previous_l
     assert (cause.kind, cause.exit_code, cause.restarts, cause.final) == ("crash", 2, restarts, final)
     assert cause.log == ["line 1", "line 2"]
     assert cause.lines()[1:] == ["  | line 1", "  | line 2"]
+
+
+def test_a_crash_log_keeps_the_error_line_a_usage_text_buries():
+    usage = [f"  -option-{i} value" for i in range(40)]
+    whole = ["flag provided but not defined: -x", "Usage of /manager:", *usage]
+    excerpt = log_excerpt(whole, whole=True)
+    assert excerpt[:2] == ["flag provided but not defined: -x", "..."] and excerpt[2:] == usage[-8:]
+    # read from the middle of a long log: the last error line above the tail instead
+    middle = ["E0101 reconcile failed: boom", *usage]
+    assert log_excerpt(middle)[0] == "E0101 reconcile failed: boom"
+    assert log_excerpt(usage[:5]) == usage[:5]
 
 
 def test_a_running_ready_container_that_restarted_once_is_no_cause():

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import pytest
 from trainerctl.cluster.engine.client import connect
 from trainerctl.cluster.engine import access
 from trainerctl.cluster.engine.access import Need, Permission
+from trainerctl.cluster.trainer import preflight
 
 NEEDS = [Need(Permission("patch", "apiextensions.k8s.io", "customresourcedefinitions"), "CRD a"),
          Need(Permission("patch", "apiextensions.k8s.io", "customresourcedefinitions"), "CRD b"),
@@ -31,13 +33,13 @@ def test_the_restricted_user_lacks_each_permission_once_in_order(test_cluster):
     cluster = connect(str(test_cluster.restricted_kubeconfig))
     lacking = access.missing(cluster, NEEDS)
     assert [n.why for n in lacking] == ["CRD a", "the inventory"]
-    with pytest.raises(access.AccessDenied) as denied:
-        access.check(cluster, NEEDS)
-    assert str(denied.value) == (
+    finding = preflight.permissions(cluster, NEEDS)
+    assert finding.failed and finding.message == (
         "user testenv-restricted may not patch customresourcedefinitions.apiextensions.k8s.io (cluster-scoped), "
         "which this install needs for CRD a; 1 more permission(s) missing (nothing was applied; "
         "`trainerctl check` lists them all)")
-    assert denied.value.exit_code == 3
+    assert finding.details == ["patch customresourcedefinitions.apiextensions.k8s.io (cluster-scoped) (for CRD a)",
+                               "get configmaps in namespace default (for the inventory)"]
 
 
 def _trainerctl(*args: str, kubeconfig) -> subprocess.CompletedProcess:
@@ -93,3 +95,29 @@ def test_check_passes_for_the_admin(test_cluster, rendered):
     proc = _trainerctl("check", "-f", str(rendered), "-n", "precheck-admin", kubeconfig=test_cluster.admin_kubeconfig)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ok    permissions:" in proc.stdout and "ok    kubernetes: Kubernetes v1.37" in proc.stdout, proc.stdout
+
+
+def test_a_reader_who_may_not_write_is_refused_after_reading_naming_the_first_write(test_cluster, rendered, tmp_path):
+    """Every read succeeds (a cluster-wide read-only role), so the review asks for what this run
+    would write, and names the first: the CRDs' apply."""
+    admin = connect(str(test_cluster.admin_kubeconfig))
+    name = f"reader-{secrets.token_hex(3)}"
+    admin.request("POST", "/api/v1/namespaces/default/serviceaccounts", body={"metadata": {"name": name}})
+    admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", body={
+        "metadata": {"name": name}, "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list"]}]})
+    admin.request("POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", body={
+        "metadata": {"name": name}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                                "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": "default"}]})
+    token = admin.request("POST", f"/api/v1/namespaces/default/serviceaccounts/{name}/token",
+                          body={"spec": {"expirationSeconds": 600}})["status"]["token"]
+    kubeconfig = tmp_path / "reader.kubeconfig"
+    config = json.loads(test_cluster.admin_kubeconfig.read_text())
+    config["users"][0]["user"] = {"token": token}
+    kubeconfig.write_text(json.dumps(config))
+    proc = _trainerctl("install", "-f", str(rendered), "-n", name, kubeconfig=kubeconfig)
+    assert proc.returncode == 3, proc.stderr
+    # create when this cluster has no Trainer CRDs yet, patch when another test installed them
+    assert re.match(f"error: user system:serviceaccount:default:{name} may not (create|patch) "
+                    r"customresourcedefinitions\.apiextensions\.k8s\.io \(cluster-scoped\)", proc.stderr), proc.stderr
+    assert admin.get_or_none(f"/api/v1/namespaces/{name}") is None  # nothing was applied

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from trainerctl.cluster.engine import inventory as inv_mod
 from trainerctl.cluster.engine.apply import ApplyOptions, Planned
-from trainerctl.cluster.engine.client import Cluster
+from trainerctl.cluster.engine.client import ApiError, Cluster
 from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.engine.inventory import Entry, Inventory
 from trainerctl.cluster.engine.staged import RunOptions, StagedApply
@@ -164,8 +164,8 @@ class Installer:
         if check:
             preflight.raise_first([preflight.kinds(self.discovery, self.objects)])
         planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager, STAGES)
-        if check:
-            preflight.raise_first([preflight.permissions(self.cluster, preflight.access_needs(planned, self.namespace))])
+        if check and any(_forbidden(error) for _, error in results):
+            self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
         self.operator = go_operator.OperatorState(cr=_value(results[-2]), deployments=_value(results[-1]))
         self._operator_guard()
         self.applier.previous = self.applier.last_written = _value(results[-3])
@@ -174,11 +174,18 @@ class Installer:
             installed = self.previous.source.get("trainer_version") if self.previous else None
             preflight.run(self.cluster, self.discovery, self.objects, installed_version=installed,
                           target_version=target, version=version)
-        read_live(self.cluster, planned, self.owner_label)
+        try:
+            read_live(self.cluster, planned, self.owner_label)
+        except ApiError as exc:
+            if check and _forbidden(exc):
+                self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
+            raise
         self.labelled = self._adopt_operator_install(planned)
         if check:
-            preflight.raise_first([preflight.permissions(self.cluster, preflight.change_needs(
-                planned, self.namespace, self.previous, self.options.prune))])
+            # Only what this run will write is asked: a no-op run asks nothing.
+            self._refuse_if_lacking(preflight.change_needs(
+                planned, self.namespace, self.previous, self.options.prune,
+                will_apply=lambda p: not self.applier.unchanged_since_last_apply(p)))
             hazard = preflight.istio(self.namespace, namespace_labels(planned, self.namespace), self.objects)
             if hazard.status == preflight.WARN:
                 self.progress.message(f"warning: {hazard.message}")
@@ -186,6 +193,10 @@ class Installer:
         self.report.stages.append(StageResult("preflight", time.monotonic() - t, 0))
         self.progress.total = len(planned)
         return planned
+
+    def _refuse_if_lacking(self, needs) -> None:
+        """The access review (engine/access.py): one line naming the first missing permission."""
+        preflight.raise_first([preflight.permissions(self.cluster, needs)])
 
     def _stage(self, spec, planned: list[Planned]) -> None:
         items = [p for p in planned if p.stage == spec.name]
@@ -319,6 +330,10 @@ def _attempt(step: Callable[[], Any]) -> tuple[Any, BaseException | None]:
         return step(), None
     except TrainerctlError as exc:
         return None, exc
+
+
+def _forbidden(error: BaseException | None) -> bool:
+    return isinstance(error, ApiError) and error.status == 403
 
 
 def _value(result: tuple[Any, BaseException | None]) -> Any:

@@ -18,7 +18,6 @@ from trainerctl.cluster.engine.apply import Planned
 from trainerctl.cluster.engine.client import ApiError, Cluster
 from trainerctl.cluster.engine.objects import Ref
 from trainerctl.cluster.engine.pool import parallel_map
-from trainerctl.errors import PreflightError
 
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 WHOAMI_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
@@ -52,12 +51,6 @@ class Need:
     why: str
 
 
-class AccessDenied(PreflightError):
-    def __init__(self, message: str, missing: list[Need]):
-        super().__init__(message)
-        self.missing = missing
-
-
 def allowed(cluster: Cluster, permission: Permission) -> bool | None:
     """The API server's answer; None when it cannot be asked (no access review API)."""
     body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
@@ -89,19 +82,6 @@ def whoami(cluster: Cluster) -> str:
     except ApiError:
         return ""
     return (status.get("userInfo") or {}).get("username") or ""
-
-
-def check(cluster: Cluster, needs: Iterable[Need], what: str = "this install") -> None:
-    """Raise AccessDenied (exit 3), one line naming the first missing permission."""
-    lacking = missing(cluster, needs)
-    if not lacking:
-        return
-    user = whoami(cluster)
-    first = lacking[0]
-    more = f"; {len(lacking) - 1} more permission(s) missing" if len(lacking) > 1 else ""
-    raise AccessDenied(f"{'user ' + user if user else 'the current user'} may not {first.permission.text()}, "
-                       f"which {what} needs for {first.why}{more} (nothing was applied; "
-                       "`trainerctl check` lists them all)", lacking)
 
 
 # -- what a staged apply needs ----------------------------------------------------------------

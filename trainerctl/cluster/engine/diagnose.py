@@ -274,8 +274,9 @@ def _container_cause(where: str, cs: dict, image: str, events: list[dict],
             (running and not cs.get("ready") and restarts and last.get("exitCode")):
         code = crashed.get("exitCode")
         why = crashed.get("reason") or "Error"
-        message = f"last exit: {why}" + (f" ({crashed['message']})" if crashed.get("message") else "")
-        return Cause("crash", reason or why, where, message, container=name, exit_code=code, restarts=restarts,
+        # The container's termination message when it wrote one; its log lines say the rest.
+        return Cause("crash", reason or why, where, crashed.get("message") or "", container=name, exit_code=code,
+                     restarts=restarts,
                      log=previous_log(where.rsplit("/", 1)[1], name),
                      final=reason == "CrashLoopBackOff" and restarts >= CRASH_LOOP_RESTARTS)
     if reason in ("ContainerCreating", "PodInitializing"):

@@ -112,9 +112,10 @@ def kinds(discovery: Discovery, objects: list[dict]) -> Finding:
 
 
 def access_needs(planned: list[Planned], namespace: str) -> list[access.Need]:
-    """What an install reads and writes before it can tell what exists: each object's resource
+    """What an install reads and writes, before it can tell what exists: each object's resource
     (apply, get), the inventory ConfigMap, and the Go operator's CR (read to refuse a hand-over
-    that would fight it)."""
+    that would fight it). Install asks it when a read was forbidden, to name what is missing;
+    `check` asks it always."""
     inventory = f"the inventory ConfigMap {namespace}/{INVENTORY}"
     in_order = sorted(planned, key=lambda p: STAGES.index(p.stage))  # the first missing is the first apply's
     return [*access.apply_needs(in_order),
@@ -124,22 +125,26 @@ def access_needs(planned: list[Planned], namespace: str) -> list[access.Need]:
                         "the Go operator's Trainer CR check")]
 
 
-def change_needs(planned: list[Planned], namespace: str, previous: Inventory | None,
-                 prune: bool) -> list[access.Need]:
-    """Once the live objects are read: create what is missing, delete what a prune removes."""
-    needs = access.create_needs(sorted(planned, key=lambda p: STAGES.index(p.stage)))
-    if previous is None:  # the first install creates its inventory
-        needs.append(access.Need(access.Permission("create", "", "configmaps", namespace),
-                                 f"the inventory ConfigMap {namespace}/{INVENTORY}"))
+def change_needs(planned: list[Planned], namespace: str, previous: Inventory | None, prune: bool,
+                 will_apply=lambda p: True) -> list[access.Need]:
+    """Once the live objects are read: apply what `will_apply` (create what is missing), record the
+    inventory, delete what a prune removes. A no-op run needs nothing here, and asks nothing."""
+    applied = [p for p in sorted(planned, key=lambda p: STAGES.index(p.stage)) if will_apply(p)]
+    needs = [*access.create_needs(applied),
+             *(n for n in access.apply_needs(applied) if n.permission.verb == "patch")]
+    gone = []
     if prune and previous is not None:
         current = {p.ref.key for p in planned}
-        refs = []
         for key, entry in previous.entries.items():
             ref = Ref.from_key(key)
-            if key in current or (ref.group, ref.kind) in NEVER_PRUNE:
-                continue
-            refs.append((ref, entry.api_version.rpartition("/")[0], entry.resource))
-        needs.extend(access.delete_needs(refs))
+            if key not in current and (ref.group, ref.kind) not in NEVER_PRUNE:
+                gone.append((ref, entry.api_version.rpartition("/")[0], entry.resource))
+    needs.extend(access.delete_needs(gone))
+    if needs:  # anything to do is recorded in the inventory
+        inventory = f"the inventory ConfigMap {namespace}/{INVENTORY}"
+        needs.append(access.Need(access.Permission("patch", "", "configmaps", namespace), inventory))
+        if previous is None:
+            needs.append(access.Need(access.Permission("create", "", "configmaps", namespace), inventory))
     return needs
 
 

@@ -49,8 +49,8 @@ README = """trainerctl support bundle
 Made by `trainerctl support-bundle` (trainerctl {version}) at {created}
 for namespace {namespace} on {server}.
 
-What is here: see the layout in trainerctl/cluster/trainer/support.py or the README's
-"Support bundle" section. In short: versions, the recorded source and inventory, status and the
+What is here: see the layout in the README's "trainerctl support-bundle" section (or
+trainerctl/cluster/trainer/support.py). In short: versions, the recorded source and inventory, status and the
 diagnosis, every object trainerctl owns, the namespace's events, the controllers' logs (current
 and previous, last {tail} lines), Trainer's and JobSet's CRD versions, TrainJob/JobSet/runtime
 counts by state, a node summary.
