@@ -19,6 +19,7 @@ from trainerctl.cluster.engine.client import connect
 from trainerctl.cluster.engine import access
 from trainerctl.cluster.engine.access import Need, Permission
 from trainerctl.cluster.trainer import preflight
+from trainerctl.cluster.trainer.dependencies import AVAILABLE, DependencyState
 
 NEEDS = [Need(Permission("patch", "apiextensions.k8s.io", "customresourcedefinitions"), "CRD a"),
          Need(Permission("patch", "apiextensions.k8s.io", "customresourcedefinitions"), "CRD b"),
@@ -121,3 +122,43 @@ def test_a_reader_who_may_not_write_is_refused_after_reading_naming_the_first_wr
     assert re.match(f"error: user system:serviceaccount:default:{name} may not (create|patch) "
                     r"customresourcedefinitions\.apiextensions\.k8s\.io \(cluster-scoped\)", proc.stderr), proc.stderr
     assert admin.get_or_none(f"/api/v1/namespaces/{name}") is None  # nothing was applied
+
+
+def test_a_server_below_the_release_floor_is_refused_naming_where_the_floor_comes_from():
+    too_old = preflight.kubernetes(("v1.30.4", (1, 30)), "2.3.0")
+    assert too_old.failed and too_old.message.startswith(
+        "server version v1.30.4 is too old: Trainer 2.3 needs Kubernetes 1.31 or newer (kubeflow/trainer v2.3.0 ")
+    assert not preflight.kubernetes(("v1.30.4", (1, 30)), "2.0.0").failed  # 2.0 documents 1.29
+
+
+def test_a_jobset_older_than_the_release_works_with_is_refused(test_cluster):
+    """JobSet installed by the cluster (not rendered): its controller's image tag is its version."""
+    admin = connect(str(test_cluster.admin_kubeconfig))
+    namespace = f"jobset-{secrets.token_hex(3)}"
+    admin.request("POST", "/api/v1/namespaces", body={"metadata": {"name": namespace}})
+    labels = {"app.kubernetes.io/part-of": "jobset", "control-plane": "controller-manager"}
+    admin.request("POST", f"/apis/apps/v1/namespaces/{namespace}/deployments", body={
+        "metadata": {"name": "jobset-controller-manager", "labels": labels},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "containers": [{"name": "manager", "image": "registry.k8s.io/jobset/jobset:v0.10.1"}]}}}})
+    try:
+        deps = DependencyState(AVAILABLE, "JobSet is installed", "cluster")
+        old = preflight.jobset_version(admin, deps, "2.3.0")
+        assert old.failed and old.message.startswith(
+            f"JobSet v0.10.1 runs here (Deployment {namespace}/jobset-controller-manager image "
+            "registry.k8s.io/jobset/jobset:v0.10.1), but Trainer 2.3 needs JobSet 0.12.0 or newer")
+        assert not preflight.jobset_version(admin, deps, "2.1.0").failed
+        rendered = DependencyState(AVAILABLE, "JobSet comes with the render", "render")
+        assert not preflight.jobset_version(admin, rendered, "2.3.0").failed
+    finally:
+        admin.request("DELETE", f"/api/v1/namespaces/{namespace}")
+
+
+def test_an_istio_injection_label_warns_unless_the_controller_pods_opt_out():
+    deployment = {"kind": "Deployment", "metadata": {"name": "manager"}, "spec": {"template": {"metadata": {}}}}
+    assert preflight.istio("ns", {}, [deployment]).status == "ok"
+    warned = preflight.istio("ns", {"istio-injection": "enabled"}, [deployment])
+    assert warned.status == "warn" and "webhook port of manager" in warned.message
+    assert preflight.istio("ns", {"istio-injection": "disabled"}, [deployment]).status == "ok"
+    deployment["spec"]["template"]["metadata"]["annotations"] = {"sidecar.istio.io/inject": "false"}
+    assert preflight.istio("ns", {"istio.io/rev": "canary"}, [deployment]).status == "ok"
