@@ -156,24 +156,29 @@ class Installer:
         if check:
             steps.insert(0, lambda: preflight.server_version(self.cluster))  # first: its error is the clearest
         results = parallel_map(_attempt, steps)
+        target = self.report.source.get("trainer_version")
         if check:
             version = _value(results[0])
-            preflight.raise_first([preflight.kubernetes(version, self.report.source.get("trainer_version"))])
+            preflight.raise_first([preflight.kubernetes(version, target)])
         _value(results[-4])  # discovery
         self.discovery.add_rendered_crds(self.objects)
+        deps: tuple[Any, BaseException | None] = (None, None)
         if check:
+            openshift = self.discovery.has_group(preflight.OPENSHIFT_GROUP)
+            deps = _attempt(lambda: preflight.dependencies_found(self.cluster, self.discovery, self.objects, openshift))
+            if deps[1] is None:
+                preflight.raise_first([deps[0][0]])
             preflight.raise_first([preflight.kinds(self.discovery, self.objects)])
         planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager, STAGES)
-        if check and any(_forbidden(error) for _, error in results):
+        if check and any(_forbidden(error) for _, error in [*results, deps]):
             self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
         self.operator = go_operator.OperatorState(cr=_value(results[-2]), deployments=_value(results[-1]))
         self._operator_guard()
         self.applier.previous = self.applier.last_written = _value(results[-3])
         if check:
-            target = self.report.source.get("trainer_version")
             installed = self.previous.source.get("trainer_version") if self.previous else None
-            preflight.run(self.cluster, self.discovery, self.objects, installed_version=installed,
-                          target_version=target, version=version)
+            preflight.raise_first([preflight.jobset_version(self.cluster, _value(deps)[1], target),
+                                   preflight.upgrade_path(installed, target)])
         try:
             read_live(self.cluster, planned, self.owner_label)
         except ApiError as exc:

@@ -50,14 +50,6 @@ class Finding:
                 **({"details": self.details} if self.details else {})}
 
 
-@dataclass
-class PreflightResult:
-    server_version: str = ""
-    openshift: bool = False
-    jobset: str = ""  # "cluster" or "render"
-    notes: list[str] = field(default_factory=list)
-
-
 def server_version(cluster: Cluster) -> tuple[str, tuple[int, int]]:
     """GET /version: also the reachability and credentials check."""
     try:
@@ -221,17 +213,3 @@ def istio(namespace: str, labels: dict, objects: list[dict]) -> Finding:
                    f"{', '.join(exposed)} can keep the API server's webhook calls from reaching it; mark the pods "
                    f"{ISTIO_OPT_OUT}: \"false\" (kubeflow's overlays/kubeflow-platform does) or allow the calls "
                    "in the mesh")
-
-
-# -- install's preflight ----------------------------------------------------------------------
-def run(cluster: Cluster, discovery: Discovery, objects: list[dict], *, installed_version: str | None = None,
-        target_version: str | None = None, version: tuple[str, tuple[int, int]] | None = None) -> PreflightResult:
-    """The checks an install makes after its access review, in order; raises the first failure."""
-    version = version or server_version(cluster)
-    raise_first([kubernetes(version, target_version)])
-    result = PreflightResult(server_version=version[0], openshift=discovery.has_group(OPENSHIFT_GROUP))
-    found, deps = dependencies_found(cluster, discovery, objects, result.openshift)
-    raise_first([found, kinds(discovery, objects), jobset_version(cluster, deps, target_version),
-                 upgrade_path(installed_version, target_version)])
-    result.jobset = deps.jobset
-    return result
