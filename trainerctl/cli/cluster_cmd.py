@@ -240,11 +240,7 @@ def check_cmd(
 ) -> None:
     """Every check install makes before applying, all listed: the cluster, versions, JobSet,
     permissions, the Go operator, the upgrade check; exit 0 when install may go ahead, 3 when not."""
-    import json
-
-    import yaml
-
-    from trainerctl.cli.output import check_output
+    from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import target
     from trainerctl.cluster.check import check
     from trainerctl.cluster.engine.client import connect
@@ -258,12 +254,7 @@ def check_cmd(
     report = check(goal.objects, cluster=api, namespace=goal.namespace, source=source_dict(goal.source),
                    owner_label=goal.owner_label, field_manager=field_manager, prune=not no_prune,
                    upgrade_guard=guard)
-    if output == "json":
-        sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
-    elif output == "yaml":
-        sys.stdout.write(yaml.safe_dump(report.to_dict(), sort_keys=False))
-    else:
-        sys.stdout.write(report.text())
+    emit(report, output)
     if report.failed:
         first = report.failed[0]
         raise PreflightError(f"{len(report.failed)} check(s) failed, first: {first.check}: {first.message}")

@@ -8,8 +8,11 @@ check, and the Istio hazard (a warning). A read the user may not make is a findi
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+import yaml
 
 from trainerctl.cluster.engine import inventory as inv_mod
 from trainerctl.cluster.engine.client import ApiError, Cluster
@@ -34,6 +37,12 @@ class CheckReport:
     def to_dict(self) -> dict:
         return {"namespace": self.namespace, "ok": not self.failed,
                 "findings": [f.to_dict() for f in self.findings]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
 
     def text(self) -> str:
         lines = []
