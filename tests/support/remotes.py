@@ -24,11 +24,19 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    # socketserver's default listen backlog is 5. kubectl opens several connections at once, and
+    # on a loaded machine the accept thread falls behind: a connection past the backlog got an
+    # empty reply (EOF), kubectl then tried the URL as a git repository and failed the build.
+    request_queue_size = 128
+    daemon_threads = True
+
+
 @dataclass
 class Remotes:
     http_base: str  # e.g. http://127.0.0.1:PORT
     lws_repo: Path
-    _server: http.server.ThreadingHTTPServer
+    _server: _Server
 
     @property
     def mirrors(self) -> list[str]:
@@ -70,7 +78,7 @@ def make_lws_repo(remote_dir: Path, dest: Path) -> Path:
 def start(shared: Path, workdir: Path) -> Remotes:
     remote_dir = shared / "remote"
     handler = functools.partial(_QuietHandler, directory=str(remote_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = _Server(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     _warm(base, remote_dir)
