@@ -88,7 +88,7 @@ def main() -> int:
     parser.add_argument("--overlay", choices=("kubeflow", "odh"), default="kubeflow")
     args = parser.parse_args()
 
-    from tests.test_cluster_support import Env, FakeController, kubeflow_objects, odh_objects, prepare_cluster_for_odh
+    from tests.support.cluster import Env, FakeController, kubeflow_objects, odh_objects, prepare_cluster_for_odh
     from tests.testenv.cluster import TestCluster
 
     objects = kubeflow_objects("v2.3.0") if args.overlay == "kubeflow" else odh_objects()

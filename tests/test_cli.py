@@ -28,7 +28,8 @@ import trainerctl
 from trainerctl.cli import full_app, main
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check"]
+COMMANDS = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check", "check",
+            "support-bundle"]
 
 
 def _entry() -> list[str]:

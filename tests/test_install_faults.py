@@ -12,7 +12,7 @@ from trainerctl.cluster.diff import diff
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
 
-def test_restricted_user_gets_forbidden_naming_verb_and_resource(env, tmp_path, capsys):
+def test_restricted_user_is_refused_before_the_first_apply_naming_the_permission(env, tmp_path, capsys):
     from trainerctl.cli import main
 
     prepare_cluster_for_odh(env.cluster)
@@ -20,9 +20,9 @@ def test_restricted_user_gets_forbidden_naming_verb_and_resource(env, tmp_path, 
     rendered.write_text(yaml.safe_dump_all(odh_objects()))
     code = main(["install", "-f", str(rendered), "--kubeconfig", env.restricted_kubeconfig, "-n", ODH_NS])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code != 0
-    assert len(err) == 1 and err[0].startswith("error: forbidden: ")
-    assert 'User "testenv-restricted" cannot get resource "configmaps"' in err[0]
+    assert code == 3
+    assert len(err) == 1 and err[0].startswith("error: user testenv-restricted may not patch "
+                                               "customresourcedefinitions.apiextensions.k8s.io (cluster-scoped)")
     assert env.get(f"/api/v1/namespaces/{ODH_NS}") is None  # nothing half-applied
 
 

@@ -182,7 +182,7 @@ def test_v22_to_v23_on_the_server_matches_the_file_diff(test_cluster, shared_dir
     assert code == (1 if data["blocking"] else 0), err
 
 
-def test_guard_refuses_unless_allowed(test_cluster, odh34, jobs):
+def test_guard_refuses_unless_allowed_as_a_preflight_refusal(test_cluster, odh34, jobs):
     from trainerctl.cluster.engine.client import connect
     from trainerctl.upgrade import UpgradeBlocked, guard
 
@@ -190,7 +190,8 @@ def test_guard_refuses_unless_allowed(test_cluster, odh34, jobs):
     target = target_removing_fields(odh34)
     with pytest.raises(UpgradeBlocked) as info:
         guard(cluster, target)
-    assert info.value.exit_code == 1 and "--allow-breaking" in str(info.value)
+    # install's refusal, before anything is applied, exits 3 like every preflight check
+    assert info.value.exit_code == 3 and "--allow-breaking" in str(info.value)
     assert info.value.report.blocking
     assert guard(cluster, target, allow_breaking=True).blocking
     assert not guard(cluster, odh34).blocking

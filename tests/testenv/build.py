@@ -161,17 +161,20 @@ def _module_builds() -> list[tuple[str, str, str, str]]:
 # time; tests/testenv/e2e.py adds the process-pod exclusion to the pod stages.
 KWOK_STAGES = ("node/fast/node-initialize.yaml", "node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
                "pod/fast/pod-ready.yaml", "pod/fast/pod-complete.yaml", "pod/fast/pod-delete.yaml")
+# kwok's Logs API, from its module's crd/bases: the process kubelet names each pod's log files in a
+# Logs object, and kwok serves them as the node's /containerLogs (tests/testenv/kubelet.py).
+KWOK_CRDS = ("kwok.x-k8s.io_logs.yaml",)
 
 
 def e2e_binaries() -> tuple[str, ...]:
-    return (*WRAPPER_E2E_BINARIES, *(name for name, _, _, _ in _module_builds()), "kwok-stages")
+    return (*WRAPPER_E2E_BINARIES, *(name for name, _, _, _ in _module_builds()), "kwok-stages", "kwok-crds")
 
 
 def e2e_cache_key() -> str:
     digest = hashlib.sha256(E2E_RECIPE.encode())
     for rel in ("go.mod", "go.sum"):
         digest.update((GOMOD_DIR / rel).read_bytes())
-    for part in (*_module_builds(), KWOK_STAGES):
+    for part in (*_module_builds(), KWOK_STAGES, KWOK_CRDS):
         digest.update(repr(part).encode())
     return f"e2e-{KUBERNETES_VERSION}_{digest.hexdigest()[:10]}"
 
@@ -203,10 +206,13 @@ def _build_e2e(go: str, out: Path, log) -> None:
         relative = package[len(module):].lstrip("/") or "."
         _run([go, "build", "-mod=readonly", "-trimpath", "-ldflags", "-s -w", "-o", str(out / name),
               f"./{relative}" if relative != "." else "."], env, log, cwd=source)
-    stages = _download(go, env, "sigs.k8s.io/kwok", KWOK_VERSION) / "kustomize" / "stage"
+    kustomize = _download(go, env, "sigs.k8s.io/kwok", KWOK_VERSION) / "kustomize"
     (out / "kwok-stages").mkdir()
     for rel in KWOK_STAGES:
-        shutil.copyfile(stages / rel, out / "kwok-stages" / Path(rel).name)
+        shutil.copyfile(kustomize / "stage" / rel, out / "kwok-stages" / Path(rel).name)
+    (out / "kwok-crds").mkdir()
+    for name in KWOK_CRDS:
+        shutil.copyfile(kustomize / "crd" / "bases" / name, out / "kwok-crds" / name)
 
 
 # -- Flux (tests/test_e2e_gitops.py) ------------------------------------------------------

@@ -6,7 +6,9 @@ tests/testenv/build.py builds:
 - kube-controller-manager (Deployments, ReplicaSets, Jobs, EndpointSlices, namespaces, garbage
   collection, service accounts, PodDisruptionBudgets, ...) and kube-scheduler;
 - kwok with NODES fake nodes; its pod stages (kwok's own "fast" stages) run every pod except
-  the process pods, and take Job pods to Succeeded;
+  the process pods, and take Job pods to Succeeded. It also serves the nodes' kubelet API (TLS on
+  the pod network's gateway, where the nodes' InternalIP points), so kube-apiserver's pods/log
+  reaches it: the logs it serves are the process pods' (tests/testenv/kubelet.py);
 - the service proxy (tests/testenv/service_proxy.py): ClusterIP:port -> ready endpoint;
 - the process kubelet (tests/testenv/kubelet.py): the real Trainer and JobSet controllers for
   pods whose image it knows, each in its own network namespace (tests/testenv/podnet.py).
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from tests.testenv.api import Api
 from tests.testenv.cluster import ClusterError, TestCluster, _log_tail, kill_group
-from tests.testenv.known_images import KNOWN
+from tests.testenv.known_images import KNOWN, UNPULLABLE_REGISTRY
 from tests.testenv.podnet import PodNetwork
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +38,8 @@ NODE_LABEL = ("type", "kwok")
 # How long a Job pod runs before kwok marks it Succeeded.
 JOB_POD_RUN_MS = 3000
 READY_TIMEOUT = 90.0
+# The nodes' kubelet port (daemonEndpoints), where kwok serves their kubelet API.
+KUBELET_PORT = 10250
 # Parts started after kube-apiserver, in order; stopped in reverse.
 PARTS = ("kube-controller-manager", "kube-scheduler", "kwok", "service-proxy", "kubelet")
 
@@ -54,7 +58,8 @@ def node_name(i: int) -> str:
 
 
 def kwok_stages(stage_dir: Path) -> str:
-    """kwok's own node and pod stages; the pod stages skip process pods (known images)."""
+    """kwok's own node and pod stages; the pod stages skip process pods (known images and the
+    unpullable registry's)."""
     import yaml
 
     repositories = sorted(r for image in KNOWN for r in image.repositories)
@@ -67,6 +72,11 @@ def kwok_stages(stage_dir: Path) -> str:
                 "key": '.spec.containers.[].image | sub("[:@][^/]*$"; "")',
                 "operator": "NotIn",
                 "values": repositories,
+            })
+            stage["spec"]["selector"]["matchExpressions"].append({
+                "key": '.spec.containers.[].image | split("/") | .[0]',
+                "operator": "NotIn",
+                "values": [UNPULLABLE_REGISTRY],
             })
             if stage["metadata"]["name"] == "pod-complete":
                 # kwok's "fast" stage ends a Job pod the moment it runs. Then the scheduler may
@@ -130,6 +140,14 @@ class E2ECluster(TestCluster):
     def api(self) -> Api:
         return Api.from_kubeconfig(self.admin_kubeconfig)
 
+    def _apiserver_args(self) -> list[str]:
+        # pods/log, exec and port-forward go to the node's kubelet endpoint: its InternalIP (kwok
+        # also gives each node a Hostname address, which nothing here resolves), over TLS checked
+        # against the cluster CA (kwok serves with the API server's certificate, valid for the
+        # gateway address).
+        return [*super()._apiserver_args(), "--kubelet-preferred-address-types=InternalIP",
+                f"--kubelet-certificate-authority={self.ca_file}"]
+
     def part_log(self, name: str) -> Path:
         return self.log_dir / f"{name}.log"
 
@@ -158,6 +176,11 @@ class E2ECluster(TestCluster):
                 # and the controllers' pods unready with it, and a webhook has no endpoint for 5 s
                 # of each minute (a Job's pod creation then backs off for minutes).
                 "--node-lease-duration-seconds=40",
+                # The nodes' kubelet API (logs of the process pods, through the Logs objects the
+                # process kubelet writes), on the gateway, so two clusters' kwoks do not collide.
+                f"--node-port={KUBELET_PORT}", f"--server-address={self.net.gateway}:{KUBELET_PORT}",
+                f"--tls-cert-file={pki / 'serving.crt'}", f"--tls-private-key-file={pki / 'serving.key'}",
+                "--enable-crds=Logs",
             ],
             "service-proxy": [
                 sys.executable, "-m", "tests.testenv.service_proxy", f"--kubeconfig={kubeconfig}",
@@ -168,11 +191,30 @@ class E2ECluster(TestCluster):
                 f"--workdir={self.workdir}", f"--net-index={index}", "--api-port=443",
             ],
         }
+        self._install_kwok_crds()
         for name in PARTS:
             python = commands[name][0] == sys.executable
             self.procs[name] = self._spawn(commands[name], self.part_log(name), env=python_env if python else None,
                                            pass_fds=(self._net_fd,) if name == "kubelet" else ())
         self._create_nodes()
+
+    def _install_kwok_crds(self) -> None:
+        import yaml
+
+        api = self.api()
+        names = []
+        for path in sorted((self.e2e_bin_dir / "kwok-crds").glob("*.yaml")):
+            crd = yaml.safe_load(path.read_text())
+            api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+            names.append(crd["metadata"]["name"])
+        deadline = time.monotonic() + READY_TIMEOUT
+        for name in names:
+            while not any(c.get("type") == "Established" and c.get("status") == "True" for c in (
+                    api.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
+                    .get("status") or {}).get("conditions") or []):
+                if time.monotonic() > deadline:
+                    raise ClusterError(f"kwok's CRD {name} not Established after {READY_TIMEOUT:.0f}s")
+                time.sleep(0.1)
 
     def _create_nodes(self) -> None:
         api = self.api()

@@ -1,7 +1,7 @@
 """A process kubelet: pods whose image is a known controller run the real binary, as a pod would.
 
-For each scheduled pod whose container image tests/testenv/known_images.py knows (kwok plays every
-other pod), this process:
+For each scheduled pod whose container image tests/testenv/known_images.py knows, or that is
+under its unpullable registry (kwok plays every other pod), this process:
 
 - gives it its own network namespace and pod IP (tests/testenv/podnet.py);
 - builds a root directory holding the image's binary at its entrypoint, and the pod's volumes at
@@ -14,12 +14,24 @@ other pod), this process:
   there, inside that network namespace and with the pod's hostname (its own UTS namespace);
   KUBERNETES_SERVICE_HOST is the pod network's gateway,
   which the service proxy forwards to kube-apiserver;
-- reports the pod's status: Running with its IP, Ready from the container's readiness probe,
-  restarts with back-off when the process exits, and on deletion stops it within the grace period
-  and removes the pod.
+- behaves like a kubelet where it cannot run the pod: an image with no build behind it is
+  ErrImagePull, then ImagePullBackOff with the kubelet's image back-off, carrying the registry's
+  answer (known_images.pull); a malformed reference is InvalidImageName; a missing ConfigMap,
+  Secret or key in the environment is CreateContainerConfigError, in a volume ContainerCreating
+  with a FailedMount event;
+- reports the pod's status: Running with its IP, Ready from the container's readiness probe;
+  a process that exits is terminated (Error, its exit code), restarted at once the first time and
+  then after the kubelet's doubling back-off (CrashLoopBackOff), with restartCount and lastState;
+  on deletion it stops it within the grace period and removes the pod;
+- records the kubelet's events (Pulling, Failed, BackOff, Created, Started, Unhealthy, FailedMount)
+  on the pod, folded and counted as client-go does;
+- keeps each container start's output in CRI log files through a log shim (logshim.py), and
+  points kwok at them with a `Logs` object per pod, so `kubectl logs` (and `--previous`) reads them
+  through kube-apiserver from the node's kubelet endpoint, which kwok serves.
 
 Probes run every second from the first second (not the pod's periods and initial delays: tests
-should not wait 15 s for a controller that is ready in 2); liveness probes are not run.
+should not wait 15 s for a controller that is ready in 2); liveness probes are not run. A failed
+readiness probe is an Unhealthy event at most once per the probe's period.
 
 It is one thread on purpose: processes are started with a preexec function (setns, chroot, setuid,
 then the parent-death signal, which a credential change would clear), which is only safe to run
@@ -49,7 +61,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from tests.testenv.api import Api, ApiError
-from tests.testenv.known_images import KNOWN, resolve
+from tests.testenv.backoff import Backoff
+from tests.testenv.events import Recorder
+from tests.testenv.known_images import KNOWN, UNPULLABLE_REGISTRY, process_kubelet_takes, pull
 from tests.testenv.podnet import PodNetwork
 
 POLL_SECONDS = 0.3
@@ -126,13 +140,15 @@ def _mode(item: dict, default: int) -> int:
     return item.get("mode") if item.get("mode") is not None else default
 
 
-def _select(data: dict[str, bytes], items: list[dict] | None, default_mode: int) -> dict[str, tuple[bytes, int]]:
+def _select(data: dict[str, bytes], items: list[dict] | None, default_mode: int,
+            secret: bool = False) -> dict[str, tuple[bytes, int]]:
     if not items:
         return {key: (value, default_mode) for key, value in data.items()}
     out = {}
     for item in items:
-        if item["key"] not in data:
-            raise NotReadyYet(f"key {item['key']} not found")
+        if item["key"] not in data:  # the kubelet's volume plugins' words
+            raise NotReadyYet(f"references non-existent secret key: {item['key']}" if secret
+                              else f"configmap references non-existent config key: {item['key']}")
         out[item["path"]] = (data[item["key"]], _mode(item, default_mode))
     return out
 
@@ -156,32 +172,70 @@ def field_value(pod: dict, path: str) -> str:
 
 
 # -- one pod ---------------------------------------------------------------------------------
+# The kubelet's back-offs. Restarts: 1 s doubling to 60 s, a kubelet with the
+# ReduceDefaultCrashLoopBackOffDecay feature gate (the default is 10 s to 300 s; a crash loop test
+# should not take minutes). Image pulls: the kubelet's fixed 10 s doubling to 300 s.
+CRASH_BACKOFF = (1.0, 60.0)
+IMAGE_BACKOFF = (10.0, 300.0)
+# A waiting reason's events are recorded again (their count grows) at most this often, about as
+# often as a kubelet's pod worker retries a pod that cannot start.
+RETRY_EVENT_SECONDS = 10.0
+DEFAULT_PROBE_PERIOD = 10
+LOGS_API = "/apis/kwok.x-k8s.io/v1alpha1"
+LOG_SHIM = Path(__file__).resolve().parent / "logshim.py"
+
+
 @dataclass
 class PodRun:
     uid: str
     namespace: str
     name: str
+    container: str
+    image: str
     host: int  # last octet of the pod IP, also the netns number
     ip: str
     netns: str
     root: Path
-    log_path: Path
-    binary: str | None  # the entrypoint path in the root; None: no binary for this image version
+    log_path: Path  # the plain log a person reads, every start appended
+    log_dir: Path  # CRI log files, <start>.log, as the kubelet's /var/log/pods/<pod>/<container>/
+    binary: str | None = None  # the entrypoint path in the root once the image is "pulled"
     image_id: str = ""  # "testenv-binary://<file in the e2e bin dir>": which build runs
-    image_error: str = ""
+    pull_error: str = ""  # the last failed pull, shown during the pull back-off
+    waiting: tuple[str, str] | None = None  # why the container is not running: (reason, message)
+    waiting_since: float = 0.0
     proc: subprocess.Popen | None = None
+    shim: subprocess.Popen | None = None
     started_at: str = ""
-    restarts: int = 0
-    last_exit: dict | None = None
-    restart_after: float = 0.0
-    backoff: float = 1.0
+    starts: int = 0
+    exits: list[dict] = field(default_factory=list)  # the last two terminated states, newest last
+    exited_at: float = 0.0
+    report_exit: bool = False  # show the terminated state once before the back-off
     ready: bool = False
     next_probe: float = 0.0
+    next_unhealthy_event: float = 0.0
     next_volume_sync: float = 0.0
     tokens: dict[str, float] = field(default_factory=dict)  # volume path -> refresh time
     terminating_until: float = 0.0
     last_status: dict | None = None
     volume_error: str = ""
+
+    @property
+    def restart_count(self) -> int:
+        return max(self.starts - 1, 0)
+
+    @property
+    def container_id(self) -> str:
+        return f"testenv://{self.uid[:8]}-{self.starts - 1}" if self.starts else ""
+
+
+class ConfigError(RuntimeError):
+    """What the kubelet cannot build a container's config from: CreateContainerConfigError."""
+
+
+def go_duration(seconds: float) -> str:
+    """Go's time.Duration text for whole seconds (10s, 1m0s, 5m0s)."""
+    whole = int(seconds)
+    return f"{whole}s" if whole < 60 else f"{whole // 60}m{whole % 60}s"
 
 
 class Kubelet:
@@ -194,6 +248,10 @@ class Kubelet:
         self.runs: dict[str, PodRun] = {}
         self.node_ips: dict[str, str] = {}
         self.stopping = False
+        self.events = Recorder(api)
+        self.crash_backoff = Backoff(*CRASH_BACKOFF)
+        self.pull_backoff = Backoff(*IMAGE_BACKOFF)
+        self.shims: list[subprocess.Popen] = []
 
     # -- main loop -----------------------------------------------------------------------
     def run(self) -> None:
@@ -203,8 +261,10 @@ class Kubelet:
             while not self.stopping:
                 try:
                     self.sync_once()
+                    self.events.flush_all()
                 except (ApiError, OSError) as exc:
                     log(f"sync failed: {exc}")
+                self.shims = [s for s in self.shims if s.poll() is None]
                 time.sleep(POLL_SECONDS)
         finally:
             self.shutdown()
@@ -217,7 +277,7 @@ class Kubelet:
         seen = set()
         for pod in pods:
             containers = pod["spec"].get("containers") or []
-            if not containers or resolve(containers[0].get("image", "")) is None:
+            if not containers or not process_kubelet_takes(containers[0].get("image", "")):
                 continue
             uid = pod["metadata"]["uid"]
             seen.add(uid)
@@ -235,6 +295,9 @@ class Kubelet:
             self._cleanup(run)
 
     def sync_pod(self, pod: dict) -> None:
+        """One pass of the kubelet's SyncPod for this pod: volumes, image, config, start (or back
+        off), probes, status. Like the kubelet, a step that fails leaves the container waiting
+        with its reason, and the next pass tries again."""
         meta = pod["metadata"]
         uid = meta["uid"]
         run = self.runs.get(uid)
@@ -256,27 +319,113 @@ class Kubelet:
                 run.volume_error = ""
             except NotReadyYet as exc:
                 run.volume_error = str(exc)
-        if run.proc is not None and run.proc.poll() is not None:
-            code = run.proc.returncode
-            log(f"{run.namespace}/{run.name}: process exited with {code}")
-            run.last_exit = {"terminated": {"exitCode": code if code >= 0 else 128 - code,
-                                            "reason": "Error" if code else "Completed",
-                                            "startedAt": run.started_at, "finishedAt": now()}}
-            run.proc, run.ready = None, False
-            run.restart_after = t + run.backoff
-            run.backoff = min(run.backoff * 2, 10.0)
-            run.restarts += 1
-        if run.proc is None and not run.volume_error and run.binary and t >= run.restart_after:
-            self._start(run, pod)
+        self._reap(run)
+        if run.proc is None and not run.report_exit:
+            if run.volume_error:
+                volume, _, message = run.volume_error.partition(": ")
+                self._wait(run, pod, "ContainerCreating", "", [
+                    ("Warning", "FailedMount", f'MountVolume.SetUp failed for volume "{volume}" : {message}')])
+            elif run.binary is not None or self._pull(run, pod):
+                self._start_or_back_off(run, pod)
         if run.proc is not None and t >= run.next_probe:
             run.next_probe = t + PROBE_SECONDS
-            ready = self._probe(run, pod)
+            ready, why = self._probe(run, pod)
             if ready != run.ready:
                 log(f"{run.namespace}/{run.name}: {'ready' if ready else 'not ready'}")
             run.ready = ready
-            if run.ready:
-                run.backoff = 1.0
+            if not ready and why and t >= run.next_unhealthy_event:
+                period = ((pod["spec"]["containers"][0].get("readinessProbe") or {}).get("periodSeconds")
+                          or DEFAULT_PROBE_PERIOD)
+                run.next_unhealthy_event = t + period
+                self.events.pod_event(pod, "Warning", "Unhealthy", f"Readiness probe failed: {why}", run.container)
         self._report(run, pod)
+
+    def _wait(self, run: PodRun, pod: dict, reason: str, message: str, events: list[tuple[str, str, str]]) -> None:
+        """The container waits for `reason`; its events are recorded on a change and then at the
+        kubelet's retry pace."""
+        t = time.monotonic()
+        if run.waiting != (reason, message) or t - run.waiting_since >= RETRY_EVENT_SECONDS:
+            run.waiting_since = t
+            for type_, event_reason, text in events:
+                self.events.pod_event(pod, type_, event_reason, text, run.container)
+        run.waiting = (reason, message)
+
+    # -- the image ------------------------------------------------------------------------
+    def _pull(self, run: PodRun, pod: dict) -> bool:
+        """The kubelet's EnsureImageExists against this cluster's registry (known_images.pull):
+        True once the image's build is in the pod's root."""
+        result = pull(run.image, self.built_binaries())
+        if result.reason == "InvalidImageName":
+            self._wait(run, pod, result.reason, result.message, [
+                ("Warning", "InspectFailed", result.message), ("Warning", "Failed", "Error: InvalidImageName")])
+            return False
+        if result.build is None:
+            key = f"{run.uid}_{result.image}"
+            if self.pull_backoff.in_backoff_since_update(key):
+                text = f'Back-off pulling image "{result.image}"'
+                self._wait(run, pod, "ImagePullBackOff", f"{text}: {run.pull_error}", [
+                    ("Normal", "BackOff", text), ("Warning", "Failed", "Error: ImagePullBackOff")])
+                return False
+            run.waiting = None  # a new attempt: its events are recorded whatever the last state was
+            self._wait(run, pod, "ErrImagePull", result.message, [
+                ("Normal", "Pulling", f'Pulling image "{result.image}"'),
+                ("Warning", "Failed", f'Failed to pull image "{result.image}": {result.message}'),
+                ("Warning", "Failed", "Error: ErrImagePull")])
+            self.pull_backoff.next(key, time.monotonic())
+            run.pull_error = f"ErrImagePull: {result.message}"
+            log(f"{run.namespace}/{run.name}: cannot pull {run.image}: {result.message}")
+            return False
+        image, version = result.build
+        binary = self.bin_dir / image.binary(version)
+        target = run.root / image.entrypoint.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(binary, target)
+        except FileExistsError:
+            pass
+        except OSError:
+            shutil.copy2(binary, target)
+        run.binary = image.entrypoint
+        run.image_id = f"testenv-binary://{binary.name}"
+        self.events.pod_event(pod, "Normal", "Pulled",
+                              f'Container image "{run.image}" already present on machine', run.container)
+        return True
+
+    def built_binaries(self) -> set[str]:
+        return {p.name for p in self.bin_dir.iterdir() if p.is_file()}
+
+    # -- starting, exits, back-off ----------------------------------------------------------
+    def _reap(self, run: PodRun) -> None:
+        if run.proc is None or run.proc.poll() is None:
+            return
+        code = run.proc.returncode
+        log(f"{run.namespace}/{run.name}: process exited with {code}")
+        exit_code = code if code >= 0 else 128 - code
+        run.exits = [*run.exits[-1:], {"terminated": {
+            "exitCode": exit_code, "reason": "Error" if exit_code else "Completed",
+            "startedAt": run.started_at, "finishedAt": now(), "containerID": run.container_id}}]
+        run.exited_at = time.monotonic()
+        run.proc, run.ready, run.report_exit = None, False, True
+        self._publish_logs(run, run.starts - 1, run.starts - 1)
+
+    def _start_or_back_off(self, run: PodRun, pod: dict) -> None:
+        """The kubelet's doBackOff, then start: the first restart after an exit is immediate, each
+        later one waits out a doubling back-off counted from the last exit."""
+        if run.exits:
+            if self.crash_backoff.in_backoff_since(run.uid, run.exited_at):
+                period = go_duration(self.crash_backoff.get(run.uid))
+                pod_name = f"{run.name}_{run.namespace}({run.uid})"
+                self._wait(run, pod, "CrashLoopBackOff",
+                           f"back-off {period} restarting failed container={run.container} pod={pod_name}", [
+                               ("Warning", "BackOff",
+                                f"Back-off restarting failed container {run.container} in pod {pod_name}")])
+                return
+            self.crash_backoff.next(run.uid, run.exited_at)
+        try:
+            self._start(run, pod)
+        except ConfigError as exc:
+            self._wait(run, pod, "CreateContainerConfigError", str(exc), [("Warning", "Failed", f"Error: {exc}")])
+
 
     # -- set-up -------------------------------------------------------------------------
     def _new_run(self, pod: dict) -> PodRun:
@@ -284,32 +433,20 @@ class Kubelet:
         used = {r.host for r in self.runs.values()}
         host = next(h for h in range(2, 255) if h not in used)
         netns, address = self.net.add_pod(host)
-        root = self.workdir / "pods" / f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}"
+        pod_dir = f"{meta['namespace']}_{meta['name']}_{meta['uid'][:8]}"
+        root = self.workdir / "pods" / pod_dir
         root.mkdir(parents=True, exist_ok=True)
         root.chmod(0o755)
         (root / "tmp").mkdir(exist_ok=True)
         (root / "tmp").chmod(0o1777)
         log_path = self.workdir / "logs" / "pods" / f"{meta['namespace']}_{meta['name']}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        image_ref = pod["spec"]["containers"][0]["image"]
-        image, version = resolve(image_ref)
-        binary = self.bin_dir / image.binary(version)
-        run = PodRun(meta["uid"], meta["namespace"], meta["name"], host, address, netns, root, log_path, None)
-        if version and binary.exists():
-            target = root / image.entrypoint.lstrip("/")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(binary, target)
-            except OSError:
-                shutil.copy2(binary, target)
-            run.binary = image.entrypoint
-            run.image_id = f"testenv-binary://{binary.name}"
-        else:
-            built = ", ".join(image.binary(v) for v in image.versions)
-            run.image_error = f"testenv has no binary for {image_ref} (built: {built}; see tests/testenv/known_images.py)"
-            log(f"{meta['namespace']}/{meta['name']}: {run.image_error}")
+        container = pod["spec"]["containers"][0]
+        log_dir = self.workdir / "logs" / "containers" / pod_dir / container["name"]
+        log_dir.mkdir(parents=True, exist_ok=True)
         log(f"{meta['namespace']}/{meta['name']}: pod IP {address}, root {root}")
-        return run
+        return PodRun(meta["uid"], meta["namespace"], meta["name"], container["name"], container.get("image", ""),
+                      host, address, netns, root, log_path, log_dir)
 
     def _sync_volumes(self, run: PodRun, pod: dict) -> None:
         volumes = {v["name"]: v for v in pod["spec"].get("volumes") or []}
@@ -317,13 +454,16 @@ class Kubelet:
         for mount in container.get("volumeMounts") or []:
             volume = volumes.get(mount["name"])
             if volume is None:
-                raise NotReadyYet(f"volume {mount['name']} is not defined")
-            files = self._volume_files(run, pod, volume, mount["mountPath"])
+                raise NotReadyYet(f"{mount['name']}: volume is not defined")
+            try:
+                files = self._volume_files(run, pod, volume, mount["mountPath"])
+            except NotReadyYet as exc:
+                raise NotReadyYet(f"{mount['name']}: {exc}") from None
             target = run.root / mount["mountPath"].lstrip("/")
             sub = mount.get("subPath")
             if sub:
                 if sub not in files:
-                    raise NotReadyYet(f"subPath {sub} not in volume {mount['name']}")
+                    raise NotReadyYet(f"{mount['name']}: subPath {sub} not in the volume")
                 if not target.exists():  # like the kubelet: a subPath mount is not updated later
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(files[sub][0])
@@ -340,7 +480,7 @@ class Kubelet:
         if "secret" in volume:
             src = volume["secret"]
             data = self._object_data(ns, "secrets", src["secretName"], src.get("optional", False), b64=True)
-            return _select(data, src.get("items"), src.get("defaultMode", 0o644))
+            return _select(data, src.get("items"), src.get("defaultMode", 0o644), secret=True)
         if "configMap" in volume:
             src = volume["configMap"]
             data = self._object_data(ns, "configmaps", src["name"], src.get("optional", False), b64=False)
@@ -364,7 +504,7 @@ class Kubelet:
                 elif "secret" in source:
                     s = source["secret"]
                     data = self._object_data(ns, "secrets", s["name"], s.get("optional", False), b64=True)
-                    files.update(_select(data, s.get("items"), mode))
+                    files.update(_select(data, s.get("items"), mode, secret=True))
                 elif "downwardAPI" in source:
                     files.update(self._downward(pod, source["downwardAPI"].get("items") or [], mode))
                 else:
@@ -377,7 +517,7 @@ class Kubelet:
         if obj is None:
             if optional:
                 return {}
-            raise NotReadyYet(f"{resource[:-1]} {ns}/{name} not found")
+            raise NotReadyYet(f'{resource[:-1]} "{name}" not found')  # the kubelet's words
         data = {k: base64.b64decode(v) if b64 else v.encode() for k, v in (obj.get("data") or {}).items()}
         if not b64:
             data.update({k: base64.b64decode(v) for k, v in (obj.get("binaryData") or {}).items()})
@@ -409,6 +549,14 @@ class Kubelet:
 
     # -- the process ----------------------------------------------------------------------
     def _env(self, pod: dict, container: dict) -> dict[str, str]:
+        """The container's environment; ConfigError (CreateContainerConfigError) when a referenced
+        ConfigMap, Secret or key is missing, in the kubelet's words."""
+        try:
+            return self._env_or_missing(pod, container)
+        except NotReadyYet as exc:
+            raise ConfigError(str(exc)) from None
+
+    def _env_or_missing(self, pod: dict, container: dict) -> dict[str, str]:
         ns = pod["metadata"]["namespace"]
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/", "HOSTNAME": pod["metadata"]["name"],
                "KUBERNETES_SERVICE_HOST": self.net.gateway, "KUBERNETES_SERVICE_PORT": str(self.api_port),
@@ -437,42 +585,75 @@ class Kubelet:
                 if ref["key"] in data:
                     env[item["name"]] = data[ref["key"]].decode()
                 elif not ref.get("optional"):
-                    raise NotReadyYet(f"env {item['name']}: key {ref['key']} not in {ref['name']}")
+                    raise ConfigError(f"couldn't find key {ref['key']} in {'Secret' if is_secret else 'ConfigMap'} "
+                                      f"{ns}/{ref['name']}")
             else:
                 env[item["name"]] = ""  # resourceFieldRef: no cgroup limits here
         return env
 
     def _start(self, run: PodRun, pod: dict) -> None:
+        """Start the container: its process, with stdout and stderr to a log shim (as a runtime's
+        shim owns them) writing <start>.log; kwok serves those files as the node's
+        /containerLogs (a Logs object per pod names the current and the previous one)."""
         container = pod["spec"]["containers"][0]
-        try:
-            env = self._env(pod, container)
-        except NotReadyYet as exc:
-            run.volume_error = str(exc)
-            return
+        env = self._env(pod, container)
         command = [expand(c, env) for c in container.get("command") or [run.binary]]
         args = [expand(a, env) for a in container.get("args") or []]
         uid, gid, groups = _identity(pod, container)
-        out = open(run.log_path, "ab")
-        log(f"{run.namespace}/{run.name}: starting {' '.join(command + args)} ({run.image_id}) as {uid}:{gid} "
-            f"in {run.netns}")
-        run.proc = subprocess.Popen([*command, *args], env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
-                                    preexec_fn=_enter(run.netns, str(run.root), uid, gid, groups,
-                                                      (pod["spec"].get("hostname") or run.name)[:63].encode()))
-        out.close()
+        attempt = run.starts
+        (run.log_dir / f"{attempt - 2}.log").unlink(missing_ok=True)  # the kubelet keeps one previous log
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            shim = subprocess.Popen(
+                [sys.executable, "-S", "-E", str(LOG_SHIM), str(run.log_dir / f"{attempt}.log"), str(run.log_path),
+                 str(out_r), str(err_r)], stdin=subprocess.DEVNULL, pass_fds=(out_r, err_r), start_new_session=True)
+            log(f"{run.namespace}/{run.name}: starting {' '.join(command + args)} ({run.image_id}) as {uid}:{gid} "
+                f"in {run.netns}")
+            run.proc = subprocess.Popen([*command, *args], env=env, stdin=subprocess.DEVNULL, stdout=out_w,
+                                        stderr=err_w, start_new_session=True, close_fds=True,
+                                        preexec_fn=_enter(run.netns, str(run.root), uid, gid, groups,
+                                                          (pod["spec"].get("hostname") or run.name)[:63].encode()))
+        finally:
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
+        run.shim = shim
+        self.shims.append(shim)
+        run.starts += 1
+        run.waiting, run.report_exit = None, False
         self._pid_file(run).parent.mkdir(parents=True, exist_ok=True)
         self._pid_file(run).write_text(str(run.proc.pid))
         run.started_at = now()
         run.next_probe = time.monotonic() + 0.5
+        self.events.pod_event(pod, "Normal", "Created", f"Created container: {run.container}", run.container)
+        self.events.pod_event(pod, "Normal", "Started", f"Started container {run.container}", run.container)
+        self._publish_logs(run, attempt, attempt - 1)
 
-    def _probe(self, run: PodRun, pod: dict) -> bool:
+    def _publish_logs(self, run: PodRun, current: int, previous: int) -> None:
+        """The kwok Logs object that points the node's /containerLogs at this pod's files, chosen as
+        the kubelet chooses containers for logs: the running container, or while none runs the
+        last one that exited; with `previous`, the last one that exited."""
+        entry = {"containers": [run.container], "logsFile": str(run.log_dir / f"{current}.log")}
+        if previous >= 0:
+            entry["previousLogsFile"] = str(run.log_dir / f"{previous}.log")
+        body = {"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Logs",
+                "metadata": {"name": run.name, "namespace": run.namespace}, "spec": {"logs": [entry]}}
+        try:
+            self.api.request("PATCH", f"{LOGS_API}/namespaces/{run.namespace}/logs/{run.name}", body,
+                             query={"fieldManager": "testenv-kubelet", "force": "true"},
+                             content_type="application/apply-patch+yaml")
+        except ApiError as exc:
+            log(f"{run.namespace}/{run.name}: cannot publish its logs: {exc}")
+
+    def _probe(self, run: PodRun, pod: dict) -> tuple[bool, str]:
+        """The readiness probe: (ready, why not, in the kubelet's prober's words)."""
         container = pod["spec"]["containers"][0]
         probe = container.get("readinessProbe")
         if not probe:
-            return True
+            return True, ""
         get = probe.get("httpGet")
         if get is None:
-            return True  # exec/tcp probes: trust a running process
+            return True, ""  # exec/tcp probes: trust a running process
         port = get.get("port")
         if isinstance(port, str) and not port.isdigit():
             port = next((p["containerPort"] for p in container.get("ports") or [] if p.get("name") == port), None)
@@ -483,9 +664,17 @@ class Kubelet:
 
             context = ssl._create_unverified_context() if scheme == "https" else None  # kubelet skips verification too
             with urllib.request.urlopen(url, timeout=1, context=context) as response:
-                return 200 <= response.status < 400
-        except (urllib.error.URLError, OSError, ValueError):
-            return False
+                ok = 200 <= response.status < 400
+                return ok, "" if ok else f"HTTP probe failed with statuscode: {response.status}"
+        except urllib.error.HTTPError as exc:
+            return False, f"HTTP probe failed with statuscode: {exc.code}"
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, ConnectionRefusedError):
+                reason = "connect: connection refused"
+            elif isinstance(reason, TimeoutError):
+                reason = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
+            return False, f'Get "{url}": dial tcp {run.ip}:{port}: {reason}'
 
     # -- status ---------------------------------------------------------------------------
     def _report(self, run: PodRun, pod: dict) -> None:
@@ -494,37 +683,41 @@ class Kubelet:
         ready = run.proc is not None and run.ready
         scheduled = [c for c in status.get("conditions") or [] if c.get("type") == "PodScheduled"]
         previous = {c.get("type"): c for c in (run.last_status or {}).get("conditions") or []}
+        unready = {"reason": "ContainersNotReady", "message": f"containers with unready status: [{run.container}]"}
 
-        def cond(type_: str, ok: bool) -> dict:
+        def cond(type_: str, ok: bool, why: dict | None = None) -> dict:
             value = "True" if ok else "False"
             old = previous.get(type_)
             since = old["lastTransitionTime"] if old and old.get("status") == value else now()
-            return {"type": type_, "status": value, "lastTransitionTime": since}
+            return {"type": type_, "status": value, "lastTransitionTime": since, **({} if ok else why or {})}
 
+        last = run.exits[-1] if run.exits else None
         if run.proc is not None:
             state = {"running": {"startedAt": run.started_at}}
-        elif run.image_error:
-            state = {"waiting": {"reason": "ErrImagePull", "message": run.image_error}}
-        elif run.volume_error:
-            state = {"waiting": {"reason": "ContainerCreating", "message": run.volume_error}}
-        elif run.last_exit:
-            state = {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off restarting the process"}}
+        elif run.report_exit and last:
+            state, last = last, (run.exits[-2] if len(run.exits) > 1 else None)
+        elif run.waiting:
+            state = {"waiting": {"reason": run.waiting[0], **({"message": run.waiting[1]} if run.waiting[1] else {})}}
         else:
             state = {"waiting": {"reason": "ContainerCreating"}}
         cstatus = {"name": container["name"], "image": container["image"], "imageID": run.image_id, "ready": ready,
-                   "started": run.proc is not None, "restartCount": run.restarts, "state": state}
-        if run.last_exit:
-            cstatus["lastState"] = run.last_exit
+                   "started": run.proc is not None, "restartCount": run.restart_count, "state": state}
+        if run.proc is not None:
+            cstatus["containerID"] = run.container_id
+        if last:
+            cstatus["lastState"] = last
         host_ip = self._node_ip(pod["spec"].get("nodeName", ""))
         new = {
-            "phase": "Running" if run.proc is not None or run.restarts else "Pending",
+            "phase": "Running" if run.starts else "Pending",
             "conditions": [*scheduled, cond("PodReadyToStartContainers", True), cond("Initialized", True),
-                           cond("ContainersReady", ready), cond("Ready", ready)],
+                           cond("ContainersReady", ready, unready), cond("Ready", ready, unready)],
             "hostIP": host_ip, "hostIPs": [{"ip": host_ip}],
             "podIP": run.ip, "podIPs": [{"ip": run.ip}],
             "startTime": status.get("startTime") or now(),
             "containerStatuses": [cstatus],
         }
+        if run.report_exit and run.proc is None:
+            run.report_exit = False  # shown once; the next pass decides on the back-off
         if new == run.last_status:
             return
         self.api.request("PATCH", f"/api/v1/namespaces/{run.namespace}/pods/{run.name}/status",
@@ -585,6 +778,14 @@ class Kubelet:
         self._pid_file(run).unlink(missing_ok=True)
         self.net.remove_pod(run.host)
         shutil.rmtree(run.root, ignore_errors=True)
+        shutil.rmtree(run.log_dir.parent, ignore_errors=True)  # the kubelet removes a deleted pod's logs
+        self.events.forget(run.uid)
+        if run.starts and not self.stopping:
+            try:
+                self.api.request("DELETE", f"{LOGS_API}/namespaces/{run.namespace}/logs/{run.name}")
+            except ApiError as exc:
+                if exc.status != 404:
+                    log(f"{run.namespace}/{run.name}: cannot remove its Logs: {exc}")
         self.runs.pop(run.uid, None)
 
     def shutdown(self) -> None:
@@ -638,7 +839,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     kubelet = Kubelet(Api.from_kubeconfig(args.kubeconfig), Path(args.bin_dir), Path(args.workdir),
                       PodNetwork(args.net_index), args.api_port)
-    log(f"running pods of {', '.join(r for image in KNOWN for r in image.repositories)}")
+    log(f"running pods of {', '.join(r for image in KNOWN for r in image.repositories)}; "
+        f"failing pulls from {UNPULLABLE_REGISTRY}")
     kubelet.run()
     return 0
 

@@ -27,6 +27,7 @@ from trainerctl.cli.flags import (
     NoPrune,
     NoRecreate,
     Output,
+    OutputFile,
     SkipPreflight,
     TakeOverOperator,
     Timeout,
@@ -97,6 +98,10 @@ def install_cmd(
         blocked = exc.upgrade_report
         if blocked is not None and output == "text":
             sys.stderr.write(terminal(blocked.to_text()))
+        if exc.diagnoses:  # the causes in full, before the one error line that names the first
+            from trainerctl.cluster.engine.diagnose import lines
+
+            sys.stderr.write(terminal("".join(f"{line}\n" for line in lines(exc.diagnoses))))
         if output != "text" or exc.report.objects:  # text: the error line says it all
             emit(exc.report, output)
         raise
@@ -222,3 +227,62 @@ def status_cmd(
         if wait:
             raise WaitTimeout(f"timed out after {timeout:g}s: {not_ready_line(st)}")
         raise TrainerctlError(not_ready_line(st), EXIT_FAILED)
+
+
+@command("check")
+@uses(cluster_flags, source_flags, render_flags)
+def check_cmd(
+    cluster: ClusterFlags,
+    source: SourceFlags,
+    render: RenderFlags,
+    namespace: Namespace = None,
+    filename: Filename = None,
+    output: Output = None,
+    no_prune: NoPrune = False,
+    field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
+) -> None:
+    """Every check install makes before applying, all listed: the cluster, versions, JobSet,
+    permissions, the Go operator, the upgrade check; exit 0 when install may go ahead, 3 when not."""
+    from trainerctl.cli.output import check_output, emit
+    from trainerctl.cli.target import target
+    from trainerctl.cluster.check import check
+    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.install import source_dict
+    from trainerctl.errors import PreflightError
+    from trainerctl.upgrade import guard
+
+    output = check_output(output)
+    api = connect(cluster.kubeconfig, cluster.context)
+    goal = target(api, filename, source, render, namespace)
+    report = check(goal.objects, cluster=api, namespace=goal.namespace, source=source_dict(goal.source),
+                   owner_label=goal.owner_label, field_manager=field_manager, prune=not no_prune,
+                   upgrade_guard=guard)
+    emit(report, output)
+    if report.failed:
+        first = report.failed[0]
+        raise PreflightError(f"{len(report.failed)} check(s) failed, first: {first.check}: {first.message}")
+
+
+@command("support-bundle")
+@uses(cluster_flags)
+def support_bundle_cmd(
+    cluster: ClusterFlags,
+    namespace: Namespace = None,
+    output_file: OutputFile = None,
+) -> None:
+    """Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
+    our objects (no Secret values), events, controller logs, CRD versions, workload counts, nodes."""
+    import json
+
+    from trainerctl import ui
+    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.status import status
+    from trainerctl.cluster.support_bundle import support_bundle
+    from trainerctl.render.settings import namespace_setting
+
+    ns = namespace_setting(namespace)
+    api = connect(cluster.kubeconfig, cluster.context)
+    written = support_bundle(cluster=api, namespace=ns, output_file=output_file,
+                             status=lambda: json.loads(json.dumps(status(cluster=api, namespace=ns))))
+    ui.info(written.line())
+    sys.stdout.write(written.path + "\n")

@@ -138,6 +138,9 @@ Output = Annotated[Optional[str], typer.Option(
     "-o", "--output", metavar="FORMAT", autocompletion=_choices("text", "yaml", "json"),
     help="Output format: yaml or json (render's default: yaml; other commands: text).")]
 
+OutputFile = Annotated[Optional[str], typer.Option(
+    "--output-file", metavar="FILE",
+    help="Where to write the archive (default: ./trainerctl-support-NAMESPACE-TIME.tar.gz); never over a file.")]
 OutputDir = Annotated[Optional[str], typer.Option(
     "--output-dir", metavar="DIR", help="Write one file per object (plus kustomization.yaml) here instead.")]
 Gitops = Annotated[Optional[str], typer.Option(

@@ -24,6 +24,7 @@ from trainerctl.gitops.folder import Folder, load_folder
 from trainerctl.kustomize import yamlio
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.options import RenderOptions
+from trainerctl.render.images import image_origins
 from trainerctl.render.pipeline import render
 from trainerctl.cli.flags import RenderFlags, SourceFlags
 from trainerctl.render.settings import namespace_setting
@@ -164,9 +165,12 @@ def from_file(path: str, namespace: str) -> Target:
     if path != "-" and os.path.isdir(path):  # a folder `render --output-dir` wrote says what it came from
         folder = _load_folder(path)
         source = {"folder": path, **({"gitops": folder.engine} if folder.engine else {}),
-                  **{k: v for k, v in folder.provenance.items() if k != "images"}}
+                  **{k: v for k, v in folder.provenance.items() if k != "images"},
+                  "images": image_origins(folder.objects, default=f"-f {path}")}
         return Target(folder.objects, source, DEFAULT_OWNER_LABEL, namespace)
-    return Target(load_file(path), {"file": path}, DEFAULT_OWNER_LABEL, namespace)
+    objects = load_file(path)
+    return Target(objects, {"file": path, "images": image_origins(objects, default=f"-f {path}")},
+                  DEFAULT_OWNER_LABEL, namespace)
 
 
 def read_first(filename: str | None) -> Target | None:

@@ -15,12 +15,12 @@ from typing import Any, Callable
 
 from trainerctl.cluster.engine import inventory as inv_mod
 from trainerctl.cluster.engine.apply import ApplyOptions, Planned
-from trainerctl.cluster.engine.client import Cluster
+from trainerctl.cluster.engine.client import ApiError, Cluster
 from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.engine.inventory import Entry, Inventory
 from trainerctl.cluster.engine.staged import RunOptions, StagedApply
 from trainerctl.cluster.engine.objects import Ref, is_exempt, label_selector
-from trainerctl.cluster.engine.plan import ensure_namespace, plan, read_live, webhook_services
+from trainerctl.cluster.engine.plan import ensure_namespace, namespace_labels, plan, read_live, webhook_services
 from trainerctl.cluster.engine.pool import parallel_map
 from trainerctl.cluster.engine.prune import PruneRules, prune, still_wanted
 from trainerctl.cluster.engine.report import Report, StageResult
@@ -60,6 +60,7 @@ class RunFailed(TrainerctlError):
         super().__init__(message, exit_code)
         self.report = report
         self.upgrade_report = None  # the blocking upgrade report, for the CLI to print
+        self.diagnoses: list = []  # engine/diagnose.py Diagnosis per object a wait gave up on
 
 
 def source_dict(source: Any) -> dict:
@@ -86,7 +87,8 @@ class Installer:
         apply = ApplyOptions(options.field_manager, options.force_conflicts, options.dry_run, options.recreate,
                              options.timeout, recreate_kinds=RECREATE_KINDS, strip_finalizers=(LEGACY_FINALIZER,))
         self.applier = StagedApply(cluster, self.discovery, namespace=namespace, report=self.report,
-                                       progress=progress, options=RunOptions(apply, options.wait, options.legacy_managers))
+                                   progress=progress, options=RunOptions(apply, options.wait, options.legacy_managers,
+                                                                         dict(source.get("images") or {})))
         self.stage_name = "preflight"
         self.leftovers: dict[str, Entry] = {}
         self.operator = go_operator.OperatorState()
@@ -115,6 +117,8 @@ class Installer:
             suffix = f" ({self._so_far()})" if self.report.objects else ""
             failed = RunFailed(f"{exc}{suffix}", self.report, exc.exit_code)
             failed.upgrade_report = getattr(exc, "report", None)  # a blocked upgrade's, for the CLI to print
+            failed.diagnoses = getattr(exc, "diagnoses", [])  # why a rollout failed, for the CLI to print
+            self.report.diagnosis = [d.to_dict() for d in failed.diagnoses]
             raise failed from None
         finally:
             self.progress.close()
@@ -144,29 +148,60 @@ class Installer:
     def _prepare(self) -> list[Planned]:
         """Everything before the first write: reads, checks, the plan."""
         t = time.monotonic()
-        # Independent first reads go out together: they are most of a no-op run's latency.
+        check = not self.options.skip_preflight
+        # Independent first reads go out together: they are most of a no-op run's latency. A read
+        # the user may not make is held back until the access review has named the permission.
         steps = [self.discovery.refresh, lambda: inv_mod.read(self.cluster, self.namespace),
                  lambda: go_operator.read_cr(self.cluster), lambda: go_operator.find_deployments(self.cluster)]
-        if not self.options.skip_preflight:
+        if check:
             steps.insert(0, lambda: preflight.server_version(self.cluster))  # first: its error is the clearest
-        results = parallel_map(lambda step: step(), steps)
-        self.operator = go_operator.OperatorState(cr=results[-2], deployments=results[-1])
-        self._operator_guard()
+        results = parallel_map(_attempt, steps)
+        target = self.report.source.get("trainer_version")
+        if check:
+            version = _value(results[0])
+            preflight.raise_first([preflight.kubernetes(version, target)])
+        _value(results[-4])  # discovery
         self.discovery.add_rendered_crds(self.objects)
-        self.applier.previous = self.applier.last_written = results[-3]
-        if not self.options.skip_preflight:
-            target = self.report.source.get("trainer_version")
-            installed = self.previous.source.get("trainer_version") if self.previous else None
-            preflight.run(self.cluster, self.discovery, self.objects, installed_version=installed,
-                          target_version=target, version=results[0])
+        deps: tuple[Any, BaseException | None] = (None, None)
+        if check:
+            openshift = self.discovery.has_group(preflight.OPENSHIFT_GROUP)
+            deps = _attempt(lambda: preflight.dependencies_found(self.cluster, self.discovery, self.objects, openshift))
+            if deps[1] is None:
+                preflight.raise_first([deps[0][0]])
+            preflight.raise_first([preflight.kinds(self.discovery, self.objects)])
         planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager, STAGES)
-        read_live(self.cluster, planned, self.owner_label)
+        if check and any(_forbidden(error) for _, error in [*results, deps]):
+            self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
+        self.operator = go_operator.OperatorState(cr=_value(results[-2]), deployments=_value(results[-1]))
+        self._operator_guard()
+        self.applier.previous = self.applier.last_written = _value(results[-3])
+        if check:
+            installed = self.previous.source.get("trainer_version") if self.previous else None
+            preflight.raise_first([preflight.jobset_version(self.cluster, _value(deps)[1], target),
+                                   preflight.upgrade_path(installed, target)])
+        try:
+            read_live(self.cluster, planned, self.owner_label)
+        except ApiError as exc:
+            if check and _forbidden(exc):
+                self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
+            raise
         self.labelled = self._adopt_operator_install(planned)
-        if not self.options.skip_preflight:
+        if check:
+            # Only what this run will write is asked: a no-op run asks nothing.
+            self._refuse_if_lacking(preflight.change_needs(
+                planned, self.namespace, self.previous, self.options.prune,
+                will_apply=lambda p: not self.applier.unchanged_since_last_apply(p)))
+            hazard = preflight.istio(self.namespace, namespace_labels(planned, self.namespace), self.objects)
+            if hazard.status == preflight.WARN:
+                self.progress.message(f"warning: {hazard.message}")
             self._upgrade_guard(planned)
         self.report.stages.append(StageResult("preflight", time.monotonic() - t, 0))
         self.progress.total = len(planned)
         return planned
+
+    def _refuse_if_lacking(self, needs) -> None:
+        """The access review (engine/access.py): one line naming the first missing permission."""
+        preflight.raise_first([preflight.permissions(self.cluster, needs)])
 
     def _stage(self, spec, planned: list[Planned]) -> None:
         items = [p for p in planned if p.stage == spec.name]
@@ -293,6 +328,24 @@ class Installer:
                 self.report.upgrade = exc.report.to_dict()
             raise
         self.report.upgrade = upgrade.to_dict()
+
+
+def _attempt(step: Callable[[], Any]) -> tuple[Any, BaseException | None]:
+    try:
+        return step(), None
+    except TrainerctlError as exc:
+        return None, exc
+
+
+def _forbidden(error: BaseException | None) -> bool:
+    return isinstance(error, ApiError) and error.status == 403
+
+
+def _value(result: tuple[Any, BaseException | None]) -> Any:
+    value, error = result
+    if error is not None:
+        raise error
+    return value
 
 
 def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,

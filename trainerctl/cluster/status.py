@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+from trainerctl.cluster.engine import diagnose
 from trainerctl.cluster.engine import diff as engine_diff
 from trainerctl.cluster.engine import inventory as inv_mod
 from trainerctl.cluster.engine.apply import get_meta
@@ -30,9 +31,10 @@ def _text(value) -> str:
 
 
 def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = None,
-           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl") -> dict:
+           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl", logs: bool = True) -> dict:
     """Objects from the render when given (drift checked by server-side dry-run), else the inventory
-    (drift seen in our managed fields)."""
+    (drift seen in our managed fields). A Deployment that is not available carries its causes
+    (engine/diagnose.py; `logs`: with a crashed container's last log lines)."""
     discovery = Discovery(cluster)
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)
@@ -76,8 +78,16 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
                 ok, why = deployment_is_available(dep)
             except TrainerctlError as exc:
                 ok, why = False, str(exc)
-            out["deployments"].append({"namespace": ref.namespace, "name": ref.name, "available": ok,
-                                       **({"reason": why} if why else {})})
+            entry = {"namespace": ref.namespace, "name": ref.name, "available": ok, **({"reason": why} if why else {})}
+            if not ok:
+                found = diagnose.deployment(cluster, ref.namespace, ref.name, logs=logs,
+                                            image_origins=source.get("images"))
+                entry["causes"] = [c.to_dict() for c in found.causes]
+                if found.causes:  # the cause, where the conditions and the not-Ready line show the reason
+                    entry["reason"] = f"{why}: {found.short()}" if why else found.short()
+                if found.unreadable:
+                    entry["unreadable"] = found.unreadable
+            out["deployments"].append(entry)
     counts: dict[str, int] = {}
     for o in out["objects"]:
         counts[o["state"]] = counts.get(o["state"], 0) + 1
@@ -99,9 +109,12 @@ def wait_ready(timeout: float, on_wait=None, **kwargs) -> tuple[dict, bool]:
     deadline = time.monotonic() + timeout
     delay = 0.5
     while True:
-        st = status(**kwargs)
+        st = status(**kwargs, logs=False)
         now = time.monotonic()
-        if st["ready"] or now >= deadline:
+        if st["ready"]:
+            return st, True
+        if now >= deadline:
+            st = status(**kwargs)  # the last word, with a crashed container's log lines
             return st, st["ready"]
         if on_wait:
             on_wait(ready_condition(st))
@@ -147,6 +160,11 @@ def status_text(st: dict) -> str:
     for d in st["deployments"]:
         lines.append(f"Deployment {d['namespace']}/{d['name']}: {'available' if d['available'] else 'not available'}"
                      + (f" ({d['reason']})" if d.get("reason") else ""))
+        causes = d.get("causes") or []
+        for cause in causes[:diagnose.TEXT_CAUSES]:
+            lines.extend(f"  {line}" for line in diagnose.cause_lines(cause))
+        if len(causes) > diagnose.TEXT_CAUSES:
+            lines.append(f"  and {len(causes) - diagnose.TEXT_CAUSES} more cause(s) (-o json lists them)")
     summary = ", ".join(f"{n} {s}" for s, n in sorted(st["summary"].items())) or "no objects"
     lines.append(f"objects: {summary}")
     return "\n".join(lines) + "\n"

@@ -89,6 +89,8 @@ class ImageOverrides:
     images: dict[str, str] = field(default_factory=dict)
     # param keys given explicitly (not through an env var), which must exist somewhere
     explicit_params: dict[str, str] = field(default_factory=dict)
+    # image reference -> the setting that put it there ("--image KEY", "environment variable X")
+    origins: dict[str, str] = field(default_factory=dict)
 
 
 def resolve_overrides(images: Mapping[str, str], env: Mapping[str, str],
@@ -110,7 +112,8 @@ def resolve_overrides(images: Mapping[str, str], env: Mapping[str, str],
                 f"to set a params.env key, name the key itself"
             )
     for var, value in {**env_values, **explicit_env}.items():
-        parse_image(value, where(var) if var in explicit_env else f"environment variable {var}")
+        out.origins[value] = where(var) if var in explicit_env else f"environment variable {var}"
+        parse_image(value, out.origins[value])
         for param in table[var].params:
             out.params[param] = value
         for name in table[var].images:
@@ -119,6 +122,7 @@ def resolve_overrides(images: Mapping[str, str], env: Mapping[str, str],
         if key.startswith(ENV_PREFIX):
             continue
         parse_image(value, where(key))
+        out.origins[value] = where(key)
         if "/" in key:
             parse_image(key, f"{where(key)} (image name)")
             out.images[key] = value
@@ -200,3 +204,18 @@ def check_registry(objects: list[dict], registry: str) -> None:
             f"--require-registry {registry}: {len(leftovers)} image(s) point elsewhere: {shown} "
             f"(override them with RELATED_IMAGE_* or --image KEY=REF)"
         )
+
+
+def image_origins(objects: list[dict], overrides: ImageOverrides | None = None,
+                  params: Mapping[str, str] | None = None, default: str = "the upstream manifests") -> dict[str, str]:
+    """Where each rendered container image came from: an override (`overrides.origins`), a
+    params.env value as the source ships it (`params`: image -> "params.env KEY (path)"), else the
+    manifests themselves. A failed pull then names the setting to fix."""
+    out: dict[str, str] = {}
+    for obj in objects:
+        if obj.get("kind") == "CustomResourceDefinition":
+            continue  # megabytes of schema and no image: not worth the walk
+        for _, image in iter_images(obj):
+            out.setdefault(image, (overrides.origins if overrides else {}).get(image) or (params or {}).get(image)
+                           or default)
+    return out

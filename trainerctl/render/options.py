@@ -128,6 +128,7 @@ class SourceInfo:
     trainer_version: str | None
     path: str | None = None  # the local checkout, for --source PATH
     releases: tuple[dict, ...] = ()  # component_metadata.yaml releases: name, version, repoUrl
+    images: dict[str, str] = field(default_factory=dict)  # rendered image -> where it came from
 
     def __post_init__(self) -> None:
         # What a render reports (the inventory, -o json, the lock) never holds a URL's password.

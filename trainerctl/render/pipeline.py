@@ -18,10 +18,10 @@ from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
 from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.render.assets import asset_dir
-from trainerctl.render.images import ImageOverrides, check_registry, kustomize_image_entry
+from trainerctl.render.images import ImageOverrides, check_registry, image_origins, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
 from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
-from trainerctl.render.params_env import ParamsEnv, check_image_values
+from trainerctl.render.params_env import ParamsEnv, check_image_values, image_keys
 from trainerctl.render.overlay import add_wrapper, choose_overlay, sort_options, wrapper_kustomization
 from trainerctl.render.runtime_compat import compatible_runtimes
 from trainerctl.source import (
@@ -76,13 +76,22 @@ def _component_releases(manifests: Path) -> list[dict]:
     return out
 
 
-def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides) -> None:
+def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides) -> dict[str, str]:
     """Every params.env under `roots`, with the overrides applied, checked; an edited one goes
-    into `fs` in place of the file on disk (in a directory that is real, not a link to it)."""
+    into `fs` in place of the file on disk (in a directory that is real, not a link to it).
+
+    Returns image -> "params.env KEY (file)" for the image values the source ships (before the
+    overrides), so the render can say where an image came from."""
     applied: set[str] = set()
-    for root in roots:
+    shipped: dict[str, str] = {}
+    for i, root in enumerate(roots):
         for path in sorted(root.rglob("params.env")):
             params = ParamsEnv.load(path)
+            shown = path.relative_to(root).as_posix() if i == 0 else f"{root.name}/{path.relative_to(root).as_posix()}"
+            for key in image_keys(params):
+                value = params.get(key)
+                if value:
+                    shipped.setdefault(value, f"params.env {key} ({shown})")
             changed = {key for key, value in overrides.params.items() if params.set(key, value)}
             check_image_values(params)
             if changed:
@@ -95,6 +104,7 @@ def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides)
             f"--image {missing[0]}: no params.env of this render has that key "
             f"(use a RELATED_IMAGE_* variable, a params.env key, or an image name with '/')"
         )
+    return shipped
 
 
 def _cluster_scoped(objects: list[dict]) -> set[tuple[str, str]]:
@@ -170,7 +180,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         if name in components:
             sets[name] = asset_dir(name)
     fs = OverlayFS()
-    _params_overlay(fs, [source.manifests, *(sets[n] for n in sets if n != "manifests")], overrides)
+    shipped = _params_overlay(fs, [source.manifests, *(sets[n] for n in sets if n != "manifests")], overrides)
     # A fetched repository is untrusted: no base of it may leave it (kubectl's rule for clones).
     repo_root = str(source.manifests.parent) if source.url else None
     rendered: dict[str, list[dict]] = {}
@@ -217,5 +227,6 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         trainer_version=trainer_version,
         path=None if source.url else str(source.manifests),
         releases=tuple(releases),
+        images=image_origins(objects, overrides, shipped),
     )
     return RenderResult(objects, rendered, info, options.namespace, owner_label, platform)

@@ -6,7 +6,7 @@ server. install calls one of them before applying and refuses a blocking report 
 
 from __future__ import annotations
 
-from trainerctl.errors import EXIT_FAILED, TrainerctlError
+from trainerctl.errors import EXIT_PREFLIGHT, TrainerctlError
 from trainerctl.upgrade.crd_diff import Finding, diff_crds, is_crd
 from trainerctl.upgrade.live import list_custom_objects, read_live_crds
 from trainerctl.upgrade.report import UpgradeReport
@@ -16,9 +16,10 @@ __all__ = ["Finding", "Usage", "UpgradeBlocked", "UpgradeReport", "check", "chec
 
 
 class UpgradeBlocked(TrainerctlError):
-    """install refuses the upgrade; .report says why (print it before the error line)."""
+    """install refuses the upgrade; .report says why (print it before the error line). A refusal
+    before anything is applied, like every other preflight check: exit 3."""
 
-    exit_code = EXIT_FAILED
+    exit_code = EXIT_PREFLIGHT
 
     def __init__(self, report: "UpgradeReport"):
         first = report.blocking_findings[0]

@@ -123,15 +123,19 @@ class Cluster:
                 return None
             raise
 
+    def text(self, path: str, *, query: dict | None = None, timeout: float = 30.0) -> str:
+        """GET a plain-text answer (a pod's log); errors as for request()."""
+        return self.call("GET", path, query=query, accept="text/plain, */*", timeout=timeout, raw=True)[1]
+
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",
-             timeout: float = 60.0) -> tuple[int, dict]:
-        """Send one request; returns (HTTP status, decoded JSON body)."""
+             timeout: float = 60.0, raw: bool = False) -> tuple[int, Any]:
+        """Send one request; returns (HTTP status, decoded JSON body, or the text when raw)."""
         delay = 0.1
         refreshed = False
         for attempt in range(RETRIES):
             try:
-                return self._call_once(method, path, query, body, content_type, accept, timeout)
+                return self._call_once(method, path, query, body, content_type, accept, timeout, raw)
             except ApiError as exc:
                 if exc.status == 401 and not refreshed and self.credentials is not None and self.credentials.forget():
                     refreshed = True  # an exec plugin's credential may have expired early: ask once more
@@ -160,7 +164,7 @@ class Cluster:
             self.credentials.abort()
 
     def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, accept: str,
-                   timeout: float) -> tuple[int, dict]:
+                   timeout: float, raw_text: bool = False) -> tuple[int, Any]:
         now = time.monotonic()
         if now >= self.deadline:
             raise self._deadline_passed()
@@ -178,6 +182,8 @@ class Cluster:
         resp = self.transport.request(method, target, headers=headers, body=data,
                                       deadline=min(now + timeout, self.deadline))
         if 200 <= resp.status < 300:
+            if raw_text:
+                return resp.status, resp.body.decode("utf-8", "replace")
             return resp.status, decode_body(resp, method, path, self.server)
         err = _api_error(resp, method, path, self.context, self.server)
         err.retry_after = resp.headers.get("retry-after")

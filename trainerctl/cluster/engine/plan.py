@@ -99,3 +99,11 @@ def _list_labelled(cluster: Cluster, planned: list[Planned], owner_label: str) -
             if name:
                 found[f"{path}/{quote(name, safe='')}"] = item
     return found
+
+
+def namespace_labels(planned: list[Planned], namespace: str) -> dict:
+    """The live labels of `namespace` as read_live found it ({} when it does not exist yet)."""
+    for p in planned:
+        if p.ref.kind == "Namespace" and not p.ref.group and p.ref.name == namespace:
+            return ((p.live or {}).get("metadata") or {}).get("labels") or {}
+    return {}

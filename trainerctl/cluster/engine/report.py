@@ -45,6 +45,7 @@ class Report:
     seconds: float = 0.0
     error: str = ""
     upgrade: dict = field(default_factory=dict)  # upgrade-check report (issue 6), when it ran
+    diagnosis: list[dict] = field(default_factory=list)  # why a wait failed: engine/diagnose.py, per object
 
     def add(self, result: ObjectResult) -> None:
         self.objects.append(result)
@@ -75,6 +76,7 @@ class Report:
                         "waitedSeconds": round(s.waited_seconds, 3)} for s in self.stages],
             "objects": [{k: v for k, v in asdict(o).items() if v or k == "namespace"} for o in self.objects],
             **({"upgrade": self.upgrade} if self.upgrade else {}),
+            **({"diagnosis": self.diagnosis} if self.diagnosis else {}),
             **({"error": self.error} if self.error else {}),
         }
 

@@ -12,11 +12,13 @@ person, a controller or a takeover) is re-applied.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 from trainerctl.cluster.engine import inventory as inv_mod
-from trainerctl.cluster.engine import wait
+from trainerctl.cluster.engine import diagnose, wait
 from trainerctl.cluster.engine.apply import Applied, ApplyOptions, Planned, apply_one
 from trainerctl.cluster.engine.client import ApiError, Cluster
 from trainerctl.cluster.engine.discovery import Discovery
@@ -33,6 +35,8 @@ class RunOptions:
     wait: bool = True
     # Field managers whose fields move to ours before we apply (an earlier installer's).
     legacy_managers: tuple[str, ...] = ()
+    # Image reference -> where it came from, for a failed pull's cause (engine/diagnose.py).
+    image_origins: Mapping[str, str] = field(default_factory=dict)
 
 
 class StagedApply:
@@ -158,13 +162,19 @@ class StagedApply:
                     p.res = res
 
     def wait_controllers(self, planned: list[Planned], services: list[tuple[str, str, int]]) -> None:
-        """Every Deployment rolled out, and a ready endpoint behind every webhook Service."""
+        """Every Deployment rolled out, and a ready endpoint behind every webhook Service; while
+        waiting, why not (engine/diagnose.py)."""
         if self.dry_run or not self.options.wait:
             return
-        pending = [wait.Pending(p.ref.key, wait.deployment_available(self.cluster, p.ref.namespace, p.ref.name))
+        cluster, origins = self.cluster, self.options.image_origins
+        pending = [wait.Pending(p.ref.key, wait.deployment_available(cluster, p.ref.namespace, p.ref.name),
+                                diagnose=lambda logs, p=p: diagnose.deployment(
+                                    cluster, p.ref.namespace, p.ref.name, logs=logs, image_origins=origins))
                    for p in planned if p.ref.kind == "Deployment" and p.ref.group == "apps"]
         for ns, name, port in services:
-            pending.append(wait.Pending(f"Service {ns}/{name}", wait.service_endpoint_ready(self.cluster, ns, name, port)))
+            pending.append(wait.Pending(f"Service {ns}/{name}", wait.service_endpoint_ready(cluster, ns, name, port),
+                                        diagnose=lambda logs, ns=ns, name=name: diagnose.service(
+                                            cluster, ns, name, logs=logs, image_origins=origins)))
         if not pending:
             return
         labels = {p.label: _pretty(p.label) for p in pending}
@@ -193,8 +203,11 @@ class StagedApply:
             entries.update(leftovers or {})
         for p in planned:
             entries[p.ref.key] = self.recorded.get(p.ref.key) or self.entry(p, "")
-        if not complete and self.previous and set(entries) == set(self.previous.entries):
+        if not complete and self.previous and set(entries) == set(self.previous.entries) \
+                and json.loads(json.dumps(source)) == self.previous.source:  # as the record reads back
             return  # nothing new to remember before the apply
+        # A new source is recorded before the apply too: while (or if) this run has not finished,
+        # status describes what is being rolled out (and where its images came from).
         new = Inventory(self.namespace, source, entries, complete)
         if self.last_written and new.to_configmap() == self.last_written.to_configmap():
             return

@@ -2,6 +2,11 @@
 
 Every waiter returns the resourceVersion it last saw, so the inventory can record the state
 after status writers (CRD establishment, the deployment controller) touched the objects.
+
+A wait item may say why it is not ready (`diagnose`, engine/diagnose.py): while waiting, the
+progress line carries the cause as soon as one is found; a cause that will not heal (final)
+ends the wait at once (RolloutFailed, exit 1); a time-out names each item's cause
+(RolloutTimeout, exit 4). Both carry the diagnoses for the caller to print in full.
 """
 
 from __future__ import annotations
@@ -10,20 +15,46 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from trainerctl.cluster.engine.client import Cluster, object_path
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.diagnose import Diagnosis
 from trainerctl.errors import TrainerctlError, WaitTimeout
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+DIAGNOSE_SECONDS = 2.0  # how often a waiting item is diagnosed (a few reads each)
+NOT_READY_GRACE = 20.0  # a starting controller fails its readiness probe for a while: not a cause yet
 
 
 @dataclass
 class Pending:
-    """One thing we wait for: `check` returns (done, resourceVersion, why-not-yet)."""
+    """One thing we wait for: `check` returns (done, resourceVersion, why-not-yet); `diagnose(logs)`
+    says why it is not ready."""
 
     label: str
     check: Callable[[], tuple[bool, str, str]]
     rv: str = ""
     why: str = ""
+    diagnose: Callable[[bool], Diagnosis] | None = None
+    diagnosis: Diagnosis | None = None
+
+    def shown(self, waited: float) -> str:
+        """The label, with the cause once one is known (a readiness failure only after a grace)."""
+        causes = [c for c in (self.diagnosis.causes if self.diagnosis else [])
+                  if c.kind != "not-ready" or waited >= NOT_READY_GRACE]
+        return f"{self.label} ({causes[0].headline()})" if causes else self.label
+
+
+class RolloutFailed(TrainerctlError):
+    """A cause that will not heal by itself: the wait ended before its time-out."""
+
+    def __init__(self, message: str, diagnoses: list[Diagnosis]):
+        super().__init__(message)
+        self.diagnoses = diagnoses
+
+
+class RolloutTimeout(WaitTimeout):
+    def __init__(self, message: str, diagnoses: list[Diagnosis]):
+        super().__init__(message)
+        self.diagnoses = diagnoses
 
 
 def _object_check(cluster: Cluster, path: str,
@@ -129,11 +160,18 @@ def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float
     deadline = start + timeout
     pending = list(items)
     delay = 0.05
+    next_diagnosis = start + DIAGNOSE_SECONDS
     done: dict[str, str] = {}
     while True:
         still = []
         for item in pending:
-            ok, rv, why = item.check()
+            try:
+                ok, rv, why = item.check()
+            except TrainerctlError as exc:  # a terminal failure the check itself saw
+                if item.diagnose is None:
+                    raise
+                found = _safe(item.diagnose, True)
+                raise RolloutFailed(str(exc), [found] if found else []) from None
             if ok:
                 done[item.label] = rv
             else:
@@ -143,10 +181,54 @@ def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float
         if not pending:
             return done
         now = time.monotonic()
+        if now >= next_diagnosis:
+            next_diagnosis = now + DIAGNOSE_SECONDS
+            _diagnose(pending, now - start)
         if on_wait:
-            on_wait(", ".join(p.label for p in pending), now - start)
+            on_wait(", ".join(p.shown(now - start) for p in pending), now - start)
         if now >= deadline:
-            detail = "; ".join(f"{p.label} ({p.why})" if p.why else p.label for p in pending)
-            raise WaitTimeout(f"timed out after {timeout:g}s waiting for {what or 'readiness'}: {detail}")
+            for item in pending:
+                if item.diagnose is not None:
+                    item.diagnosis = _safe(item.diagnose, True) or item.diagnosis
+            diagnoses = [p.diagnosis for p in pending if p.diagnosis is not None]
+            detail = "; ".join(_why(p) for p in pending)
+            raise RolloutTimeout(f"timed out after {timeout:g}s waiting for {what or 'readiness'}: {detail}",
+                                 diagnoses)
         time.sleep(min(delay, max(0.0, deadline - now)))
         delay = min(delay * 2, 1.0)
+
+
+def _diagnose(pending: list[Pending], waited: float) -> None:
+    """Look for each item's cause; end the wait when one is final (it will not heal)."""
+    for item in pending:
+        if item.diagnose is None:
+            continue
+        item.diagnosis = _safe(item.diagnose, False) or item.diagnosis
+        final = item.diagnosis.final if item.diagnosis else None
+        if final is not None:
+            full = _safe(item.diagnose, True) or item.diagnosis  # with the crashed container's log lines
+            raise RolloutFailed(f"{item.label}: {final.headline()}, which will not recover by itself "
+                                f"({FINAL_WHY.get(final.reason, 'see the cause')}); stopped waiting after "
+                                f"{waited:.0f}s", [full])
+
+
+# Why each final cause ends the wait (README "When the rollout fails").
+FINAL_WHY = {
+    "InvalidImageName": "the reference cannot be parsed, so no pull can succeed",
+    "CrashLoopBackOff": "it exited again after each restart",
+    "ProgressDeadlineExceeded": "the deployment controller gave up on the rollout",
+}
+
+
+def _safe(diagnose: Callable[[bool], Diagnosis], logs: bool) -> Diagnosis | None:
+    """A diagnosis, or None when reading for it failed: looking for a cause never fails a wait."""
+    try:
+        return diagnose(logs)
+    except ApiError:
+        return None
+
+
+def _why(item: Pending) -> str:
+    if item.diagnosis and item.diagnosis.causes:
+        return f"{item.label}: {item.diagnosis.causes[0].headline()}"
+    return f"{item.label} ({item.why})" if item.why else item.label

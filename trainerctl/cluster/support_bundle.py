@@ -1,0 +1,31 @@
+"""`support-bundle`: one .tar.gz to attach to a ticket (trainer/support.py says what is in it;
+engine/bundle.py keeps every secret out and writes it 0600)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from trainerctl.cluster.engine.client import Cluster
+from trainerctl.cluster.trainer import support
+
+
+@dataclass
+class Written:
+    path: str
+    files: int
+    unreadable: list[str]
+
+    def line(self) -> str:
+        missed = (f"; could not read {len(self.unreadable)} item(s), listed in README.txt"
+                  if self.unreadable else "")
+        return f"support bundle: {self.path} ({self.files} files{missed})"
+
+
+def support_bundle(*, cluster: Cluster, namespace: str, output_file: str | None,
+                   status: Callable[[], dict]) -> Written:
+    """Collect and write the bundle; `status()` is what `trainerctl status -o json` prints."""
+    bundle = support.collect(cluster, namespace, status=status)
+    path = output_file or f"{bundle.root}.tar.gz"
+    bundle.write(path)
+    return Written(path, len(bundle.files), list(bundle.unreadable))

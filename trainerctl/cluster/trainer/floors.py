@@ -1,0 +1,74 @@
+"""The oldest Kubernetes and JobSet a Trainer release works with (data/floors.yaml, with sources),
+and the JobSet version a cluster runs when JobSet is installed rather than rendered."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
+
+# How the JobSet release manifests label their controller (every release since v0.8).
+JOBSET_DEPLOYMENT_SELECTOR = "app.kubernetes.io/part-of=jobset,control-plane=controller-manager"
+
+
+@dataclass(frozen=True)
+class Floors:
+    release: str  # the floors' Trainer major.minor
+    kubernetes: tuple[int, int]
+    kubernetes_source: str
+    jobset: tuple[int, int, int]
+    jobset_source: str
+
+
+def parse_version(text: str | None) -> tuple[int, int, int] | None:
+    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", (text or "").strip())
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)) if match else None
+
+
+@lru_cache(maxsize=1)
+def table() -> dict[tuple[int, int], Floors]:
+    text = resources.files("trainerctl").joinpath("data/floors.yaml").read_text(encoding="utf-8")
+    out = {}
+    for release, entry in yaml.safe_load(text).items():
+        major, minor, _ = parse_version(str(release))
+        out[(major, minor)] = Floors(str(release), parse_version(entry["kubernetes"])[:2],
+                                     " ".join(entry["kubernetes_source"].split()),
+                                     parse_version(entry["jobset"]), " ".join(entry["jobset_source"].split()))
+    return out
+
+
+def for_release(trainer_version: str | None) -> Floors:
+    """The floors of this Trainer version's release; a version newer than every entry (or one we
+    cannot read) gets the newest entry's."""
+    floors = table()
+    version = parse_version(trainer_version)
+    known = sorted(floors)
+    if version is None:
+        return floors[known[-1]]
+    older = [k for k in known if k <= version[:2]]
+    return floors[older[-1]] if older else floors[known[0]]
+
+
+def installed_jobset(cluster: Cluster) -> tuple[str, str] | None:
+    """(version, where) of a JobSet controller already running, read from its image tag; None
+    when there is none we can see or its image has no version tag (a digest, as OpenShift's)."""
+    try:
+        items = cluster.request("GET", object_path("apps", "v1", "deployments", None),
+                                query={"labelSelector": JOBSET_DEPLOYMENT_SELECTOR}).get("items") or []
+    except ApiError as exc:
+        if exc.status in (401, 403, 404):
+            return None
+        raise
+    for dep in items:
+        for container in ((dep.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []:
+            image = container.get("image") or ""
+            tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] and "@" not in image else ""
+            if parse_version(tag) and tag.startswith("v"):
+                meta = dep["metadata"]
+                return tag, f"Deployment {meta.get('namespace')}/{meta.get('name')} image {image}"
+    return None
