@@ -272,12 +272,12 @@ def ownership_patch(meta: dict) -> list[dict]:
     annotations = meta.get("annotations") or {}
     for key in sorted(annotations):
         if key.startswith("meta.helm.sh/"):
-            ops.append({"op": "remove", "path": f"/metadata/annotations/{_pointer(key)}"})
+            ops.append({"op": "remove", "path": f"/metadata/annotations/{json_pointer(key)}"})
     label, value = MANAGED_BY_LABEL
     if (meta.get("labels") or {}).get(label) == value:
-        ops.append({"op": "remove", "path": f"/metadata/labels/{_pointer(label)}"})
+        ops.append({"op": "remove", "path": f"/metadata/labels/{json_pointer(label)}"})
     return ops
 
 
-def _pointer(key: str) -> str:
+def json_pointer(key: str) -> str:
     return key.replace("~", "~0").replace("/", "~1")

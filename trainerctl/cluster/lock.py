@@ -37,7 +37,7 @@ from trainerctl.errors import TrainerctlError, WaitTimeout
 
 NAME = "trainerctl-lock"
 HOLDER_ANNOTATION = "trainerctl.io/lock-holder"
-DURATION_SECONDS = 30  # a dead holder blocks others this long at most
+DURATION_SECONDS = 20  # a dead holder blocks others this long at most (client-go: 15)
 RENEW_EVERY = 5.0  # several renewals fit in a duration, so a slow API server does not lose the lock
 POLL_EVERY = 1.0
 REPORT_EVERY = 30.0  # a waiting run says it is still waiting this often
@@ -213,9 +213,10 @@ class Acquired:
     waited_seconds: float = 0.0
     waited_for: str = ""  # who held it while we waited
     took_over_from: str = ""  # an expired holder we replaced
+    acquire_time: str = ""  # when we took it (our clock), as written into the Lease
 
     def to_dict(self) -> dict:
-        out = {"waitedSeconds": round(self.waited_seconds, 3)}
+        out = {"acquireTime": self.acquire_time, "waitedSeconds": round(self.waited_seconds, 3)}
         if self.waited_for:
             out["waitedFor"] = self.waited_for
         if self.took_over_from:
@@ -353,6 +354,7 @@ class Lock:
         return True
 
     def _hold(self, lease: dict, acquire_time: str) -> None:
+        self.acquired.acquire_time = acquire_time
         with self._state_lock:
             self._rv = lease["metadata"]["resourceVersion"]
             self._acquire_time = acquire_time
