@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from trainerctl.cluster import helm
+from trainerctl.cluster.engine import helm
 
 
 def _release(name: str = "kubeflow-trainer", revision: int = 1, status: str = "deployed",

@@ -1,11 +1,12 @@
-"""Issue 19: concurrent `trainerctl install` runs of different Trainer releases hold the lock in
-turn, and each says what it really did.
+"""Concurrent `trainerctl install` runs of different Trainer releases hold the install lock in
+turn, a killed holder's lock is taken once it expires, and each run says what it really did.
 
 Each test gets a fresh kube-apiserver and runs trainerctl as separate processes, as two CI jobs
-would: kubeflow/trainer v2.2.0 and v2.3.0 `overlays/manager` rendered from ../shared (JobSet's
-release file served over loopback), `--no-wait` because no controller runs here. Afterwards every
-live object must equal one render (never a mix of the two), the inventory and `status` must name
-that render, and each run's exit code and output must tell the truth.
+would: kubeflow/trainer v2.2.0 and v2.3.0 `overlays/manager` with our runtimes, rendered from
+../shared (JobSet's release file served over loopback), with the fake controller of the install
+tests answering the webhooks and marking the Deployments available. Afterwards every live object
+must equal one render (never a mix of the two), the inventory and `status` must name that render,
+and each run's exit code and output must tell the truth.
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.test_cluster_support import env  # noqa: F401
-from trainerctl.cluster import inventory
-from trainerctl.cluster.lock import lease_path
+from trainerctl.cluster.engine import inventory
+from trainerctl.cluster.engine.lock import Lock, create_namespace, holder_from_env, lease_path
 
 pytestmark = pytest.mark.cluster
 
@@ -70,7 +70,7 @@ class Runner:
 
     def args(self, version: str) -> list[str]:
         args = ["--source", str(self.shared / "upstream" / "kubeflow-trainer" / version), "--overlay",
-                "overlays/manager", "-c", "manifests", "-n", NS]
+                "overlays/manager", "-n", NS]
         for mirror in self.mirrors:
             args += ["--remote-mirror", mirror]
         return args
@@ -88,7 +88,7 @@ class Runner:
         return Run(version or "", proc, time.monotonic())
 
     def install(self, version: str, *extra: str) -> Run:
-        return self.start("install", version, "--no-wait", "--timeout", "120", "-o", "json", *extra)
+        return self.start("install", version, "--timeout", "120", "-o", "json", *extra)
 
     def render(self, version: str) -> list[dict]:
         proc = subprocess.run([sys.executable, "-m", "trainerctl", "render", *self.args(version)], cwd=self.workdir,
@@ -98,7 +98,12 @@ class Runner:
 
 @pytest.fixture
 def runner(env, served):
-    return Runner(env, served)
+    from tests.support.cluster import FakeController
+
+    runner = Runner(env, served)
+    # Both releases name the same Deployments, webhooks and Services: one fake controller serves either.
+    with FakeController(env, render(runner, "v2.3.0")):
+        yield runner
 
 
 _RENDERS: dict[str, list[dict]] = {}
@@ -111,8 +116,8 @@ def render(runner: Runner, version: str) -> list[dict]:
 
 
 def _path(cluster, obj: dict) -> str | None:
-    from trainerctl.cluster.client import object_path
-    from trainerctl.cluster.discovery import Discovery
+    from trainerctl.cluster.engine.client import object_path
+    from trainerctl.cluster.engine.discovery import Discovery
 
     res = Discovery(cluster).lookup(obj["apiVersion"], obj["kind"])
     if res is None:
@@ -167,31 +172,27 @@ def which_render(env, runner) -> str:
     return winner
 
 
-def recorded_version(env) -> tuple[str, bool]:
+def recorded_source(env) -> dict:
     inv = inventory.read(env.cluster, NS)
-    assert inv is not None
-    return inv.source.get("ref") or inv.source.get("path", ""), inv.complete
+    assert inv is not None and inv.complete
+    return inv.source
 
 
-def status_version(runner) -> tuple[str, dict]:
+def status_doc(runner) -> dict:
     run = runner.start("status", None, "-o", "json").finish(60)
-    assert run.code == 1, run.err  # not Ready: no controller runs here; everything else is there
-    doc = json.loads(run.out)
-    return doc["trainerVersion"], doc
-
-
-def _version_of(tag: str) -> str:
-    return tag.lstrip("v")
+    assert run.code == 0, run.err + run.out
+    return json.loads(run.out)
 
 
 def assert_one_render(env, runner, version: str) -> None:
+    """Every live object equals the `version` render; the inventory and `status` name it."""
     assert which_render(env, runner) == version
-    source, complete = recorded_version(env)
-    assert complete and source.rstrip("/").endswith(f"kubeflow-trainer/{version}") or version in source, source
-    trainer_version, doc = status_version(runner)
-    assert trainer_version == _version_of(version), trainer_version
-    assert doc["summary"].get("present") == len(render(runner, version)) + 0 or doc["summary"]
-    assert not doc.get("lock"), doc.get("lock")  # nobody holds it once both ended
+    source = recorded_source(env)
+    assert f"/kubeflow-trainer/{version}/" in source.get("path", "") + "/", source
+    doc = status_doc(runner)
+    assert doc["source"] == source
+    assert doc["summary"] == {"present": len(render(runner, version))}, doc["summary"]
+    assert "lock" not in doc, doc["lock"]  # nobody holds it once every run ended
 
 
 def _wait_lease(env, timeout: float = 90) -> dict:
@@ -209,7 +210,7 @@ def _pid_of(lease: dict) -> int:
 
 
 def test_two_installs_at_once_take_turns_and_the_last_one_is_what_is_live(env, runner):
-    render(runner, "v2.2.0"), render(runner, "v2.3.0")  # rendered once beforehand, for the checks
+    render(runner, "v2.2.0")  # rendered beforehand, for the checks
     first = runner.install("v2.2.0")
     time.sleep(0.5)  # half a second apart, as in the issue
     second = runner.install("v2.3.0")
@@ -229,25 +230,36 @@ def test_two_installs_at_once_take_turns_and_the_last_one_is_what_is_live(env, r
 
 
 def test_a_run_that_waits_too_long_changes_nothing_and_says_who_held_the_lock(env, runner):
-    first = runner.install("v2.3.0")
-    lease = _wait_lease(env)
-    # While it holds the lock: status shows it; read-only commands neither wait nor take it.
-    status = runner.start("status", None, "-o", "json").finish(60)
-    held = json.loads(status.out).get("lock") or {}
-    assert f"pid {first.proc.pid} (install" in held.get("holder", ""), status.out
-    text = runner.start("status", None).finish(60)
-    assert f"lock: held by " in text.out and f"pid {first.proc.pid}" in text.out
-    dry = runner.install("v2.2.0", "--dry-run").finish()
-    assert dry.code == 0 and "install lock" not in dry.err, dry.err
-    assert env.get(lease_path(NS))["spec"]["holderIdentity"] == lease["spec"]["holderIdentity"]
+    ci = {"GITHUB_RUN_ID": "9182", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_REPOSITORY": "org/infra"}
+    holder = Lock(env.cluster, NS, holder_from_env("install", ci),
+                  ensure_namespace=lambda: create_namespace(env.cluster, NS)).acquire(0)
+    try:
+        who = holder.holder.describe()
+        assert who.endswith("(install, GitHub Actions org/infra run 9182 attempt 2)")
+        # While it is held: status shows it; read-only commands neither wait for it nor take it.
+        status = runner.start("status", None, "-o", "json").finish(60)
+        assert json.loads(status.out)["lock"]["holder"] == who, status.out
+        text = runner.start("status", None).finish(60)
+        assert f"lock: held by {who} since " in text.out, text.out
+        dry = runner.install("v2.2.0", "--dry-run").finish()
+        assert dry.code == 0 and "install lock" not in dry.err, dry.err
+        assert env.get(lease_path(NS))["spec"]["holderIdentity"] == holder.holder.identity
 
-    second = runner.install("v2.2.0", "--lock-timeout", "1").finish()
-    assert first.finish().code == 0, first.err
-    assert second.code == 4, second.err
-    line = [ln for ln in second.err.splitlines() if ln.startswith("error:")]
-    assert len(line) == 1 and "timed out after 1s waiting for the install lock" in line[0] \
-        and f"pid {first.proc.pid} (install" in line[0] and "nothing was changed" in line[0], second.err
-    assert_one_render(env, runner, "v2.3.0")
+        for run in (runner.install("v2.2.0", "--lock-timeout", "2").finish(),
+                    runner.start("uninstall", None, "--lock-timeout", "0").finish(60)):
+            assert run.code == 4, run.err
+            lines = run.err.strip().splitlines()
+            assert lines[-1].startswith("error: timed out after ") and f"held by {who} since " in lines[-1] \
+                and lines[-1].endswith("nothing was changed (wait longer with --lock-timeout)"), run.err
+            assert sum(ln.startswith("error:") for ln in lines) == 1
+        assert inventory.read(env.cluster, NS) is None  # nothing was installed
+        assert env.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org") is None
+    finally:
+        holder.release()
+    after = runner.install("v2.2.0").finish()
+    assert after.code == 0 and "waiting for the install lock" not in after.err, after.err
+    assert after.report["lock"]["waitedSeconds"] < 5
+    assert_one_render(env, runner, "v2.2.0")
 
 
 def test_a_killed_holder_is_taken_over_once_its_lease_expires(env, runner):

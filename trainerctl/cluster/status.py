@@ -7,6 +7,7 @@ import time
 
 from trainerctl.cluster.engine import diff as engine_diff
 from trainerctl.cluster.engine import inventory as inv_mod
+from trainerctl.cluster.engine import lock
 from trainerctl.cluster.engine.apply import get_meta
 from trainerctl.cluster.engine.client import Cluster, object_path
 from trainerctl.cluster.engine.discovery import Discovery
@@ -85,6 +86,9 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
                                   out["objects"], operator_managed),
         conditions.deployments(out["deployments"]))
     out["ready"] = conditions.is_ready(out["conditions"])
+    held = lock.read(cluster, namespace)
+    if held is not None:  # another run is installing or uninstalling right now
+        out["lock"] = {**held.to_dict(), "since": held.since()}
     return out
 
 
@@ -143,4 +147,6 @@ def status_text(st: dict) -> str:
                      + (f" ({d['reason']})" if d.get("reason") else ""))
     summary = ", ".join(f"{n} {s}" for s, n in sorted(st["summary"].items())) or "no objects"
     lines.append(f"objects: {summary}")
+    if st.get("lock"):
+        lines.append(f"lock: held by {st['lock']['holder']} {st['lock']['since']} (an install or uninstall is running)")
     return "\n".join(lines) + "\n"

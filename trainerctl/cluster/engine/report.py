@@ -45,6 +45,7 @@ class Report:
     seconds: float = 0.0
     error: str = ""
     upgrade: dict = field(default_factory=dict)  # upgrade-check report (issue 6), when it ran
+    lock: dict = field(default_factory=dict)  # how the install lock was taken (lock.Acquired), when it was
 
     def add(self, result: ObjectResult) -> None:
         self.objects.append(result)
@@ -75,6 +76,7 @@ class Report:
                         "waitedSeconds": round(s.waited_seconds, 3)} for s in self.stages],
             "objects": [{k: v for k, v in asdict(o).items() if v or k == "namespace"} for o in self.objects],
             **({"upgrade": self.upgrade} if self.upgrade else {}),
+            **({"lock": self.lock} if self.lock else {}),
             **({"error": self.error} if self.error else {}),
         }
 

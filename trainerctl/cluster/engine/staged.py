@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from trainerctl.cluster.engine import inventory as inv_mod
 from trainerctl.cluster.engine import wait
@@ -33,6 +34,8 @@ class RunOptions:
     wait: bool = True
     # Field managers whose fields move to ours before we apply (an earlier installer's).
     legacy_managers: tuple[str, ...] = ()
+    # More of them for one object, from its live metadata (an installer whose manager name varies).
+    more_legacy: Callable[[dict], tuple[str, ...]] | None = None
 
 
 class StagedApply:
@@ -96,6 +99,8 @@ class StagedApply:
         applied: Applied | None = None
         opts = self.options.apply
         legacy = self.options.legacy_managers
+        if self.options.more_legacy is not None:
+            legacy = (*legacy, *self.options.more_legacy(meta))
         if p.live is not None and not self.dry_run:
             try:
                 took = take_over(self.cluster, p.path, meta, self.field_manager, p.res.api_version, legacy)

@@ -23,13 +23,14 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
-from trainerctl.cluster import helm
-from trainerctl.cluster.client import ApiError, Cluster
-from trainerctl.cluster.discovery import Discovery
-from trainerctl.cluster.inventory import Entry
-from trainerctl.cluster.objects import Ref
-from trainerctl.cluster.report import ObjectResult
-from trainerctl.cluster.stages import WebhookRules, stage_of
+from trainerctl.cluster.engine import helm
+from trainerctl.cluster.engine.client import ApiError, Cluster
+from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.engine.inventory import Entry, Inventory
+from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.report import ObjectResult
+from trainerctl.cluster.engine.stages import WebhookRules
+from trainerctl.cluster.trainer.policy import RUNTIME_KINDS, STAGES
 from trainerctl.errors import InputError
 
 CHART = "kubeflow-trainer"
@@ -39,7 +40,6 @@ GUIDE = "README: Migrating from Helm or kubectl"
 # kubectl and labels them so; they are not in the release's manifest, but they are the release's.
 INSTALLER_KEY = "runtimes.yaml"
 INSTALLER_LABEL = ("trainer.kubeflow.org/managed-by", "runtimes-installer")
-RUNTIME_KINDS = ("ClusterTrainingRuntime", "TrainingRuntime")
 
 
 @dataclass
@@ -135,7 +135,7 @@ def release_objects(state: HelmState, discovery: Discovery, objects: list[dict])
                 ref = helm.ref_in(obj, release.namespace, res.namespaced)
                 if ref.key in out.entries:
                     continue
-                stage = stage_of(ref.kind, res.group, res.resource, rules)
+                stage = STAGES.stage_of(ref.kind, res.group, res.resource, rules)
                 out.entries[ref.key] = Entry(res.api_version, res.resource, res.namespaced, stage)
                 out.release_of[ref.key] = release
                 out.how[ref.key] = how
@@ -211,10 +211,9 @@ def adopted_note(release: helm.Release) -> str:
     return f"adopted from Helm release {release.name}"
 
 
-def with_owned_entries(previous, extra: dict[str, Entry], namespace: str, inventory_cls):
-    """The previous install (our inventory, if any) with the release's objects added."""
+def with_release(previous: Inventory | None, release: ReleaseObjects, namespace: str) -> Inventory:
+    """The previous install: our inventory (a half-done hand-over wrote one) with the release's
+    objects added, or the release alone on the first run."""
     if previous is None:
-        return inventory_cls(namespace, {"installed_by": "helm"}, dict(extra), complete=True)
-    merged = dict(extra)
-    merged.update(previous.entries)
-    return dataclasses.replace(previous, entries=merged)
+        return Inventory(namespace, {"installed_by": "helm"}, dict(release.entries), complete=True)
+    return dataclasses.replace(previous, entries={**release.entries, **previous.entries})

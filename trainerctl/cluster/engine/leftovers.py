@@ -10,7 +10,7 @@ An object is a left-over of such an install when all of these hold:
 2. an installer of this render could have made it: its group and kind are among the render's,
    and not a kind that is never pruned (namespaces, leases, events, the render's own jobs);
 3. it belongs where the render puts things: a namespaced object in the install namespace; a
-   cluster-scoped one of an API group the render's CRDs define (ClusterTrainingRuntimes), or one
+   cluster-scoped one of an API group the render's CRDs define (cluster-scoped custom kinds), or one
    that points into the install namespace (a ClusterRoleBinding with a subject there, a webhook
    configuration calling a Service there, a ClusterRole such a binding grants), or a CRD of a
    group the render's CRDs define;
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainerctl.cluster.client import ApiError, Cluster, object_path
-from trainerctl.cluster.discovery import Discovery, Resource
-from trainerctl.cluster.objects import Ref, is_exempt, parse_label
-from trainerctl.cluster.pool import parallel_map
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.discovery import Discovery, Resource
+from trainerctl.cluster.engine.objects import Ref, is_exempt, parse_label
+from trainerctl.cluster.engine.pool import parallel_map
 
 KUBECTL_MANAGERS = ("kubectl", "kubectl-client-side-apply")
 CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")

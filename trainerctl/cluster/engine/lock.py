@@ -32,7 +32,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
-from trainerctl.cluster.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 from trainerctl.errors import TrainerctlError, WaitTimeout
 
 NAME = "trainerctl-lock"
@@ -41,6 +41,9 @@ DURATION_SECONDS = 20  # a dead holder blocks others this long at most (client-g
 RENEW_EVERY = 5.0  # several renewals fit in a duration, so a slow API server does not lose the lock
 POLL_EVERY = 1.0
 REPORT_EVERY = 30.0  # a waiting run says it is still waiting this often
+# How long a second run waits by default (--lock-timeout): long enough for another whole install
+# with the default waits to finish, well inside any CI job's time limit (README: the install lock).
+DEFAULT_WAIT_SECONDS = 600.0
 _MICROTIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 
 
@@ -235,7 +238,7 @@ class Lock:
     def __init__(self, cluster: Cluster, namespace: str, holder: Holder, *, name: str = NAME,
                  duration: int = DURATION_SECONDS, renew_every: float = RENEW_EVERY, poll_every: float = POLL_EVERY,
                  report_every: float = REPORT_EVERY, on_message: Callable[[str], None] | None = None,
-                 ensure_namespace: Callable[[], None] | None = None, field_manager: str = "trainerctl"):
+                 ensure_namespace: Callable[[], bool] | None = None, field_manager: str = "trainerctl"):
         self.cluster = cluster
         self.namespace = namespace
         self.name = name
@@ -254,6 +257,8 @@ class Lock:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lost = ""
+        self.unlocked = False  # the namespace does not exist and we were not to create it
+        self.created_namespace = False  # we created the namespace to hold the lock in
         self._acquire_time = ""
         self._transitions = 0
 
@@ -295,6 +300,8 @@ class Lock:
                 last_said = (state.holder, now)
             time.sleep(max(0.0, min(self.poll_every, deadline - now, observed[1] + state.duration - now)) or 0.05)
         self.acquired.waited_seconds = time.monotonic() - started
+        if self.unlocked:
+            return self
         if self.acquired.waited_for and not self.acquired.took_over_from:
             self.on_message(f"took the install lock after waiting {self.acquired.waited_seconds:.0f}s for "
                             f"{self.acquired.waited_for}")
@@ -313,7 +320,7 @@ class Lock:
                          "leaseTransitions": transitions}}
 
     def _create(self) -> bool:
-        """True when our create won; False when someone else's did (read again)."""
+        """True when our create won (or there is nothing to lock); False when someone else's did."""
         acquire_time = format_time(_now())
         collection = self.path.rsplit("/", 1)[0]
         for attempt in range(2):
@@ -324,8 +331,13 @@ class Lock:
                 if exc.status == 409:
                     return False
                 if exc.status == 404 and attempt == 0 and self.ensure_namespace is not None:
-                    self.ensure_namespace()  # a first install: the namespace comes first, then the lock in it
+                    # A first install: the namespace comes first, then the lock in it.
+                    self.created_namespace = bool(self.ensure_namespace())
                     continue
+                if exc.status == 404 and self.ensure_namespace is None:
+                    # No namespace, so no run can hold a lock in it either (it would have made it).
+                    self.unlocked = True
+                    return True
                 raise TrainerctlError(f"cannot take the install lock ({self.display}): {exc}") from None
             self._hold(out, acquire_time)
             return True
@@ -410,6 +422,8 @@ class Lock:
 
     # -- releasing it ------------------------------------------------------------------
     def release(self) -> None:
+        if self.unlocked:
+            return
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
@@ -441,3 +455,25 @@ class Lock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def create_namespace(cluster: Cluster, namespace: str, field_manager: str = "trainerctl") -> bool:
+    """The namespace a first install's lock goes into (bare: the install labels it later); True
+    when this call created it."""
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    try:
+        cluster.request("POST", object_path("", "v1", "namespaces", None), body=body,
+                        query={"fieldManager": field_manager})
+        return True
+    except ApiError as exc:
+        if exc.status != 409:
+            raise TrainerctlError(f"cannot create namespace {namespace} for the install lock: {exc}") from None
+        return False
+
+
+def take(cluster: Cluster, namespace: str, command: str, *, timeout: float, field_manager: str = "trainerctl",
+         on_message: Callable[[str], None] | None = None, create_missing_namespace: bool = True) -> Lock:
+    """The install lock for one command run, taken (use it as a context manager to release it)."""
+    ensure = (lambda: create_namespace(cluster, namespace, field_manager)) if create_missing_namespace else None
+    return Lock(cluster, namespace, holder_from_env(command), on_message=on_message, ensure_namespace=ensure,
+                field_manager=field_manager).acquire(timeout)

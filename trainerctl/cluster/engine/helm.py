@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from trainerctl.cluster.client import ApiError, Cluster, object_path
-from trainerctl.cluster.discovery import split_api_version
-from trainerctl.cluster.objects import Ref
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
+from trainerctl.cluster.engine.discovery import split_api_version
+from trainerctl.cluster.engine.objects import Ref
 
 RELEASE_TYPE = "helm.sh/release.v1"
 RECORD_PREFIX = "sh.helm.release.v1."
