@@ -152,7 +152,7 @@ class Installer:
         failed = self.report.failed
         if failed:
             raise RunFailed(f"{len(failed)} object(s) failed: {failed[0].display}: {failed[0].message}", self.report)
-        if self.release is not None and not self.refusal:
+        if self.release is not None:
             self._forget_helm_release()
         if self.refusal:
             raise RunFailed(self.refusal, self.report, EXIT_PREFLIGHT)
@@ -301,10 +301,10 @@ class Installer:
         if not self.options.take_over_helm:
             if not self.options.dry_run:
                 raise PreflightError(self.helm.refusal())
+            # A dry-run still shows the hand-over's plan, then ends with the refusal.
             self.refusal = self.refusal or self.helm.refusal()
-            return
         self.helm.check_namespace(self.namespace)
-        if not self.options.prune:
+        if self.options.take_over_helm and not self.options.prune:
             raise InputError(f"{helm_handover.HAND_OVER_FLAG} and --no-prune: the hand-over prunes what the Helm "
                              "release had and the render does not (then forgets the release); drop --no-prune")
         self.release = helm_handover.release_objects(self.helm, self.discovery, self.objects)
@@ -435,8 +435,14 @@ def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_labe
                           options=options, progress=progress)
     if options.dry_run:
         return installer.run()
-    with lock.take(cluster, namespace, "install", timeout=options.lock_timeout, field_manager=options.field_manager,
-                   on_message=progress.message) as held:
+    try:
+        held = lock.take(cluster, namespace, "install", timeout=options.lock_timeout,
+                         field_manager=options.field_manager, on_message=progress.message)
+    except TrainerctlError as exc:  # unreachable, forbidden, or another run held it all along
+        progress.close()
+        installer.report.error = str(exc)
+        raise RunFailed(str(exc), installer.report, exc.exit_code) from None
+    with held:
         installer.check_lock = held.check
         installer.namespace_created = held.created_namespace
         installer.report.lock = held.acquired.to_dict()
