@@ -61,6 +61,8 @@ def helm_install(env, runtime_template: dict, with_record: bool = True) -> dict:
         _marked({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": INSTALLER},
                  "rules": []}),
         _marked(_runtime("chart-in-use", runtime_template)),
+        _marked({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "kept-by-policy", "namespace": KF_NS, "annotations": {"helm.sh/resource-policy": "keep"}}}),
     ]
     for obj in crds:
         apply_raw(cluster, obj, "helm")
@@ -204,6 +206,8 @@ def test_an_interrupted_hand_over_is_finished_by_the_next_run_and_adopts_in_plac
     assert env.get(f"{CTR}/chart-installed") is None
     assert results[("ClusterTrainingRuntime", "chart-installed")].message == \
         "was Helm release kubeflow-trainer (its runtime installer)'s"
+    assert env.get(f"/api/v1/namespaces/{KF_NS}/configmaps/kept-by-policy") is not None  # Helm would keep it too
+    assert "helm.sh/resource-policy is keep" in results[("ConfigMap", "kept-by-policy")].message
     kept = env.get(f"{CTR}/chart-in-use")
     assert kept is not None and not _marks(kept) and kept["metadata"]["labels"]["platform.opendatahub.io/part-of"] == "trainer"
     assert "labelled as ours" in results[("ClusterTrainingRuntime", "chart-in-use")].message

@@ -1,4 +1,5 @@
-"""Issue 19: reading Helm's release records without Helm (trainerctl/cluster/helm.py).
+"""Helm's release records read without Helm (trainerctl/cluster/engine/helm.py): decoding, grouping
+revisions, what a release owns.
 
 The records here are built the way Helm's storage driver writes them (pkg/storage/driver/util.go:
 JSON, gzip at best compression, standard base64; a Secret's data is base64 once more in the API).

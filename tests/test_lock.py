@@ -1,4 +1,5 @@
-"""Issue 19: the install lock (a Lease) on the real API server, and who a holder says it is.
+"""The install lock (a Lease) on the real API server: one holder at a time, waits that name the
+holder, expiry of a dead holder, loss, release on Ctrl-C; and who a holder says it is.
 
 The CLI-level tests (two real `trainerctl install` processes at once, one of them killed) are in
 tests/test_lock_installs.py; these exercise the Lease protocol itself with short durations.
@@ -205,3 +206,15 @@ def test_first_install_creates_the_namespace_for_the_lock(cluster, test_cluster)
     with _lock(cluster, ns, "first", ensure_namespace=ensure).acquire(0):
         assert made == [ns]
         assert cluster.get_or_none(lease_path(ns)) is not None
+
+
+def test_lock_timeout_flag_default_and_bad_values(capsys):
+    from trainerctl.cli import main
+    from trainerctl.cli.flags import DEFAULT_LOCK_TIMEOUT
+
+    assert DEFAULT_LOCK_TIMEOUT == lock_mod.DEFAULT_WAIT_SECONDS == 600
+    for command in ("install", "uninstall"):
+        for bad in ("-1", "nan", "inf"):
+            assert main([command, "--lock-timeout", bad, "--kubeconfig", "/nonexistent"]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and err.startswith("error: ") and "--lock-timeout" in err, err

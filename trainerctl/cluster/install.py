@@ -232,8 +232,10 @@ class Installer:
             return
         self.check_lock()
         self.progress.stage("prune", len(gone))
-        rules = PruneRules(STAGES, NEVER_PRUNE, strip_finalizers=(LEGACY_FINALIZER,),
-                           keep=in_use.keep_in_use(self.cluster, self.discovery, [Ref.from_key(k) for k in gone]),
+        keep = in_use.keep_in_use(self.cluster, self.discovery, [Ref.from_key(k) for k in gone])
+        if self.release is not None:
+            keep = helm_handover.keeping_helm_policy(keep)
+        rules = PruneRules(STAGES, NEVER_PRUNE, strip_finalizers=(LEGACY_FINALIZER,), keep=keep,
                            owned=self.release.owned if self.release is not None else None)
         results = prune(self.cluster, self.discovery, gone, self.owner_label, rules, dry_run=self.options.dry_run,
                         timeout=self.options.timeout,

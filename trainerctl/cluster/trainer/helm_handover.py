@@ -28,6 +28,7 @@ from trainerctl.cluster.engine.client import ApiError, Cluster
 from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.engine.inventory import Entry, Inventory
 from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.prune import KeepRule
 from trainerctl.cluster.engine.report import ObjectResult
 from trainerctl.cluster.engine.stages import WebhookRules
 from trainerctl.cluster.trainer.policy import RUNTIME_KINDS, STAGES
@@ -140,6 +141,20 @@ def release_objects(state: HelmState, discovery: Discovery, objects: list[dict])
                 out.release_of[ref.key] = release
                 out.how[ref.key] = how
     return out
+
+
+RESOURCE_POLICY = "helm.sh/resource-policy"  # "keep": Helm itself never deletes it
+
+
+def keeping_helm_policy(keep: KeepRule | None) -> KeepRule:
+    """`keep`, and what the chart or its user marked `helm.sh/resource-policy: keep`: Helm would
+    never delete it, so neither does the hand-over (it is reported, and not kept on record)."""
+    def rule(ref: Ref, path: str, meta: dict, dry_run: bool) -> str:
+        if ((meta.get("annotations") or {}).get(RESOURCE_POLICY) or "").strip() == "keep":
+            return f"not pruned: {RESOURCE_POLICY} is keep (Helm would not delete it either)"
+        return keep(ref, path, meta, dry_run) if keep is not None else ""
+
+    return rule
 
 
 def helm_managers(meta: dict | None) -> tuple[str, ...]:
