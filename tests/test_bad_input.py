@@ -90,6 +90,11 @@ FILES: dict[str, str | bytes] = {
     "file.txt": "a file, not a directory\n",
     "foreign/notes.md": "someone else's directory\n",
     "adir/.keep": "",
+    # a GitOps folder whose first stage lists a file that is not there
+    "broken-folder/kustomization.yaml": "# Written by `trainerctl render --output-dir`; files listed here are replaced "
+                                        "on the next run.\nmetadata:\n  annotations:\n    trainerctl.io/gitops: flux\n"
+                                        "resources: []\n",
+    "broken-folder/stages/00-crds/kustomization.yaml": "resources:\n- gone.yaml\n",
     # trainerctl.yaml variants (--config)
     "cfg/binary.yaml": b"namespace: \xff\xfe\n",
     "cfg/bad.yaml": "namespace: [\n",
@@ -194,6 +199,21 @@ def _cases() -> dict[str, Case]:
                        ("status", "table"), ("upgrade-check", "html"), ("render", ""), ("status", "JSON")):
         c[f"{cmd}: -o {value!r}"] = Case([cmd, *(tiny if cmd == "render" else []), "-o", value], BAD, "-o")
     c["render: -o with --output-dir"] = Case(["render", *tiny, "-o", "json", "--output-dir", "out"], BAD, "--output-dir")
+    gitops = ["--output-dir", "out", "--gitops"]
+    c["render: --gitops unknown"] = Case(["render", *tiny, *gitops, "fluxcd"], BAD, "--gitops")
+    c["render: --gitops without --output-dir"] = Case(["render", *tiny, "--gitops", "flux"], BAD, "--output-dir")
+    c["render: --gitops argocd without a repo"] = Case(["render", *tiny, *gitops, "argocd", "--gitops-path", "x"], BAD,
+                                                       "--gitops-repo")
+    c["render: --gitops-repo without --gitops"] = Case(["render", *tiny, "--gitops-repo", "https://x/y.git"], BAD,
+                                                       "--gitops-repo")
+    c["render: --gitops outside a work tree"] = Case(["render", *tiny, *gitops, "flux"], BAD, "--gitops-path")
+    for path in ("../up", "/abs"):
+        c[f"render: --gitops-path {path}"] = Case(["render", *tiny, *gitops, "flux", "--gitops-path", path], BAD,
+                                                  "--gitops-path")
+    c["render: --gitops-repo a command"] = Case(["render", *tiny, *gitops, "flux", "--gitops-path", "x",
+                                                 "--gitops-repo", "ext::sh -c id"], BAD, "--gitops-repo")
+    c["render: --gitops-branch bad"] = Case(["render", *tiny, *gitops, "flux", "--gitops-path", "x",
+                                             "--gitops-branch", "-bad"], BAD, "--gitops-branch")
     c["render: --update-lock with --no-lock"] = Case(["render", *tiny, "--update-lock", "--no-lock"], BAD, "--no-lock")
     c["render: --update-lock of a local checkout"] = Case(["render", *tiny, "--update-lock", "--lock", "new.lock"],
                                                           BAD, "--update-lock")
@@ -325,7 +345,8 @@ def _cases() -> dict[str, Case]:
              "no name": ("no-name.yaml", "metadata.name"), "kind not a string": ("kind-int.yaml", "kind"),
              "a scalar": ("scalar.yaml", "document 1"), "a sequence": ("seq.yaml", "document 1"),
              "bad YAML": ("bad.yaml", "bad.yaml"), "a tab": ("tab.yaml", "tab.yaml"),
-             "second document bad": ("second-bad.yaml", "document 2")}
+             "second document bad": ("second-bad.yaml", "document 2"),
+             "a broken GitOps folder": ("broken-folder", "gone.yaml")}
     for cmd in (*target_cmds, "status"):
         for name, (path, says) in files.items():
             c[f"{cmd}: -f {name}"] = Case([cmd, "-f", path], BAD, says)

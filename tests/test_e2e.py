@@ -278,7 +278,7 @@ def test_4_upgrade_from_v2_2_0_keeps_trainjobs_and_enforces_new_immutability_rul
 
 
 # The real v2.2.0 controller's finalizer judges prune: a runtime a suspended TrainJob still
-# references must survive the upgrade (trainerctl/cluster/in_use.py).
+# references must survive the upgrade (trainerctl/cluster/trainer/in_use.py).
 def test_7_upgrade_prunes_a_runtime_only_finished_jobs_used_and_keeps_one_a_suspended_job_needs(clean_slate, tctl, api,
                                                                                                tmp_path):
     import yaml

@@ -1,15 +1,16 @@
 """Build the test cluster's binaries from the Go module proxy.
 
-Two cache entries, each keyed by its pinned versions and a hash of what builds it, so a second run
-(or a second CI run on the same machine) reuses them:
+Three cache entries, each keyed by its pinned versions and a hash of what builds it, so a second
+run (or a second CI run on the same machine) reuses them:
 
 - the base cluster (kube-apiserver, etcd, pki) that every cluster test needs;
 - the e2e parts (kube-controller-manager, kube-scheduler, kwok, and the real Trainer and JobSet
-  controllers at every version an e2e test installs), which only `e2e` tests need.
+  controllers at every version an e2e test installs), which only `e2e` tests need;
+- the Flux controllers (source-controller, kustomize-controller, their CRDs) the GitOps e2e test runs.
 
 Go's own module and build caches stay at their defaults so rebuilds after a change are warm too.
 
-Run as a script to build both and print the base bin dir: ``python tests/testenv/build.py``
+Run as a script to build all three and print the base bin dir: ``python tests/testenv/build.py``
 (``--base`` builds only the base cluster).
 """
 
@@ -219,6 +220,66 @@ def _build_e2e(go: str, out: Path, log) -> None:
         shutil.copyfile(stages / rel, out / "kwok-stages" / Path(rel).name)
 
 
+# -- Flux (tests/test_e2e_gitops.py) ------------------------------------------------------
+# The Flux controllers that apply `render --gitops flux` folders. v1.7.3 is the newest 1.7 patch
+# the module proxy serves for both (kustomize-controller v1.7.0 and v1.7.1 answer 403 there).
+# Their own cache entry: they are big builds that only the GitOps e2e test needs, and adding
+# them to the e2e entry would rebuild every e2e part.
+FLUX_CONTROLLERS = (("source-controller", "github.com/fluxcd/source-controller", "v1.7.3"),
+                    ("kustomize-controller", "github.com/fluxcd/kustomize-controller", "v1.7.3"))
+FLUX_RECIPE = "1"
+
+
+def flux_binaries() -> tuple[str, ...]:
+    return (*(name for name, _, _ in FLUX_CONTROLLERS), "crds")
+
+
+def flux_cache_key() -> str:
+    digest = hashlib.sha256(FLUX_RECIPE.encode())
+    digest.update(repr(FLUX_CONTROLLERS).encode())
+    return f"flux-{'_'.join(f'{n}-{v}' for n, _, v in FLUX_CONTROLLERS)}_{digest.hexdigest()[:10]}"
+
+
+def flux_bin_dir() -> Path:
+    return cache_root() / flux_cache_key() / "bin"
+
+
+def _replaced_api(source: Path, module: str) -> str | None:
+    """The version of `module`/api the controller requires, when its go.mod replaces it by ./api."""
+    text = (source / "go.mod").read_text()
+    if not re.search(rf"^replace {re.escape(module)}/api => \./api\s*$", text, re.M):
+        return None
+    match = re.search(rf"^\s*{re.escape(module)}/api (v\S+)", text, re.M)
+    if not match:
+        raise BuildError(f"{module}: go.mod replaces {module}/api by ./api but requires no version of it")
+    return match.group(1)
+
+
+def _build_flux(go: str, out: Path, log) -> None:
+    env = _go_env(go, log)
+    (out / "crds").mkdir()
+    for name, module, version in FLUX_CONTROLLERS:
+        source = _download(go, env, module, version)
+        # The release builds in its repository, where go.mod's `replace .../api => ./api` finds the
+        # api folder of the same tag; the module zip leaves that nested module out. Its own module
+        # (tagged api/<version>, the version go.mod requires) goes back in a writable copy.
+        work = Path(tempfile.mkdtemp(prefix=f"{name}.", dir=out.parent))
+        try:
+            tree = work / "src"
+            shutil.copytree(source, tree)
+            api = _replaced_api(source, module)
+            if api:
+                shutil.copytree(_download(go, env, f"{module}/api", api), tree / "api")
+            for path in (tree, *tree.rglob("*")):
+                path.chmod(path.stat().st_mode | 0o200)
+            _run([go, "build", "-mod=readonly", "-trimpath", "-ldflags", "-s -w", "-o", str(out / name), "."],
+                 env, log, cwd=tree)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        for crd in sorted((source / "config" / "crd" / "bases").glob("*.yaml")):
+            shutil.copyfile(crd, out / "crds" / crd.name)
+
+
 # -- the cache ----------------------------------------------------------------------------
 # Another checkout (a branch with a different go.mod) may be using an older entry right now, and
 # a cluster starts its binaries per test: only entries nobody used for a day are removed.
@@ -286,12 +347,21 @@ def ensure_e2e_binaries(log=None) -> Path:
     return _ensure(e2e_bin_dir(), names, _build_e2e, what, "e2e-*", log or _stderr_log)
 
 
+def ensure_flux_binaries(log=None) -> Path:
+    """Return the bin dir holding source-controller, kustomize-controller and their CRDs (crds/),
+    building them first if missing. Raises BuildError like ensure_binaries."""
+    names = flux_binaries()
+    return _ensure(flux_bin_dir(), names, _build_flux, ", ".join(n for n, _, _ in FLUX_CONTROLLERS), "flux-*",
+                   log or _stderr_log)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         path = ensure_binaries()
         if "--base" not in argv:
             ensure_e2e_binaries()
+            ensure_flux_binaries()
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         # Locally a missing Go only means cluster tests skip; in CI it must fail the run.

@@ -167,6 +167,7 @@ def diff_cmd(
     field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
 ) -> None:
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
+    from trainerctl import ui
     from trainerctl.cli.output import errors_above_one
     from trainerctl.cli.target import target
     from trainerctl.cluster.diff import diff
@@ -180,6 +181,8 @@ def diff_cmd(
 
     result = errors_above_one(compare)
     sys.stdout.write(result.text())
+    for kept in (d for d in result.diffs if d.state == "kept"):
+        ui.info(f"diff: {kept.ref}: {kept.message}")
     if result.errors:
         first = result.errors[0]
         raise TrainerctlError(f"{len(result.errors)} object(s) could not be compared: {first.ref}: {first.message}",

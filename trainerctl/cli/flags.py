@@ -98,8 +98,9 @@ Namespace = Annotated[Optional[str], typer.Option(
     "-n", "--namespace", metavar="NAME",
     help="Install namespace (default: trainerctl.yaml's, else opendatahub).")]
 Filename = Annotated[Optional[str], typer.Option(
-    "-f", "--filename", metavar="FILE",
-    help="Use these rendered objects (a YAML stream, - for stdin) instead of rendering.")]
+    "-f", "--filename", metavar="FILE|DIR",
+    help="Use these rendered objects (a YAML stream, - for stdin, or a folder `render --output-dir` wrote) "
+         "instead of rendering.")]
 
 # --- the cluster ----------------------------------------------------------------------------
 Kubeconfig = Annotated[Optional[str], typer.Option(
@@ -150,6 +151,19 @@ Output = Annotated[Optional[str], typer.Option(
 
 OutputDir = Annotated[Optional[str], typer.Option(
     "--output-dir", metavar="DIR", help="Write one file per object (plus kustomization.yaml) here instead.")]
+Gitops = Annotated[Optional[str], typer.Option(
+    "--gitops", metavar="ENGINE", autocompletion=_choices("flux", "argocd"),
+    help="With --output-dir: a folder for this GitOps engine (flux or argocd), one folder per install stage "
+         "and the engine objects that apply them in trainerctl's order.")]
+GitopsRepo = Annotated[Optional[str], typer.Option(
+    "--gitops-repo", metavar="URL",
+    help="The git repository the folder is committed to (argocd: required; flux: adds a GitRepository, "
+         "default: the flux-system one).")]
+GitopsBranch = Annotated[Optional[str], typer.Option(
+    "--gitops-branch", metavar="BRANCH", help="The branch the engine follows (default: main).")]
+GitopsPath = Annotated[Optional[str], typer.Option(
+    "--gitops-path", metavar="PATH",
+    help="The folder's path in the repository (default: from the git work tree --output-dir is in).")]
 UpdateLock = Annotated[bool, typer.Option(
     "--update-lock", rich_help_panel=RENDER_PANEL, help="Write the rendered source to the lock file.")]
 
@@ -235,3 +249,21 @@ class ClusterFlags:
 
 def cluster_flags(kubeconfig: Kubeconfig = None, context: Context = None) -> ClusterFlags:
     return ClusterFlags(kubeconfig, context)
+
+
+@dataclass
+class GitopsFlags:
+    """How `render --output-dir` lays the folder out for a GitOps engine."""
+
+    engine: str | None = None
+    repo: str | None = None
+    branch: str | None = None
+    path: str | None = None
+
+    def given(self) -> bool:
+        return any(v is not None for v in (self.engine, self.repo, self.branch, self.path))
+
+
+def gitops_flags(gitops: Gitops = None, gitops_repo: GitopsRepo = None, gitops_branch: GitopsBranch = None,
+                 gitops_path: GitopsPath = None) -> GitopsFlags:
+    return GitopsFlags(gitops, gitops_repo, gitops_branch, gitops_path)

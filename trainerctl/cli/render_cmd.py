@@ -7,6 +7,7 @@ import sys
 from trainerctl.cli import command
 from trainerctl.cli.flags import (
     Component,
+    GitopsFlags,
     Namespace,
     Output,
     OutputDir,
@@ -14,6 +15,7 @@ from trainerctl.cli.flags import (
     RenderFlags,
     SourceFlags,
     UpdateLock,
+    gitops_flags,
     render_flags,
     source_flags,
 )
@@ -22,10 +24,11 @@ from trainerctl.errors import InputError
 
 
 @command("render")
-@uses(source_flags, render_flags)
+@uses(source_flags, render_flags, gitops_flags)
 def render_command(
     source: SourceFlags,
     render: RenderFlags,
+    gitops: GitopsFlags,
     namespace: Namespace = None,
     component: Component = [],  # noqa: B006 (typer reads the default)
     owner_label: OwnerLabel = None,
@@ -47,6 +50,11 @@ def render_command(
         raise InputError("-o and --output-dir: choose one (--output-dir always writes YAML files)")
     if output_dir is not None:
         check_output_dir(output_dir)
+    engine = None
+    if gitops.given():
+        from trainerctl.gitops.layout import settings
+
+        engine = settings(gitops.engine, output_dir, repo=gitops.repo, branch=gitops.branch, path=gitops.path)
     if update_lock and source.no_lock:
         raise InputError("--update-lock and --no-lock: choose one")
     if update_lock:
@@ -56,7 +64,15 @@ def render_command(
     result = do_render(options)
     if update_lock:
         write_lock(options.lock_file, result.source)
-    if output_dir is not None:
+    if engine is not None:
+        from trainerctl.gitops.writer import gitops_files
+        from trainerctl.render.output import write_files
+
+        files = gitops_files(result.objects, result.source, engine, namespace=result.namespace,
+                             owner_label=result.owner_label)
+        write_files(output_dir, files)
+        ui.info(f"render: wrote a {engine.engine} folder to {output_dir} ({len(files)} files)")
+    elif output_dir is not None:
         files = write_dir(result.objects, output_dir)
         ui.info(f"render: wrote {len(files)} objects to {output_dir}")
     else:

@@ -17,6 +17,7 @@ from trainerctl.cli.options import render_options
 from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.errors import InputError
+from trainerctl.gitops.folder import load_folder
 from trainerctl.kustomize import yamlio
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.options import RenderOptions
@@ -29,7 +30,7 @@ from trainerctl.source.cachedir import default_cache_dir
 @dataclass
 class Target:
     objects: list[dict]
-    source: dict | object  # {"file": path} for -f, else the render's SourceInfo
+    source: dict | object  # {"file": path} or {"folder": path, ...} for -f, else the render's SourceInfo
     owner_label: OwnerLabel
     namespace: str
 
@@ -42,7 +43,8 @@ _CACHE_KEEP = 8
 
 
 def load_file(path: str) -> list[dict]:
-    """Kubernetes objects from a YAML stream (`-` for stdin), each with apiVersion and kind."""
+    """Kubernetes objects from a YAML stream (`-` for stdin) or a folder `render --output-dir` wrote,
+    each with apiVersion and kind."""
     shown = "-f -" if path == "-" else path
     try:
         if path == "-":
@@ -51,7 +53,7 @@ def load_file(path: str) -> list[dict]:
             with open(path, "rb") as fh:
                 data = fh.read()
     except IsADirectoryError:
-        raise InputError(f"{shown}: is a directory; expected a YAML file") from None
+        return load_folder(path, f"-f {path}").objects
     except OSError as exc:
         raise InputError(f"{shown}: {exc.strerror}") from None
     cache = _ParsedCache(data) if len(data) >= _CACHE_MIN_BYTES else None
@@ -115,6 +117,11 @@ class _ParsedCache:
 
 
 def from_file(path: str, namespace: str) -> Target:
+    if path != "-" and os.path.isdir(path):  # a folder `render --output-dir` wrote says what it came from
+        folder = load_folder(path, f"-f {path}")
+        source = {"folder": path, **({"gitops": folder.engine} if folder.engine else {}),
+                  **{k: v for k, v in folder.provenance.items() if k != "images"}}
+        return Target(folder.objects, source, DEFAULT_OWNER_LABEL, namespace)
     return Target(load_file(path), {"file": path}, DEFAULT_OWNER_LABEL, namespace)
 
 

@@ -1,10 +1,17 @@
-"""`diff`: what `install` would change, by server-side dry-run, with Trainer's stages and prune rules."""
+"""`diff`: what `install` would change, by server-side dry-run, with Trainer's stages and prune rules.
+
+Runtimes that carry the ownership label but are no longer rendered, and that no install record
+would prune (a GitOps engine applied them, and never prunes runtimes), come out as "kept" with the
+unfinished TrainJobs still using them: not drift, but what someone may delete once they finish.
+"""
 
 from __future__ import annotations
 
 from trainerctl.cluster.engine import diff as engine_diff
 from trainerctl.cluster.engine.client import Cluster
 from trainerctl.cluster.engine.diff import DiffResult, ObjectDiff
+from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.trainer.in_use import left_behind
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 
@@ -13,5 +20,14 @@ __all__ = ["DiffResult", "ObjectDiff", "diff"]
 
 def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
          field_manager: str = "trainerctl", force_conflicts: bool = False) -> DiffResult:
-    return engine_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label, stages=STAGES,
-                            never_prune=NEVER_PRUNE, field_manager=field_manager, force_conflicts=force_conflicts)
+    result = engine_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label, stages=STAGES,
+                              never_prune=NEVER_PRUNE, field_manager=field_manager, force_conflicts=force_conflicts)
+    reported = {d.ref.key for d in result.diffs}
+    for ref, jobs in left_behind(cluster, Discovery(cluster), objects, owner_label):
+        if ref.key in reported:
+            continue  # an install would prune it (its record has it): already a "prune"
+        why = (f"still used by unfinished TrainJob {', '.join(jobs)}" if jobs else
+               f"no unfinished TrainJob uses it: delete it (kubectl delete {ref.kind.lower()} {ref.name}"
+               f"{' -n ' + ref.namespace if ref.namespace else ''})")
+        result.diffs.append(ObjectDiff(ref, "kept", message=f"no longer rendered, left on the cluster; {why}"))
+    return result

@@ -30,7 +30,7 @@ _SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creati
 @dataclass
 class ObjectDiff:
     ref: Ref
-    state: str  # "unchanged" | "changed" | "create" | "prune" | "error"
+    state: str  # "unchanged" | "changed" | "create" | "prune" | "error" | "kept" (not rendered, left alone)
     text: str = ""
     message: str = ""
 

@@ -43,7 +43,8 @@ def list_meta(cluster: Cluster, res: Resource, namespace: str | None, selector: 
             return items
 
 
-def find_labelled(cluster: Cluster, namespace: str, owner_label: str, types: list[Resource]) -> list[Found]:
+def find_labelled(cluster: Cluster, namespace: str | None, owner_label: str, types: list[Resource]) -> list[Found]:
+    """Objects of `types` with `owner_label`, in `namespace` (None: every namespace) and cluster-wide."""
     def scan(res: Resource) -> list[Found]:
         out = []
         for item in list_meta(cluster, res, namespace, owner_label):

@@ -64,7 +64,7 @@ def prepare(obj: dict, res: Resource, default_namespace: str) -> dict:
     `obj` is left as it was. Only the containers this changes are copied (metadata, webhooks,
     the CRD conversion path); the rest is shared with `obj`: a deep copy of megabytes of CRD
     schema would cost more than the whole no-op install decides with."""
-    body = dict(obj)
+    body = without_controller_fields(obj, res.group)
     meta = body["metadata"] = dict(body.get("metadata") or {})
     if res.namespaced:
         meta.setdefault("namespace", default_namespace)
@@ -74,18 +74,26 @@ def prepare(obj: dict, res: Resource, default_namespace: str) -> dict:
     for key in ("resourceVersion", "uid", "creationTimestamp", "managedFields", "generation"):
         meta.pop(key, None)
     body.pop("status", None)
+    return body
+
+
+def without_controller_fields(obj: dict, group: str) -> dict:
+    """`obj` without what a cert rotator writes after install: a webhook configuration's or a CRD
+    conversion webhook's caBundle, an empty Secret's data (the cert it fills in). Whoever applies
+    them fights the rotator. Copies only the containers it changes, like prepare."""
+    body = dict(obj)
     kind = body.get("kind")
-    if kind == "Secret" and res.group == "":
-        # The webhook cert Secret is filled by the controller's cert rotator: owning an empty
-        # `data` would not delete its keys, but owning nothing is the honest statement.
+    if kind == "Secret" and group == "":
+        # Owning an empty `data` would not delete the rotator's keys, but owning nothing is the
+        # honest statement.
         if not body.get("data"):
             body.pop("data", None)
         if not body.get("stringData"):
             body.pop("stringData", None)
-    elif kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration") and res.group == "admissionregistration.k8s.io":
+    elif kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration") and group == "admissionregistration.k8s.io":
         if isinstance(body.get("webhooks"), list):
             body["webhooks"] = [_without_ca_bundle(hook) for hook in body["webhooks"]]
-    elif kind == "CustomResourceDefinition" and res.group == "apiextensions.k8s.io":
+    elif kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
         spec = body.get("spec")
         webhook = ((spec or {}).get("conversion") or {}).get("webhook")
         if isinstance(webhook, dict) and "caBundle" in (webhook.get("clientConfig") or {}):

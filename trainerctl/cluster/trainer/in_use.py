@@ -11,9 +11,10 @@ from __future__ import annotations
 from trainerctl.cluster.engine.apply import remove_finalizer
 from trainerctl.cluster.engine.client import Cluster, object_path
 from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.listing import find_labelled
+from trainerctl.cluster.engine.objects import Ref, label_selector, ref_of
 from trainerctl.cluster.engine.prune import KeepRule
-from trainerctl.cluster.trainer.policy import GROUP, LEGACY_FINALIZER, is_runtime
+from trainerctl.cluster.trainer.policy import GROUP, LEGACY_FINALIZER, RUNTIME_KINDS, is_runtime
 
 KEPT_IN_USE = "kept: referenced by unfinished TrainJob"
 _FINISHED = ("Complete", "Failed")
@@ -77,3 +78,17 @@ def keep_in_use(cluster: Cluster, discovery: Discovery, candidates: list[Ref]) -
         return why
 
     return keep
+
+
+def left_behind(cluster: Cluster, discovery: Discovery, objects: list[dict], owner_label) -> list[tuple[Ref, list[str]]]:
+    """Runtimes with the ownership label that `objects` no longer has, each with the unfinished
+    TrainJobs still using it (sorted). A GitOps engine never prunes runtimes (it cannot know what
+    a TrainJob still needs), so these are what is left for someone to delete once no job uses it."""
+    rendered = {runtime_key(r.kind, r.namespace, r.name) for r in map(ref_of, objects) if is_runtime(r.group, r.kind)}
+    types = [res for res in (discovery.preferred(GROUP, kind) for kind in RUNTIME_KINDS) if res is not None]
+    found = [f for f in find_labelled(cluster, None, label_selector(owner_label), types)
+             if runtime_key(f.ref.kind, f.ref.namespace, f.ref.name) not in rendered]
+    if not found:
+        return []
+    jobs = unfinished_references(cluster, discovery)
+    return [(f.ref, referenced_by(jobs, f.ref)) for f in sorted(found, key=lambda f: f.ref)]
