@@ -292,7 +292,6 @@ class Installer:
         if results and not self.options.dry_run:
             read_live(self.cluster, planned, self.owner_label)  # releasing the CR's objects changed resourceVersions
 
-
     # -- Helm and kubectl installs -----------------------------------------------------
     def _helm_guard(self, planned: list[Planned], releases: list[helm.Release]) -> None:
         """A Helm release of Trainer (or owning what we render) is refused until handed over."""
@@ -429,8 +428,9 @@ class Installer:
 
 def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
             source: Any = None, options: InstallOptions | None = None, progress=None) -> Report:
-    """Apply `objects` (a render) to the cluster; raises RunFailed (with .report) on failure, and
-    lock.LockTimeout when another run held the install lock for all of `options.lock_timeout`."""
+    """Apply `objects` (a render) to the cluster, holding the install lock (engine/lock.py) unless it
+    is a dry-run; raises RunFailed (with .report) on failure, exit 4 when another run held the lock
+    for all of `options.lock_timeout`."""
     options = options or InstallOptions()
     progress = progress or Progress(len(objects), enabled=False)
     installer = Installer(cluster, objects, namespace=namespace, owner_label=owner_label, source=source_dict(source),
