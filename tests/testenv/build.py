@@ -39,6 +39,10 @@ BUILD_RECIPE = "1"
 # kube-apiserver (shared compile work). The rest are built with `go install pkg@version`, so each
 # is exactly what its project released: its own go.mod and go.sum decide every dependency.
 KWOK_VERSION = "v0.8.0"
+# The real Helm, for the Helm takeover tests (tests/test_e2e_helm.py): built inside its released
+# module like the rest, with the version its Makefile stamps in (else `helm version` says v4.3).
+HELM_VERSION = "v4.3.2"
+HELM_LDFLAGS = f"-X helm.sh/helm/v4/internal/version.version={HELM_VERSION}"
 WRAPPER_E2E_BINARIES = ("kube-controller-manager", "kube-scheduler")
 E2E_RECIPE = "1"
 
@@ -151,7 +155,8 @@ def _module_builds() -> list[tuple[str, str, str, str]]:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from known_images import KNOWN
 
-    out = [("kwok", "sigs.k8s.io/kwok", "sigs.k8s.io/kwok/cmd/kwok", KWOK_VERSION)]
+    out = [("kwok", "sigs.k8s.io/kwok", "sigs.k8s.io/kwok/cmd/kwok", KWOK_VERSION),
+           ("helm", "helm.sh/helm/v4", "helm.sh/helm/v4/cmd/helm", HELM_VERSION)]
     for image in KNOWN:
         out.extend((image.binary(v), image.module, image.package, v) for v in image.versions)
     return out
@@ -170,8 +175,13 @@ def e2e_binaries() -> tuple[str, ...]:
     return (*WRAPPER_E2E_BINARIES, *(name for name, _, _, _ in _module_builds()), "kwok-stages", "kwok-crds")
 
 
+# Extra -ldflags per module (its own build stamps them in; the others need none).
+MODULE_LDFLAGS = {"helm.sh/helm/v4": HELM_LDFLAGS}
+
+
 def e2e_cache_key() -> str:
     digest = hashlib.sha256(E2E_RECIPE.encode())
+    digest.update(repr(sorted(MODULE_LDFLAGS.items())).encode())
     for rel in ("go.mod", "go.sum"):
         digest.update((GOMOD_DIR / rel).read_bytes())
     for part in (*_module_builds(), KWOK_STAGES, KWOK_CRDS):
@@ -204,7 +214,8 @@ def _build_e2e(go: str, out: Path, log) -> None:
         # (deprecation check), which the proxy refuses for some modules.
         source = _download(go, env, module, version)
         relative = package[len(module):].lstrip("/") or "."
-        _run([go, "build", "-mod=readonly", "-trimpath", "-ldflags", "-s -w", "-o", str(out / name),
+        ldflags = " ".join(["-s -w", MODULE_LDFLAGS.get(module, "")]).strip()
+        _run([go, "build", "-mod=readonly", "-trimpath", "-ldflags", ldflags, "-o", str(out / name),
               f"./{relative}" if relative != "." else "."], env, log, cwd=source)
     kustomize = _download(go, env, "sigs.k8s.io/kwok", KWOK_VERSION) / "kustomize"
     (out / "kwok-stages").mkdir()

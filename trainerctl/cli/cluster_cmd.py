@@ -13,6 +13,7 @@ import typer
 from trainerctl.cli import command
 from trainerctl.cli.flags import (
     DEFAULT_FIELD_MANAGER,
+    DEFAULT_LOCK_TIMEOUT,
     DEFAULT_TIMEOUT,
     AllowBreaking,
     ClusterFlags,
@@ -23,12 +24,14 @@ from trainerctl.cli.flags import (
     FieldManager,
     Filename,
     ForceConflicts,
+    LockTimeout,
     Namespace,
     NoPrune,
     NoRecreate,
     Output,
     OutputFile,
     SkipPreflight,
+    TakeOverHelm,
     TakeOverOperator,
     Timeout,
     Wait,
@@ -53,6 +56,20 @@ def operator_namespace(api, namespace: str | None, source: SourceFlags) -> str |
     return go_operator.OperatorState(cr=go_operator.read_cr(api)).app_namespace
 
 
+def helm_namespace(api, namespace: str | None, source: SourceFlags) -> str | None:
+    """For --take-over-helm with no namespace from -n or trainerctl.yaml: the namespace of the Helm
+    release of the kubeflow-trainer chart, when there is exactly one."""
+    from trainerctl.cluster.engine import helm
+    from trainerctl.cluster.trainer.helm_handover import trainer_releases
+    from trainerctl.render.config_file import load_config
+    from trainerctl.render.settings import namespace_setting
+
+    if namespace is not None or load_config(source.config).get("namespace") is not None:
+        return namespace
+    found = {r.namespace for r in trainer_releases(helm.find_releases(api, namespace_setting(None))).releases}
+    return found.pop() if len(found) == 1 else namespace
+
+
 @command("install")
 @uses(cluster_flags, source_flags, render_flags)
 def install_cmd(
@@ -72,9 +89,11 @@ def install_cmd(
     allow_breaking: AllowBreaking = False,
     field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
     take_over_operator: TakeOverOperator = False,
+    take_over_helm: TakeOverHelm = False,
+    lock_timeout: LockTimeout = DEFAULT_LOCK_TIMEOUT,
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
-    from trainerctl.cli.output import check_output, check_timeout, emit, progress
+    from trainerctl.cli.output import check_lock_timeout, check_output, check_timeout, emit, progress
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.engine.client import connect
     from trainerctl.cluster.install import InstallOptions, RunFailed, install
@@ -82,14 +101,18 @@ def install_cmd(
 
     output = check_output(output)
     check_timeout(timeout)
+    check_lock_timeout(lock_timeout)
     given = read_first(filename)
     api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
     if take_over_operator:
         namespace = operator_namespace(api, namespace, source)
+    elif take_over_helm:
+        namespace = helm_namespace(api, namespace, source)
     goal = target(api, filename, source, render, namespace, given)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
-                          allow_breaking=allow_breaking, take_over_operator=take_over_operator, upgrade_guard=guard)
+                          allow_breaking=allow_breaking, take_over_operator=take_over_operator,
+                          take_over_helm=take_over_helm, upgrade_guard=guard, lock_timeout=lock_timeout)
     try:
         report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
                          source=goal.source, options=opts, progress=progress(len(goal.objects)))
@@ -118,20 +141,22 @@ def uninstall_cmd(
     dry_run: DryRun = False,
     timeout: Timeout = DEFAULT_TIMEOUT,
     output: Output = None,
+    lock_timeout: LockTimeout = DEFAULT_LOCK_TIMEOUT,
 ) -> None:
     """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace."""
-    from trainerctl.cli.output import check_output, check_timeout, emit, progress
+    from trainerctl.cli.output import check_lock_timeout, check_output, check_timeout, emit, progress
     from trainerctl.cluster.engine.client import connect
     from trainerctl.cluster.uninstall import UninstallOptions, uninstall
     from trainerctl.render.settings import namespace_setting
 
     output = check_output(output)
     check_timeout(timeout)
+    check_lock_timeout(lock_timeout)
     ns = namespace_setting(namespace)
     api = connect(cluster.kubeconfig, cluster.context)
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
-    report = uninstall(cluster=api, namespace=ns, options=UninstallOptions(delete_crds, yes, dry_run, timeout),
-                       confirm=confirm, progress=progress(0))
+    report = uninstall(cluster=api, namespace=ns, confirm=confirm, progress=progress(0),
+                       options=UninstallOptions(delete_crds, yes, dry_run, timeout, lock_timeout))
     emit(report, output)
     if report.failed:
         raise TrainerctlError(f"{len(report.failed)} object(s) could not be deleted: {report.failed[0].display}: "

@@ -132,6 +132,13 @@ TakeOverOperator = Annotated[bool, typer.Option(
     "--take-over-operator", rich_help_panel=CLUSTER_PANEL,
     help="Hand over from the Go trainer-operator first: stop it, release and delete its Trainer CR without its "
          "cleanup (namespace: the CR's spec.appNamespace unless given).")]
+TakeOverHelm = Annotated[bool, typer.Option(
+    "--take-over-helm", rich_help_panel=CLUSTER_PANEL,
+    help="Hand over a Helm release of the kubeflow-trainer chart: adopt what it shares with the render in place, "
+         "prune the rest, then delete the release's records (namespace: the release's unless given).")]
+LockTimeout = Annotated[float, typer.Option(
+    "--lock-timeout", metavar="SECONDS", rich_help_panel=CLUSTER_PANEL,
+    help="How long to wait for another run's install lock, 0 to fail at once (default: 600).")]
 
 # --- output ---------------------------------------------------------------------------------
 Output = Annotated[Optional[str], typer.Option(
@@ -161,6 +168,7 @@ UpdateLock = Annotated[bool, typer.Option(
 
 DEFAULT_FIELD_MANAGER = "trainerctl"
 DEFAULT_TIMEOUT = 300.0
+DEFAULT_LOCK_TIMEOUT = 600.0  # trainerctl.cluster.engine.lock.DEFAULT_WAIT_SECONDS; README says why
 
 
 # --- groups ---------------------------------------------------------------------------------

@@ -25,6 +25,11 @@ def check_timeout(timeout: float) -> None:
         raise InputError(f"--timeout {timeout:g}: expected a positive number of seconds")
 
 
+def check_lock_timeout(timeout: float) -> None:
+    if not math.isfinite(timeout) or timeout < 0:
+        raise InputError(f"--lock-timeout {timeout:g}: expected a number of seconds, 0 or more")
+
+
 def emit(report, output: str) -> None:
     if output == "json":
         sys.stdout.write(report.to_json())

@@ -1,9 +1,10 @@
 """`install`: the Trainer install pipeline over the engine.
 
-check the cluster and the Go operator → plan → read live → hand over (if asked) → apply stage by
-stage (waiting where the stage says) → strip the legacy finalizer from kept runtimes → prune →
-record. Stages, prune rules and the operator come from trainerctl.cluster.trainer; the upgrade
-check is a step the caller passes in.
+take the install lock → check the cluster, the Go operator and Helm → plan → read live → hand
+over (if asked) → apply stage by stage (waiting where the stage says) → strip the legacy finalizer
+from kept runtimes → prune → record → delete a handed-over Helm release's records. Stages, prune
+rules, the operator and Helm's chart come from trainerctl.cluster.trainer; the upgrade check is a
+step the caller passes in. Everything is read after the lock is taken (a `--dry-run` takes none).
 """
 
 from __future__ import annotations
@@ -13,22 +14,24 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from trainerctl.cluster.engine import helm, leftovers, lock
 from trainerctl.cluster.engine import inventory as inv_mod
-from trainerctl.cluster.engine.apply import ApplyOptions, Planned
-from trainerctl.cluster.engine.client import ApiError, Cluster
+from trainerctl.cluster.engine.apply import ApplyOptions, Planned, get_meta
+from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.engine.inventory import Entry, Inventory
 from trainerctl.cluster.engine.staged import RunOptions, StagedApply
-from trainerctl.cluster.engine.objects import Ref, is_exempt, label_selector
+from trainerctl.cluster.engine.listing import CRD
+from trainerctl.cluster.engine.objects import Ref, is_exempt, label_selector, parse_label
 from trainerctl.cluster.engine.plan import ensure_namespace, namespace_labels, plan, read_live, webhook_services
 from trainerctl.cluster.engine.pool import parallel_map
 from trainerctl.cluster.engine.prune import PruneRules, prune, still_wanted
-from trainerctl.cluster.engine.report import Report, StageResult
+from trainerctl.cluster.engine.report import ObjectResult, Report, StageResult
 from trainerctl.cluster.engine.stages import WAIT_CONTROLLERS, WAIT_CRDS
-from trainerctl.cluster.trainer import finalizers, go_operator, in_use, operator_inventory, preflight
+from trainerctl.cluster.trainer import finalizers, go_operator, helm_handover, in_use, operator_inventory, preflight
 from trainerctl.cluster.trainer.policy import (LEGACY_FINALIZER, LEGACY_MANAGERS, NEVER_PRUNE, RECREATE_KINDS,
                                                STAGES, is_runtime)
-from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, PreflightError, TrainerctlError
+from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, InputError, PreflightError, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.ui import Progress
 
@@ -50,7 +53,9 @@ class InstallOptions:
     allow_breaking: bool = False  # apply even when the upgrade guard finds a blocking CRD change
     legacy_managers: tuple[str, ...] = LEGACY_MANAGERS
     take_over_operator: bool = False  # stop the Go operator and release its CR first (go_operator.py)
+    take_over_helm: bool = False  # adopt a Helm release of Trainer, then delete its records (helm_handover.py)
     upgrade_guard: UpgradeGuard | None = None  # the CRD compatibility check, run before any write
+    lock_timeout: float = lock.DEFAULT_WAIT_SECONDS  # how long to wait for another run's install lock
 
 
 class RunFailed(TrainerctlError):
@@ -94,6 +99,11 @@ class Installer:
         self.operator = go_operator.OperatorState()
         self.refusal = ""  # a dry-run against a live operator still shows its plan, then fails with this
         self.labelled: list = []  # labelled objects found while looking for the operator's install
+        self.helm = helm_handover.HelmState()
+        self.release: helm_handover.ReleaseObjects | None = None  # set while handing over from Helm
+        self.kubectl_leftovers: list[leftovers.Leftover] = []
+        self.check_lock: Callable[[], None] = lambda: None  # raises once another run took the lock
+        self.namespace_created = False  # this run created the namespace first, to hold its lock in
 
     @property
     def previous(self) -> Inventory | None:
@@ -136,12 +146,18 @@ class Installer:
             self._hand_over(planned)
         for spec in STAGES:
             self._stage(spec, planned)
+        if self.release is not None:
+            self._adopted_from_helm(planned)
         if self.options.prune and self.previous:
             self._prune(planned)
+        self._report_kubectl_leftovers()
+        self.check_lock()
         self.applier.write_inventory(planned, self.report.source, complete=True, leftovers=self.leftovers)
         failed = self.report.failed
         if failed:
             raise RunFailed(f"{len(failed)} object(s) failed: {failed[0].display}: {failed[0].message}", self.report)
+        if self.release is not None:
+            self._forget_helm_release()
         if self.refusal:
             raise RunFailed(self.refusal, self.report, EXIT_PREFLIGHT)
 
@@ -151,16 +167,17 @@ class Installer:
         check = not self.options.skip_preflight
         # Independent first reads go out together: they are most of a no-op run's latency. A read
         # the user may not make is held back until the access review has named the permission.
-        steps = [self.discovery.refresh, lambda: inv_mod.read(self.cluster, self.namespace),
-                 lambda: go_operator.read_cr(self.cluster), lambda: go_operator.find_deployments(self.cluster)]
-        if check:
-            steps.insert(0, lambda: preflight.server_version(self.cluster))  # first: its error is the clearest
-        results = parallel_map(_attempt, steps)
+        steps: dict[str, Callable[[], Any]] = {
+            "discovery": self.discovery.refresh, "inventory": lambda: inv_mod.read(self.cluster, self.namespace),
+            "cr": lambda: go_operator.read_cr(self.cluster), "deployments": lambda: go_operator.find_deployments(self.cluster),
+            "helm": lambda: helm.find_releases(self.cluster, self.namespace)}
+        if check:  # first: its error is the clearest
+            steps = {"version": lambda: preflight.server_version(self.cluster), **steps}
+        results = dict(zip(steps, parallel_map(_attempt, list(steps.values()))))
         target = self.report.source.get("trainer_version")
         if check:
-            version = _value(results[0])
-            preflight.raise_first([preflight.kubernetes(version, target)])
-        _value(results[-4])  # discovery
+            preflight.raise_first([preflight.kubernetes(_value(results["version"]), target)])
+        _value(results["discovery"])
         self.discovery.add_rendered_crds(self.objects)
         deps: tuple[Any, BaseException | None] = (None, None)
         if check:
@@ -170,11 +187,11 @@ class Installer:
                 preflight.raise_first([deps[0][0]])
             preflight.raise_first([preflight.kinds(self.discovery, self.objects)])
         planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager, STAGES)
-        if check and any(_forbidden(error) for _, error in [*results, deps]):
+        if check and any(_forbidden(error) for _, error in [*results.values(), deps]):
             self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
-        self.operator = go_operator.OperatorState(cr=_value(results[-2]), deployments=_value(results[-1]))
+        self.operator = go_operator.OperatorState(cr=_value(results["cr"]), deployments=_value(results["deployments"]))
         self._operator_guard()
-        self.applier.previous = self.applier.last_written = _value(results[-3])
+        self.applier.previous = self.applier.last_written = _value(results["inventory"])
         if check:
             installed = self.previous.source.get("trainer_version") if self.previous else None
             preflight.raise_first([preflight.jobset_version(self.cluster, _value(deps)[1], target),
@@ -185,7 +202,13 @@ class Installer:
             if check and _forbidden(exc):
                 self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
             raise
+        if self.namespace_created:  # by this run, bare, just before, to hold its lock in: ours to create
+            for p in planned:
+                if (p.ref.group, p.ref.kind, p.ref.name) == ("", "Namespace", self.namespace):
+                    p.live = None
         self.labelled = self._adopt_operator_install(planned)
+        self._helm_guard(planned, _value(results["helm"]))
+        self._find_kubectl_leftovers(planned)
         if check:
             # Only what this run will write is asked: a no-op run asks nothing.
             self._refuse_if_lacking(preflight.change_needs(
@@ -207,6 +230,7 @@ class Installer:
         items = [p for p in planned if p.stage == spec.name]
         if not items and not spec.wait:
             return
+        self.check_lock()
         self.stage_name = spec.name
         t = time.monotonic()
         stage = StageResult(spec.name, objects=len(items))
@@ -240,15 +264,21 @@ class Installer:
         gone = {k: e for k, e in self.previous.entries.items() if k not in current}
         if not gone:
             return
+        self.check_lock()
         self.progress.stage("prune", len(gone))
-        rules = PruneRules(STAGES, NEVER_PRUNE, strip_finalizers=(LEGACY_FINALIZER,),
-                           keep=in_use.keep_in_use(self.cluster, self.discovery, [Ref.from_key(k) for k in gone]))
+        keep = in_use.keep_in_use(self.cluster, self.discovery, [Ref.from_key(k) for k in gone])
+        if self.release is not None:
+            keep = helm_handover.keeping_helm_policy(keep)
+        rules = PruneRules(STAGES, NEVER_PRUNE, strip_finalizers=(LEGACY_FINALIZER,), keep=keep,
+                           owned=self.release.owned if self.release is not None else None)
         results = prune(self.cluster, self.discovery, gone, self.owner_label, rules, dry_run=self.options.dry_run,
                         timeout=self.options.timeout,
                         on_done=lambda r: self.progress.object_done(r.display, self.applier.verb(r.action), r.message))
         self.report.objects.extend(results)
         retry = still_wanted(results, rules)
         self.leftovers = {k: e for k, e in gone.items() if k in retry}
+        if self.release is not None:
+            self._settle_release_leftovers(gone, results, retry)
         self.report.stages.append(StageResult("prune", time.monotonic() - t, len(gone)))
 
     # -- the Go operator ---------------------------------------------------------------
@@ -282,6 +312,7 @@ class Installer:
         return labelled
 
     def _hand_over(self, planned: list[Planned]) -> None:
+        self.check_lock()
         self.stage_name = "handover"
         t = time.monotonic()
         self.progress.stage("handover", 2)
@@ -294,6 +325,105 @@ class Installer:
         self.report.stages.append(StageResult("handover", time.monotonic() - t, len(results)))
         if results and not self.options.dry_run:
             read_live(self.cluster, planned, self.owner_label)  # releasing the CR's objects changed resourceVersions
+
+    # -- Helm and kubectl installs -----------------------------------------------------
+    def _helm_guard(self, planned: list[Planned], releases: list[helm.Release]) -> None:
+        """A Helm release of Trainer (or owning what we render) is refused until handed over."""
+        owners = {owner for p in planned if (owner := helm.owner_of((p.live or {}).get("metadata")))}
+        self.helm = helm_handover.trainer_releases(releases, owners)
+        if not self.helm.present:
+            return
+        if not self.options.take_over_helm:
+            if not self.options.dry_run:
+                raise PreflightError(self.helm.refusal())
+            # A dry-run still shows the hand-over's plan, then ends with the refusal.
+            self.refusal = self.refusal or self.helm.refusal()
+        self.helm.check_namespace(self.namespace)
+        if self.options.take_over_helm and not self.options.prune:
+            raise InputError(f"{helm_handover.HAND_OVER_FLAG} and --no-prune: the hand-over prunes what the Helm "
+                             "release had and the render does not (then forgets the release); drop --no-prune")
+        self.release = helm_handover.release_objects(self.helm, self.discovery, self.objects)
+        self.applier.previous = helm_handover.with_release(self.previous, self.release, self.namespace)
+        self.applier.options.more_legacy = helm_handover.helm_managers
+
+    def _adopted_from_helm(self, planned: list[Planned]) -> None:
+        """Say which rendered objects were the release's, and remove Helm's marks our apply left
+        (a mark another field manager also set, e.g. a `kubectl annotate`)."""
+        results = {(r.group, r.kind, r.namespace, r.name): r for r in self.report.objects}
+        for p in planned:
+            release = next((r for r in self.helm.releases if r.owns((p.live or {}).get("metadata") or {})), None)
+            result = results.get((p.ref.group, p.ref.kind, p.ref.namespace, p.ref.name))
+            if release is None or result is None or result.action == "failed":
+                continue
+            notes = [helm_handover.adopted_note(release)]
+            after = (p.applied or {}).get("metadata")
+            if after is not None and helm.ownership_patch(after):
+                if helm_handover.unmark(self.cluster, p.path, after, field_manager=self.options.field_manager,
+                                        dry_run=self.options.dry_run):
+                    notes.append(f"Helm's ownership marks {'would be ' if self.options.dry_run else ''}removed")
+            result.message = "; ".join(filter(None, [result.message, *notes]))
+
+    def _settle_release_leftovers(self, gone: dict[str, Entry], results: list, retry: set[str]) -> None:
+        """What the release had that is neither rendered nor pruned: CRDs (never pruned) lose
+        Helm's marks; what is kept for now (a runtime in use) also gets our label, so a later
+        install prunes it like any object of ours."""
+        dry = self.options.dry_run
+        by_key = {f"{r.group}/{r.kind}/{r.namespace}/{r.name}": r for r in results}
+        for key, entry in sorted(gone.items()):
+            ref = Ref.from_key(key)
+            if key not in self.release.entries:
+                continue
+            never = (ref.group, ref.kind) in NEVER_PRUNE
+            if not never and key not in retry:
+                continue
+            res = self.discovery.lookup(entry.api_version, ref.kind)
+            path = res and object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
+            live = get_meta(self.cluster, path) if path else None
+            if live is None or not self.release.owned(ref, live.get("metadata") or {}):
+                continue
+            marked = helm_handover.unmark(self.cluster, path, live["metadata"], dry_run=dry,
+                                          label=None if never else parse_label(self.owner_label),
+                                          field_manager=self.options.field_manager)
+            note = f"Helm's marks {'would be ' if dry else ''}removed" if marked else ""
+            if never:
+                result = ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "skipped",
+                                      "; ".join(filter(None, [f"not pruned: {ref.kind} is never pruned", note])))
+                self.report.add(result)
+                self.progress.object_done(result.display, self.applier.verb(result.action), result.message)
+            elif key in by_key and by_key[key].action == "skipped":
+                by_key[key].message += f"; {'would be ' if dry else ''}labelled as ours, pruned by a later install"
+
+    def _forget_helm_release(self) -> None:
+        """Last: delete the release's records, so Helm no longer knows it (helm list, uninstall)."""
+        self.check_lock()
+        self.stage_name = "handover"
+        t = time.monotonic()
+        results = helm_handover.delete_records(
+            self.cluster, self.helm, dry_run=self.options.dry_run,
+            on_done=lambda r: self.progress.object_done(r.display, self.applier.verb(r.action), r.message))
+        self.report.objects.extend(results)
+        self.report.stages.append(StageResult("handover", time.monotonic() - t, len(results)))
+        failed = [r for r in results if r.action == "failed"]
+        if failed:
+            raise RunFailed(f"{failed[0].display}: {failed[0].message}; re-run with {helm_handover.HAND_OVER_FLAG} "
+                            "to finish the hand-over", self.report)
+
+    def _find_kubectl_leftovers(self, planned: list[Planned]) -> None:
+        """Before our apply takes kubectl's fields over (after it the sign is gone): when the
+        render's objects were applied by kubectl, what else that install made."""
+        if not leftovers.any_applied_by_kubectl((p.live or {}).get("metadata") for p in planned):
+            return
+        found = leftovers.find(self.cluster, self.discovery, [p.body for p in planned], {p.ref.key for p in planned},
+                               self.namespace, self.owner_label, never=NEVER_PRUNE - {CRD})
+        releasing = self.release.entries if self.release is not None else {}
+        self.kubectl_leftovers = [f for f in found if f.ref.key not in releasing]
+
+    def _report_kubectl_leftovers(self) -> None:
+        for left in self.kubectl_leftovers:
+            result = ObjectResult(left.ref.kind, left.ref.name, left.ref.namespace, left.ref.group, "prune",
+                                  "skipped", left.message)
+            self.report.add(result)
+            self.progress.object_done(result.display, self.applier.verb(result.action), result.message)
 
     # -- Trainer specifics -------------------------------------------------------------
     def _strip_legacy_finalizers(self, items: list[Planned]) -> None:
@@ -350,8 +480,24 @@ def _value(result: tuple[Any, BaseException | None]) -> Any:
 
 def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
             source: Any = None, options: InstallOptions | None = None, progress=None) -> Report:
-    """Apply `objects` (a render) to the cluster; raises RunFailed (with .report) on failure."""
+    """Apply `objects` (a render) to the cluster, holding the install lock (engine/lock.py) unless it
+    is a dry-run; raises RunFailed (with .report) on failure, exit 4 when another run held the lock
+    for all of `options.lock_timeout`."""
     options = options or InstallOptions()
     progress = progress or Progress(len(objects), enabled=False)
-    return Installer(cluster, objects, namespace=namespace, owner_label=owner_label, source=source_dict(source),
-                     options=options, progress=progress).run()
+    installer = Installer(cluster, objects, namespace=namespace, owner_label=owner_label, source=source_dict(source),
+                          options=options, progress=progress)
+    if options.dry_run:
+        return installer.run()
+    try:
+        held = lock.take(cluster, namespace, "install", timeout=options.lock_timeout,
+                         field_manager=options.field_manager, on_message=progress.message)
+    except TrainerctlError as exc:  # unreachable, forbidden, or another run held it all along
+        progress.close()
+        installer.report.error = str(exc)
+        raise RunFailed(str(exc), installer.report, exc.exit_code) from None
+    with held:
+        installer.check_lock = held.check
+        installer.namespace_created = held.created_namespace
+        installer.report.lock = held.acquired.to_dict()
+        return installer.run()

@@ -8,6 +8,7 @@ import time
 from trainerctl.cluster.engine import diagnose
 from trainerctl.cluster.engine import diff as engine_diff
 from trainerctl.cluster.engine import inventory as inv_mod
+from trainerctl.cluster.engine import lock
 from trainerctl.cluster.engine.apply import get_meta
 from trainerctl.cluster.engine.client import Cluster, object_path
 from trainerctl.cluster.engine.discovery import Discovery
@@ -101,6 +102,9 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
                                   out["objects"], operator_managed),
         conditions.deployments(out["deployments"]))
     out["ready"] = conditions.is_ready(out["conditions"])
+    held = lock.read(cluster, namespace)
+    if held is not None:  # another run is installing or uninstalling right now
+        out["lock"] = {**held.to_dict(), "since": held.since()}
     return out
 
 
@@ -167,4 +171,6 @@ def status_text(st: dict) -> str:
             lines.append(f"  and {len(causes) - diagnose.TEXT_CAUSES} more cause(s) (-o json lists them)")
     summary = ", ".join(f"{n} {s}" for s, n in sorted(st["summary"].items())) or "no objects"
     lines.append(f"objects: {summary}")
+    if st.get("lock"):
+        lines.append(f"lock: held by {st['lock']['holder']} {st['lock']['since']} (an install or uninstall is running)")
     return "\n".join(lines) + "\n"

@@ -3,6 +3,8 @@
 CRDs stay unless asked (deleting a CRD deletes every custom resource of it, i.e. users'
 TrainJobs); the namespace always stays. Without an inventory (a Go-operator install, or a second
 uninstall) every listable type is searched by label, so running it twice is a harmless no-op.
+Like install it holds the install lock (engine/lock.py) while it deletes, and reads what is
+installed only once it holds it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Callable
 
 from trainerctl import ui
 from trainerctl.cluster.engine import inventory as inv_mod
+from trainerctl.cluster.engine import lock
 from trainerctl.cluster.engine.apply import delete_and_wait
 from trainerctl.cluster.engine.client import ApiError, Cluster
 from trainerctl.cluster.engine.discovery import Discovery
@@ -34,6 +37,8 @@ class UninstallOptions:
     yes: bool = False
     dry_run: bool = False
     timeout: float = 300.0
+    lock_timeout: float = lock.DEFAULT_WAIT_SECONDS
+    field_manager: str = "trainerctl"
 
 
 def _confirm_crds(cluster: Cluster, discovery: Discovery, crds: list[Found], options: UninstallOptions,
@@ -56,6 +61,18 @@ def uninstall(*, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LAB
     options = options or UninstallOptions()
     progress = progress or Progress(0, enabled=False)
     report = Report("uninstall", dry_run=options.dry_run, namespace=namespace)
+    if options.dry_run:
+        return _uninstall(cluster, namespace, owner_label, options, confirm, progress, report)
+    # No namespace, no lock to take there (nobody could hold one): uninstall does not create it.
+    with lock.take(cluster, namespace, "uninstall", timeout=options.lock_timeout, field_manager=options.field_manager,
+                   on_message=progress.message, create_missing_namespace=False) as held:
+        report.lock = {} if held.unlocked else held.acquired.to_dict()
+        return _uninstall(cluster, namespace, owner_label, options, confirm, progress, report, held.check)
+
+
+def _uninstall(cluster: Cluster, namespace: str, owner_label, options: UninstallOptions,
+               confirm: Callable[[str], bool] | None, progress, report: Report,
+               check_lock: Callable[[], None] = lambda: None) -> Report:
     start = time.monotonic()
     discovery = Discovery(cluster)
     discovery.refresh()
@@ -89,6 +106,7 @@ def uninstall(*, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LAB
     # Runtimes (admitted) first, then everything else in reverse apply order; CRDs go last.
     order = sorted(groups, key=lambda s: (s == "crds", -STAGES.index(s)))
     for name in order:
+        check_lock()
         t = time.monotonic()
         items = sorted(groups[name], key=lambda f: f.ref)
         if name == "crds" and not options.dry_run:
@@ -112,6 +130,7 @@ def uninstall(*, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LAB
         report.objects.extend(parallel_map(one, items))
         report.stages.append(StageResult(name, time.monotonic() - t, len(items)))
     if not options.dry_run and not report.failed:
+        check_lock()
         inv_mod.delete(cluster, namespace)
     progress.close()
     report.seconds = time.monotonic() - start

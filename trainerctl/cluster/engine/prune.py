@@ -1,8 +1,9 @@
 """Delete what the previous install applied and this one no longer renders.
 
 An object is pruned only when it is in the previous inventory AND still carries the ownership
-label AND is not exempted by `trainerctl.io/managed: "false"` AND the caller's `keep` rule does
-not hold it back. Kinds in `never` are never pruned.
+label (or the caller's `owned` rule says it belongs to the install being taken over, e.g. a Helm
+release's annotations) AND is not exempted by `trainerctl.io/managed: "false"` AND the caller's
+`keep` rule does not hold it back. Kinds in `never` are never pruned.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from trainerctl.cluster.engine.stages import StagePlan
 
 # keep(ref, path, live metadata, dry_run) -> why it is kept ("" to prune it)
 KeepRule = Callable[[Ref, str, dict, bool], str]
+# owned(ref, live metadata) -> whose it was when it counts as ours without our label ("" if not)
+OwnedRule = Callable[[Ref, dict], str]
 
 
 @dataclass
@@ -31,6 +34,7 @@ class PruneRules:
     keep: KeepRule | None = None
     strip_finalizers: tuple[str, ...] = ()  # removed before a delete (see apply.delete_and_wait)
     kept_prefix: str = "kept"  # how a kept object's message starts (what stays on record)
+    owned: OwnedRule | None = None
 
 
 def resolve_entry(discovery: Discovery, ref: Ref, entry: Entry):
@@ -63,7 +67,9 @@ def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], 
             return None
         md = meta.get("metadata") or {}
         result = ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "pruned")
-        if (md.get("labels") or {}).get(label_key) != label_value:
+        labelled = (md.get("labels") or {}).get(label_key) == label_value
+        whose = "" if labelled or rules.owned is None else rules.owned(ref, md)
+        if not labelled and not whose:
             result.action, result.message = "skipped", f"not pruned: no {owner_label} label"
         elif is_exempt(md):
             result.action, result.message = "skipped", 'not pruned: trainerctl.io/managed is "false"'
@@ -76,6 +82,8 @@ def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], 
             except ApiError as exc:
                 if exc.status != 404:
                     result.action, result.message = "failed", f"prune: {exc}"
+            if whose and result.action == "pruned":
+                result.message = f"was {whose}'s"
         if on_done:
             on_done(result)
         return result

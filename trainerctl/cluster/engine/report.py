@@ -46,6 +46,7 @@ class Report:
     error: str = ""
     upgrade: dict = field(default_factory=dict)  # upgrade-check report (issue 6), when it ran
     diagnosis: list[dict] = field(default_factory=list)  # why a wait failed: engine/diagnose.py, per object
+    lock: dict = field(default_factory=dict)  # how the install lock was taken (lock.Acquired), when it was
 
     def add(self, result: ObjectResult) -> None:
         self.objects.append(result)
@@ -77,6 +78,7 @@ class Report:
             "objects": [{k: v for k, v in asdict(o).items() if v or k == "namespace"} for o in self.objects],
             **({"upgrade": self.upgrade} if self.upgrade else {}),
             **({"diagnosis": self.diagnosis} if self.diagnosis else {}),
+            **({"lock": self.lock} if self.lock else {}),
             **({"error": self.error} if self.error else {}),
         }
 

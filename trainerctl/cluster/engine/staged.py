@@ -15,7 +15,7 @@ import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Callable, Mapping
 
 from trainerctl.cluster.engine import inventory as inv_mod
 from trainerctl.cluster.engine import diagnose, wait
@@ -37,6 +37,8 @@ class RunOptions:
     legacy_managers: tuple[str, ...] = ()
     # Image reference -> where it came from, for a failed pull's cause (engine/diagnose.py).
     image_origins: Mapping[str, str] = field(default_factory=dict)
+    # More of them for one object, from its live metadata (an installer whose manager name varies).
+    more_legacy: Callable[[dict], tuple[str, ...]] | None = None
 
 
 class StagedApply:
@@ -100,6 +102,8 @@ class StagedApply:
         applied: Applied | None = None
         opts = self.options.apply
         legacy = self.options.legacy_managers
+        if self.options.more_legacy is not None:
+            legacy = (*legacy, *self.options.more_legacy(meta))
         if p.live is not None and not self.dry_run:
             try:
                 took = take_over(self.cluster, p.path, meta, self.field_manager, p.res.api_version, legacy)

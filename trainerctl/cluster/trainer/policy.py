@@ -3,6 +3,7 @@ deleted, what may be recreated, and the finalizer only old Trainer controllers r
 
 from __future__ import annotations
 
+from trainerctl.cluster.engine.leftovers import KUBECTL_MANAGERS
 from trainerctl.cluster.engine.stages import WAIT_CONTROLLERS, WAIT_CRDS, WEBHOOK_KINDS, StagePlan, StageSpec
 from trainerctl.cluster.trainer.go_operator import FIELD_MANAGERS as OPERATOR_FIELD_MANAGERS
 
@@ -42,9 +43,11 @@ RECREATE_KINDS = frozenset({("apps", "Deployment"), (GROUP, "ClusterTrainingRunt
 # Trainer 2.0-2.2 put this on runtimes a TrainJob uses and only those controllers remove it;
 # 2.3 never does. Whatever we keep, delete or hand over must not be left holding it.
 LEGACY_FINALIZER = "trainer.kubeflow.org/resource-in-use"
-# Field managers whose fields an install takes over: the Go operator's, and client-side
-# `kubectl apply`, whose last-applied annotation then becomes ours and is dropped by our apply.
-LEGACY_MANAGERS = (*OPERATOR_FIELD_MANAGERS, "kubectl-client-side-apply")
+# Field managers whose fields an install takes over: the Go operator's, and `kubectl apply`'s
+# (client-side, whose last-applied annotation then becomes ours and is dropped by our apply, and
+# server-side, the documented `kubectl apply --server-side -k .../overlays/manager` install).
+# Other kubectl commands use managers of their own (kubectl-edit, kubectl-scale, ...) and stay.
+LEGACY_MANAGERS = (*OPERATOR_FIELD_MANAGERS, *KUBECTL_MANAGERS)
 
 
 def is_runtime(group: str, kind: str) -> bool:

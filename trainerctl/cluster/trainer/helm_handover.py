@@ -1,0 +1,234 @@
+"""Taking over a Trainer that the upstream Helm chart (charts/kubeflow-trainer) installed.
+
+Detected by its release records (a release of the `kubeflow-trainer` chart) or by Helm's
+ownership annotations on an object the render has. `install` refuses until it is told to hand
+over; with `--take-over-helm` the release counts as the previous install:
+
+- every object the render shares with the release is adopted in place: the fields Helm's field
+  manager owns move to ours (engine fields.take_over), so our apply owns them alone and drops
+  what we do not render, Helm's ownership annotations and labels included; nothing is deleted and
+  recreated unless Kubernetes forbids the change (a Deployment's selector);
+- what the release had and the render does not (its manifest, its hooks, and the runtimes its
+  runtime-installer hook applies from its ConfigMap) is the prune set of this install, pruned by
+  the usual rules: never CRDs, never a runtime an unfinished TrainJob uses. What is kept loses
+  Helm's marks; a kept runtime gets our label so a later install prunes it once the job is done;
+- the release records are deleted last, so `helm list` no longer shows the release and a later
+  `helm uninstall` cannot delete what trainerctl now owns. Until then every step is safe to
+  repeat: an interrupted hand-over is finished by the next run with the flag.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable
+
+from trainerctl.cluster.engine import helm
+from trainerctl.cluster.engine.client import ApiError, Cluster
+from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.engine.inventory import Entry, Inventory
+from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.prune import KeepRule
+from trainerctl.cluster.engine.report import ObjectResult
+from trainerctl.cluster.engine.stages import WebhookRules
+from trainerctl.cluster.trainer.policy import RUNTIME_KINDS, STAGES
+from trainerctl.errors import InputError
+
+CHART = "kubeflow-trainer"
+HAND_OVER_FLAG = "--take-over-helm"
+GUIDE = "README: Migrating from Helm or kubectl"
+# The chart's runtime-installer hook (2.3.0 on) applies the runtimes listed in its ConfigMap with
+# kubectl and labels them so; they are not in the release's manifest, but they are the release's.
+INSTALLER_KEY = "runtimes.yaml"
+INSTALLER_LABEL = ("trainer.kubeflow.org/managed-by", "runtimes-installer")
+
+
+@dataclass
+class HelmState:
+    """The Helm releases of Trainer found on the cluster (read after the lock is taken)."""
+
+    releases: list[helm.Release] = field(default_factory=list)
+
+    @property
+    def present(self) -> bool:
+        return bool(self.releases)
+
+    def describe(self) -> str:
+        return "; ".join(r.describe() for r in self.releases)
+
+    def refusal(self) -> str:
+        return (f"Trainer here was installed by Helm ({self.describe()}): re-run with {HAND_OVER_FLAG} to hand "
+                f"it over to trainerctl (--dry-run shows the plan; see {GUIDE})")
+
+    def check_namespace(self, namespace: str) -> None:
+        for release in self.releases:
+            if release.namespace != namespace:
+                raise InputError(f"-n {namespace}: Helm release {release.name} is in namespace {release.namespace}; "
+                                 f"install into the same namespace to take it over: -n {release.namespace}")
+
+
+def trainer_releases(releases: list[helm.Release], owners: set[tuple[str, str]] = frozenset()) -> HelmState:
+    """Releases of the Trainer chart, and any release that owns an object the render has
+    (`owners`: (name, namespace) from Helm's annotations on live rendered objects). An owner
+    without records (deleted by hand) still counts: its objects carry its marks."""
+    chosen = [r for r in releases if r.chart == CHART or (r.name, r.namespace) in owners]
+    known = {(r.name, r.namespace) for r in chosen}
+    chosen += [helm.Release(name, ns) for name, ns in sorted(owners) if (name, ns) not in known]
+    return HelmState(chosen)
+
+
+def installer_runtimes(release: helm.Release) -> list[dict]:
+    """The runtimes the release's runtime-installer hook applies (from the ConfigMap it mounts)."""
+    out = []
+    for obj in release.manifest_objects():
+        data = obj.get("data") or {}
+        if obj.get("kind") == "ConfigMap" and isinstance(data.get(INSTALLER_KEY), str):
+            try:
+                docs = helm.parse_manifest(data[INSTALLER_KEY])
+            except helm.ReleaseDecodeError:
+                continue
+            out.extend(d for d in docs if d.get("kind") in RUNTIME_KINDS)
+    return out
+
+
+@dataclass
+class ReleaseObjects:
+    """What a hand-over prunes from: each release object's Ref, and how it is recognised live."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    release_of: dict[str, helm.Release] = field(default_factory=dict)  # Ref key -> release
+    how: dict[str, str] = field(default_factory=dict)  # Ref key -> manifest | hook | installer
+
+    def owned(self, ref: Ref, meta: dict) -> str:
+        """Why the live object is the release's ('' when it is not, or no longer): Helm's
+        annotations naming the release; for hooks, which Helm creates without them, the hook's
+        own identity; for the installer's runtimes, the installer's label."""
+        release = self.release_of.get(ref.key)
+        if release is None:
+            return ""
+        how = self.how[ref.key]
+        owner = helm.owner_of(meta)
+        if how == "manifest":
+            return f"Helm release {release.name}" if release.owns(meta) else ""
+        if owner is not None and owner != (release.name, release.namespace):
+            return ""  # another release's now
+        if how == "hook":
+            return f"Helm release {release.name} (hook)"
+        labels = meta.get("labels") or {}
+        if labels.get(INSTALLER_LABEL[0]) == INSTALLER_LABEL[1]:
+            return f"Helm release {release.name} (its runtime installer)"
+        return ""
+
+
+def release_objects(state: HelmState, discovery: Discovery, objects: list[dict]) -> ReleaseObjects:
+    """The prune set the releases amount to, with stages as our own install would give them.
+    Kinds the cluster no longer serves are left out: their objects are gone with them."""
+    rules = WebhookRules.from_objects(objects)
+    out = ReleaseObjects()
+    for release in state.releases:
+        groups = (("manifest", release.manifest_objects()), ("hook", release.hook_objects()),
+                  ("installer", installer_runtimes(release)))
+        for how, items in groups:
+            for obj in items:
+                res = discovery.lookup(obj.get("apiVersion", ""), obj.get("kind", ""))
+                if res is None or not res.served:
+                    continue
+                ref = helm.ref_in(obj, release.namespace, res.namespaced)
+                if ref.key in out.entries:
+                    continue
+                stage = STAGES.stage_of(ref.kind, res.group, res.resource, rules)
+                out.entries[ref.key] = Entry(res.api_version, res.resource, res.namespaced, stage)
+                out.release_of[ref.key] = release
+                out.how[ref.key] = how
+    return out
+
+
+RESOURCE_POLICY = "helm.sh/resource-policy"  # "keep": Helm itself never deletes it
+
+
+def keeping_helm_policy(keep: KeepRule | None) -> KeepRule:
+    """`keep`, and what the chart or its user marked `helm.sh/resource-policy: keep`: Helm would
+    never delete it, so neither does the hand-over (it is reported, and not kept on record)."""
+    def rule(ref: Ref, path: str, meta: dict, dry_run: bool) -> str:
+        if ((meta.get("annotations") or {}).get(RESOURCE_POLICY) or "").strip() == "keep":
+            return f"not pruned: {RESOURCE_POLICY} is keep (Helm would not delete it either)"
+        return keep(ref, path, meta, dry_run) if keep is not None else ""
+
+    return rule
+
+
+def helm_managers(meta: dict | None) -> tuple[str, ...]:
+    """Helm's field managers on an object: `helm`, and whoever set Helm's ownership annotation
+    (Helm names its manager after its binary, so a renamed binary is found this way too)."""
+    found = {helm.FIELD_MANAGER}
+    for entry in (meta or {}).get("managedFields") or []:
+        annotations = (((entry.get("fieldsV1") or {}).get("f:metadata") or {}).get("f:annotations") or {})
+        if f"f:{helm.NAME_ANNOTATION}" in annotations and entry.get("manager"):
+            found.add(entry["manager"])
+    return tuple(sorted(found))
+
+
+def unmark(cluster: Cluster, path: str, meta: dict, *, label: tuple[str, str] | None = None,
+           field_manager: str = "trainerctl", dry_run: bool = False) -> bool:
+    """Remove Helm's ownership marks (and add `label`, making a kept object ours); one JSON patch
+    guarded by the resourceVersion, recomputed when something wrote in between. True when there
+    was something to do."""
+    for attempt in range(5):
+        ops = helm.ownership_patch(meta)
+        labels = meta.get("labels") or {}
+        if label is not None and labels.get(label[0]) != label[1]:
+            if not labels:
+                ops.append({"op": "add", "path": "/metadata/labels", "value": {label[0]: label[1]}})
+            else:
+                ops.append({"op": "add", "path": f"/metadata/labels/{helm.json_pointer(label[0])}", "value": label[1]})
+        if not ops:
+            return False
+        if dry_run:
+            return True
+        patch = [{"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion", "")}, *ops]
+        try:
+            cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json",
+                            query={"fieldManager": field_manager})
+            return True
+        except ApiError as exc:
+            if exc.status == 404:
+                return False
+            if attempt == 4 or exc.status not in (409, 422, 500):
+                raise
+        fresh = cluster.get_or_none(path)
+        if fresh is None:
+            return False
+        meta = fresh.get("metadata") or {}
+    return False
+
+
+def delete_records(cluster: Cluster, state: HelmState, *, dry_run: bool,
+                   on_done: Callable[[ObjectResult], None] | None = None) -> list[ObjectResult]:
+    """Delete every stored revision of the releases: the last step, so `helm list` forgets them."""
+    results = []
+    for release in state.releases:
+        for record in release.records:
+            result = ObjectResult(record.kind, record.name, record.namespace, "", "handover", "deleted",
+                                  f"Helm's record of {release.name} revision {record.revision}")
+            if not dry_run:
+                try:
+                    cluster.request("DELETE", record.path)
+                except ApiError as exc:
+                    if exc.status != 404:
+                        result.action, result.message = "failed", f"deleting Helm's release record: {exc}"
+            results.append(result)
+            if on_done:
+                on_done(result)
+    return results
+
+
+def adopted_note(release: helm.Release) -> str:
+    return f"adopted from Helm release {release.name}"
+
+
+def with_release(previous: Inventory | None, release: ReleaseObjects, namespace: str) -> Inventory:
+    """The previous install: our inventory (a half-done hand-over wrote one) with the release's
+    objects added, or the release alone on the first run."""
+    if previous is None:
+        return Inventory(namespace, {"installed_by": "helm"}, dict(release.entries), complete=True)
+    return dataclasses.replace(previous, entries={**release.entries, **previous.entries})
