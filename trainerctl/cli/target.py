@@ -185,9 +185,9 @@ def target(cluster, filename: str | None, source: SourceFlags, render: RenderFla
     """-f FILE (`given`, when read_first already read it), or a render of these flags (checked
     before the cluster is contacted)."""
     if filename:
-        given = render_flags_given(source, render)
-        if given:
-            raise InputError(f"-f {shown_path(filename)} and {given[0]}: {given[0]} changes the render, and -f "
+        flags = render_flags_given(source, render)
+        if flags:
+            raise InputError(f"-f {shown_path(filename)} and {flags[0]}: {flags[0]} changes the render, and -f "
                              "FILE is already rendered (render it with that flag instead)")
         goal = given or from_file(filename, "")
         goal.namespace = namespace_setting(namespace, source.config)

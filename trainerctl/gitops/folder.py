@@ -30,7 +30,7 @@ def load_folder(path: str | Path, shown: str | None = None) -> Folder:
     shown = shown or f"-f {path}"
     index = path / "kustomization.yaml"
     if not is_ours(index):
-        raise InputError(f"{shown}: expected a YAML file, or a folder written by `trainerctl render --output-dir`")
+        raise InputError(f"{shown}: a directory not written by `trainerctl render --output-dir`; expected a YAML file or such a folder")
     try:
         meta = (load(index.read_text(encoding="utf-8"), str(index)) or {}).get("metadata") or {}
     except (OSError, UnicodeDecodeError, KustomizeError) as exc:
