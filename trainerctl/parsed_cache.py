@@ -18,7 +18,6 @@ no NaN or infinity, no subclasses carrying more than the dict or list).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -27,10 +26,11 @@ from typing import Any
 from trainerctl.bounded_read import read_input
 from trainerctl.errors import InputError
 from trainerctl.safe_write import private_dir, remove_quietly, write_atomic
+from trainerctl.sha256 import sha256
 
 # How a Secret's kind reads in the JSON written below (compact separators, ASCII escapes): the
 # test is on the text, so it holds at any depth and for any document shape.
-_SECRET = '"kind":"Secret"'
+SECRET_MARK = '"kind":"Secret"'
 
 
 class ParsedCache:
@@ -44,7 +44,7 @@ class ParsedCache:
     @staticmethod
     def key(data: bytes, *tags: str) -> str:
         """The entry name of `data` parsed the way `tags` say (flags, format, parser version)."""
-        digest = hashlib.sha256()
+        digest = sha256()
         for tag in tags:
             digest.update(tag.encode("utf-8", "surrogatepass") + b"\0")
         digest.update(data)
@@ -60,7 +60,7 @@ class ParsedCache:
             data = read_input(str(path), str(path), "cache-file")
         except InputError:  # missing (the usual miss), unreadable, too large
             return None
-        if _SECRET.encode() in data:  # an older trainerctl stored one here: not any more
+        if SECRET_MARK.encode() in data:  # an older trainerctl stored one here: not any more
             remove_quietly(path)
             return None
         try:
@@ -80,7 +80,7 @@ class ParsedCache:
             text = json.dumps(value, separators=(",", ":"), allow_nan=False)
         except (ValueError, TypeError, RecursionError):
             return False
-        if _SECRET in text:
+        if SECRET_MARK in text:
             return False
         try:
             private_dir(self.dir)
