@@ -1,5 +1,6 @@
-"""The cache of parsed resource files: a hit gives exactly what parsing gives, a bad entry only
-means parsing again, nothing holding a Secret reaches the disk, and the folder is private."""
+"""The engine's cache (parsed resource files, large objects' YAML): a hit gives exactly what
+parsing or writing gives, a bad entry only means doing it again, nothing holding a Secret reaches
+the disk, and the folder is private."""
 
 from __future__ import annotations
 
@@ -12,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from trainerctl.kustomize import build_yaml, yamlread
-from trainerctl.kustomize import cachedread
+from trainerctl.kustomize import build, build_yaml, cachedread, cachedwrite, yamlemit, yamlread
 from trainerctl.kustomize.cachedread import MIN_CHARS, load_resources, resource_cache
 from trainerctl.parsed_cache import ParsedCache
 
@@ -141,7 +141,7 @@ def test_a_corrupt_entry_means_parsing_again(tmp_path, garbage):
 
 def test_an_unusable_cache_folder_means_parsing_every_time(tmp_path):
     (tmp_path / "cache").mkdir()
-    (tmp_path / "cache" / "parsed-resources").write_text("a file where the folder should be")
+    (tmp_path / "cache" / "kustomize").write_text("a file where the folder should be")
     cache = resource_cache(tmp_path / "cache")
     parsed = yamlread.load_documents(TRICKY, "t.yaml", raw_annotations=True)
     _same(load_resources(TRICKY, "t.yaml", cache), parsed)
@@ -149,7 +149,7 @@ def test_an_unusable_cache_folder_means_parsing_every_time(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (tmp_path / "cache2").mkdir()
-    (tmp_path / "cache2" / "parsed-resources").symlink_to(outside)  # never written through
+    (tmp_path / "cache2" / "kustomize").symlink_to(outside)  # never written through
     _same(load_resources(TRICKY, "t.yaml", resource_cache(tmp_path / "cache2")), parsed)
     assert list(outside.iterdir()) == []
 
@@ -200,5 +200,57 @@ def test_the_kustomize_command_keeps_its_parses_in_the_cache_dir(tmp_path, upstr
                            capture_output=True, text=True, timeout=300) for _ in range(2)]
     assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
     assert runs[0].stdout == runs[1].stdout == build_yaml(str(rhoai))
-    folder = tmp_path / "cache" / "parsed-resources"
+    folder = tmp_path / "cache" / "kustomize"
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and list(folder.iterdir())
+
+
+def _large(kind: str = "ConfigMap", **extra) -> dict:
+    return {"apiVersion": "v1", "kind": kind, "metadata": {"name": "big"},
+            "data": {f"k{i}": f"value {i} " * 20 for i in range(200)}, **extra}
+
+
+def test_a_written_object_reads_back_as_the_emitter_writes_it(tmp_path, monkeypatch, upstream):
+    rhoai = str(upstream / "opendatahub-trainer" / "main-d140e85" / "manifests" / "rhoai")
+    cache = resource_cache(tmp_path / "cache")
+    objects = build(rhoai) + [_large(), _large(extra={"n": 1, "f": 1.0, "b": True, "z": None})]
+    plain = yamlemit.dump_all(objects)
+    assert cachedwrite.dump_all(objects, cache) == plain  # cold: written and stored
+    stored = len(_cache_files(cache))
+    assert stored >= 4
+    real_dump = yamlemit.dump
+
+    def small_only(obj):
+        assert len(json.dumps(obj)) < cachedwrite.MIN_CHARS, "written although cached"
+        return real_dump(obj)
+
+    monkeypatch.setattr(yamlemit, "dump", small_only)
+    assert cachedwrite.dump_all(objects, cache) == plain  # warm: read back
+    assert len(_cache_files(cache)) == stored
+
+
+def test_a_corrupt_written_entry_means_writing_again(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    objects = [_large()]
+    plain = yamlemit.dump_all(objects)
+    cachedwrite.dump_all(objects, cache)
+    (entry,) = _cache_files(cache)
+    for garbage in (b"[1, 2]", b'"no newline at the end"', b"{broken"):
+        entry.write_bytes(garbage)
+        assert cachedwrite.dump_all(objects, cache) == plain
+
+
+def test_a_secret_is_never_written_to_the_cache(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    secret = _large("Secret")
+    listed = {"apiVersion": "v1", "kind": "List", "items": [_large(), secret]}
+    assert cachedwrite.dump_all([secret, listed], cache) == yamlemit.dump_all([secret, listed])
+    assert _cache_files(cache) == []
+
+
+def test_what_json_cannot_say_is_written_directly(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    with pytest.raises(Exception) as direct:
+        yamlemit.dump_all([_large(extra={"x": float("nan")})])
+    with pytest.raises(type(direct.value)):
+        cachedwrite.dump_all([_large(extra={"x": float("nan")})], cache)
+    assert _cache_files(cache) == []

@@ -21,28 +21,35 @@ MIN_CHARS = 4096
 # Files kept (by last use): a few trees' CRD bundles, tens of MB at most.
 KEEP = 500
 _FORMAT = "kustomize-resources/1"
-_tag: str | None = None
+_tags: dict[tuple[str, ...], str] = {}
 
 
-def parser_tag() -> str:
-    """Who parsed: the version and the reader's and this module's files (size, mtime), so an
-    entry written by other parsing code, an edited checkout included, is never read."""
-    global _tag
-    if _tag is None:
-        parts = [_FORMAT, __version__]
-        for path in (yamlread.__file__, __file__):
+def code_tag(fmt: str, *files: str) -> str:
+    """Who computed an entry: the format, the version, and the files of the code that decides
+    the value (size, mtime), so an entry of other code, an edited checkout's included, is never
+    read."""
+    key = (fmt, *files)
+    tag = _tags.get(key)
+    if tag is None:
+        parts = [fmt, __version__]
+        for path in files:
             try:
                 info = os.stat(path)
                 parts.append(f"{info.st_size}:{info.st_mtime_ns}")
             except (OSError, TypeError):
                 parts.append("?")
-        _tag = " ".join(parts)
-    return _tag
+        tag = _tags[key] = " ".join(parts)
+    return tag
+
+
+def parser_tag() -> str:
+    return code_tag(_FORMAT, yamlread.__file__, __file__)
 
 
 def resource_cache(cache_dir: str | Path) -> ParsedCache:
-    """The cache of resource files' parses under trainerctl's cache dir `cache_dir`."""
-    return ParsedCache(Path(cache_dir) / "parsed-resources", KEEP)
+    """The engine's cache under trainerctl's cache dir `cache_dir`: resource files' parses, and
+    large objects' YAML (cachedwrite)."""
+    return ParsedCache(Path(cache_dir) / "kustomize", KEEP)
 
 
 def load_resources(text: str, source: str, cache: ParsedCache | None) -> list[yamlread.Loaded]:

@@ -13,7 +13,7 @@ from trainerctl.kustomize.loader import Loader, Missing, real_path
 from trainerctl.kustomize.resource import annotation_text
 from trainerctl.kustomize.target import Builder
 from trainerctl.kustomize.transformers import hashes, nameref, refvar
-from trainerctl.kustomize.yamlemit import dump_all
+from trainerctl.kustomize.cachedwrite import dump_all
 from trainerctl.parsed_cache import ParsedCache
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
@@ -143,6 +143,6 @@ def build_yaml(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float 
                parsed_cache: ParsedCache | None = None) -> str:
     """Exactly the bytes `kubectl kustomize path` prints."""
     def run(*args):
-        return dump_all([r.obj for r in _build_resources(*args)])
+        return dump_all([r.obj for r in _build_resources(*args)], parsed_cache)
 
     return _deep_retry(run, path, remote_mirrors, timeout, fs, repo_root, parsed_cache)

@@ -18,6 +18,7 @@ from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
 from trainerctl.kustomize.cachedread import resource_cache
 from trainerctl.kustomize.filesys import OverlayFS
+from trainerctl.parsed_cache import ParsedCache
 from trainerctl.render.assets import asset_dir
 from trainerctl.render.images import ImageOverrides, check_registry, image_origins, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
@@ -167,6 +168,11 @@ def _apply_manager(objects: list[dict], options: RenderOptions) -> list[dict]:
     return patched
 
 
+def engine_cache(options: RenderOptions) -> ParsedCache:
+    """Where the kustomize engine keeps parses and output between renders: the cache dir."""
+    return resource_cache(options.cache_dir or default_cache_dir())
+
+
 def render(options: RenderOptions | None = None) -> RenderResult:
     options = options or RenderOptions()
     platform, components = options.platform_components()
@@ -186,7 +192,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
     # A fetched repository is untrusted: no base of it may leave it (kubectl's rule for clones).
     repo_root = str(source.manifests.parent) if source.url else None
     rendered: dict[str, list[dict]] = {}
-    parsed = resource_cache(options.cache_dir or default_cache_dir())
+    parsed = engine_cache(options)
     for name, directory in sets.items():  # one at a time: runtimes and imagestreams share a parent
         images = None
         if name == "manifests" and overrides.images:
