@@ -14,7 +14,6 @@ parsed user input.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -28,7 +27,7 @@ def write_atomic(path: str | Path, data: bytes | str, *, mode: int | None = None
     if isinstance(data, str):
         data = data.encode("utf-8")
     dir_fd = os.open(path.parent if str(path.parent) else ".", _DIR_FLAGS)
-    tmp = f".{path.name[:100]}.{secrets.token_hex(6)}.tmp"
+    tmp = f".{path.name[:100]}.{os.urandom(6).hex()}.tmp"  # what secrets.token_hex does
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o666 if mode is None else mode, dir_fd=dir_fd)

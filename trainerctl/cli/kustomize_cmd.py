@@ -18,5 +18,8 @@ def kustomize(
 ) -> None:
     """Build a kustomization and print it, byte-identical to `kubectl kustomize`."""
     from trainerctl.kustomize import build_yaml
+    from trainerctl.kustomize.cachedread import resource_cache
+    from trainerctl.source.cachedir import default_cache_dir
 
-    sys.stdout.write(build_yaml(directory, remote_mirrors=remote_mirror))
+    sys.stdout.write(build_yaml(directory, remote_mirrors=remote_mirror,
+                                parsed_cache=resource_cache(default_cache_dir())))

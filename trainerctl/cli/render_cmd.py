@@ -40,7 +40,7 @@ def render_command(
     from trainerctl import ui
     from trainerctl.cli.options import render_options
     from trainerctl.render.output import FORMATS, check_output_dir, write_dir, write_stream
-    from trainerctl.render.pipeline import render as do_render
+    from trainerctl.render.pipeline import engine_cache, render as do_render
     from trainerctl.source.fetch import update_lock as write_lock
 
     fmt = "yaml" if output is None else output
@@ -76,7 +76,7 @@ def render_command(
         files = write_dir(result.objects, output_dir)
         ui.info(f"render: wrote {len(files)} objects to {output_dir}")
     else:
-        sys.stdout.write(write_stream(result.objects, fmt))
+        sys.stdout.write(write_stream(result.objects, fmt, engine_cache(options)))
 
 
 @command("fetch")

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
-import json
 import os
 from dataclasses import dataclass
 
@@ -29,7 +27,7 @@ from trainerctl.render.pipeline import render
 from trainerctl.cli.flags import RenderFlags, SourceFlags
 from trainerctl.render.settings import namespace_setting
 from trainerctl.safe_text import field_name
-from trainerctl.safe_write import private_dir, remove_quietly, write_atomic
+from trainerctl.parsed_cache import ParsedCache
 from trainerctl.source.cachedir import default_cache_dir
 
 
@@ -47,6 +45,7 @@ class Target:
 # payload never reaches the disk.
 _CACHE_MIN_BYTES = 256 * 1024
 _CACHE_KEEP = 8
+_CACHE_FORMAT = "checked-objects/1"
 
 
 def load_file(path: str) -> list[dict]:
@@ -59,12 +58,13 @@ def load_file(path: str) -> list[dict]:
         return _load_folder(path).objects
     shown = "-f -" if path == "-" else f"-f {shown_path(path)}"
     data = read_input(path, shown, "file", stdin=True)
-    cache = _ParsedCache(data) if len(data) >= _CACHE_MIN_BYTES else None
-    docs = cache.get() if cache else None
-    if docs is None:
+    cache = ParsedCache(default_cache_dir() / "parsed", _CACHE_KEEP) if len(data) >= _CACHE_MIN_BYTES else None
+    key = cache.key(data, _CACHE_FORMAT) if cache else ""
+    docs = cache.get(key) if cache else None
+    if not (isinstance(docs, list) and docs and all(isinstance(d, dict) for d in docs)):
         docs = _parse(data, shown)
-        if cache and not any(is_secret(d) for d in docs):
-            cache.put(docs)
+        if cache:
+            cache.put(key, docs)  # what passed every check; never a Secret (ParsedCache refuses it)
     return docs
 
 
@@ -116,41 +116,6 @@ def _parse(data: bytes, shown: str) -> list[dict]:
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
             raise InputError(f"{shown}: document {i + 1} ({field_name(doc['kind'])}): expected metadata.name")
     return docs
-
-
-class _ParsedCache:
-    """The checked objects of one file content, as JSON under the cache dir, keyed by sha256.
-
-    Best effort: an unreadable or unwritable cache only means parsing again. What is stored
-    passed every check above, holds no Secret, and lies in a folder only its owner can read
-    (files 0600, folder 0700); the engine's reader yields JSON types only (string keys)."""
-
-    def __init__(self, data: bytes):
-        self.dir = default_cache_dir() / "parsed"
-        self.path = self.dir / (hashlib.sha256(data).hexdigest() + ".json")
-
-    def get(self) -> list[dict] | None:
-        if not self.path.is_file():
-            return None
-        try:
-            docs = json.loads(read_input(str(self.path), str(self.path), "file"))
-        except (InputError, ValueError, RecursionError):
-            return None
-        if not (isinstance(docs, list) and docs and all(isinstance(d, dict) for d in docs)) \
-                or any(is_secret(d) for d in docs):
-            remove_quietly(self.path)  # an older trainerctl cached a Secret here: not any more
-            return None
-        return docs
-
-    def put(self, docs: list[dict]) -> None:
-        try:
-            private_dir(self.dir)
-            write_atomic(self.path, json.dumps(docs, separators=(",", ":")), mode=0o600)
-            old = sorted(self.dir.glob("*.json"), key=lambda p: p.stat().st_mtime)[:-_CACHE_KEEP]
-            for stale in old:
-                remove_quietly(stale)
-        except (OSError, ValueError):
-            pass
 
 
 def _load_folder(path: str) -> Folder:

@@ -74,6 +74,8 @@ class TransformerConfig:
     def add_nameref(self, key: tuple[str, str, str], specs: list[FieldSpec], where: str) -> None:
         for existing_key, existing in self.name_reference:
             if existing_key == key:
+                if existing is specs or existing == specs:  # as merge(): bases share the built-ins
+                    return
                 for s in specs:
                     merge_one(existing, s, where)
                 return

@@ -3,14 +3,7 @@
 from __future__ import annotations
 
 from trainerctl.kustomize import gojson
-
-try:  # CPython's own SHA-256: importing hashlib loads OpenSSL, a noticeable part of start-up
-    from _sha2 import sha256  # Python 3.12 and later
-except ImportError:
-    try:
-        from _sha256 import sha256
-    except ImportError:  # another Python
-        from hashlib import sha256
+from trainerctl.sha256 import sha256
 
 
 def _encode(hex_digest: str) -> str:

@@ -4,9 +4,10 @@ is replaced by its items."""
 
 from __future__ import annotations
 
-from trainerctl.kustomize import yamlread
+from trainerctl.kustomize.cachedread import load_resources
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resource import Resource
+from trainerctl.parsed_cache import ParsedCache
 
 
 def _brief(obj) -> str:
@@ -46,9 +47,10 @@ def objects_of(doc, source: str) -> list[dict]:
     return out
 
 
-def resources_from(text: str, source: str) -> list[Resource]:
+def resources_from(text: str, source: str, cache: ParsedCache | None = None) -> list[Resource]:
+    """The resources of a file's text; `cache` keeps its parse for the next build."""
     out = []
-    for doc, marked, texts in yamlread.load_documents(text, source, raw_annotations=True):
+    for doc, marked, texts in load_resources(text, source, cache):
         objects = objects_of(doc, source)
         texts = texts if len(objects) == 1 and objects[0] is doc else None  # not a List's items
         out.extend(Resource(o, source, marked=marked, texts=texts) for o in objects)

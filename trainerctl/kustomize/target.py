@@ -20,6 +20,7 @@ from trainerctl.kustomize.loader import Loader, find_kustomization
 from trainerctl.kustomize.loadres import resources_from
 from trainerctl.kustomize.resmap import ResMap
 from trainerctl.kustomize.transformers import refvar
+from trainerctl.parsed_cache import ParsedCache
 
 
 class Accumulated:
@@ -56,8 +57,9 @@ class Target:
 class Builder:
     """Builds kustomization directories; shares the remote fetcher across the whole build."""
 
-    def __init__(self, fetcher: remote.Fetcher):
+    def __init__(self, fetcher: remote.Fetcher, parsed: ParsedCache | None = None):
         self.fetcher = fetcher
+        self.parsed = parsed  # where resource files' parses are kept between builds, if anywhere
 
     # --- entry points
 
@@ -113,7 +115,7 @@ class Builder:
                     self._merge_base(acc, sub, resmap, where)
                 else:
                     data = self.fetcher.get_file(path, where)
-                    found = resources_from(data.decode("utf-8", "replace"), remote.redact(path))
+                    found = resources_from(data.decode("utf-8", "replace"), remote.redact(path), self.parsed)
                     self.fetcher.keep(path)
                     self._add_files(kt, resmap, found, path, where)
                 continue
@@ -122,7 +124,7 @@ class Builder:
                 self._merge_base(acc, sub, resmap, where)
                 continue
             text = loader.read_text(path)
-            self._add_files(kt, resmap, resources_from(text, loader.name(path)), path, where)
+            self._add_files(kt, resmap, resources_from(text, loader.name(path), self.parsed), path, where)
 
     def _add_files(self, kt: Target, resmap: ResMap, found, path: str, where: str) -> None:
         if kt.origin is not None:

@@ -13,7 +13,8 @@ from trainerctl.kustomize.loader import Loader, Missing, real_path
 from trainerctl.kustomize.resource import annotation_text
 from trainerctl.kustomize.target import Builder
 from trainerctl.kustomize.transformers import hashes, nameref, refvar
-from trainerctl.kustomize.yamlemit import dump_all
+from trainerctl.kustomize.cachedwrite import dump_all
+from trainerctl.parsed_cache import ParsedCache
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
 if TYPE_CHECKING:
@@ -24,15 +25,17 @@ MANAGED_BY = ("app.kubernetes.io/managed-by", "kustomize-v5.8.1")
 
 
 def build_resources(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
-                    fs: FileSystem | None = None, repo_root: str | None = None):
+                    fs: FileSystem | None = None, repo_root: str | None = None,
+                    parsed_cache: ParsedCache | None = None):
     """The resources `kustomize build path` prints, in its order, build state attached.
 
     `fs` is where files are read (default: the disk); `repo_root` names the top of a fetched
     repository that `path` lies in: no base may leave it, as kubectl holds cloned repositories.
+    `parsed_cache` keeps resource files' parses between builds (default: none, parse every time).
     Very deep input (kustomize allows 10000 levels) outgrows Python's default recursion limit;
     such a build is retried once with a larger limit on a thread with a larger stack.
     """
-    return _deep_retry(_build_resources, path, remote_mirrors, timeout, fs, repo_root)
+    return _deep_retry(_build_resources, path, remote_mirrors, timeout, fs, repo_root, parsed_cache)
 
 
 def _deep_retry(fn, *args):
@@ -89,13 +92,13 @@ def _top_loader(path: str, fetcher, fs: FileSystem, repo_root: str | None):
     return Loader(root, fs, (), repo_root, fetcher, path.rstrip("/") or path)
 
 
-def _build_resources(path: str, remote_mirrors, timeout, fs, repo_root):
+def _build_resources(path: str, remote_mirrors, timeout, fs, repo_root, parsed_cache):
     openapi.begin()
     fetcher = remote.Fetcher(mirrors=remote.parse_mirrors(list(remote_mirrors)))
     if timeout:
         fetcher.timeout = timeout
     try:
-        return _build_with(Builder(fetcher), _top_loader(path, fetcher, fs or DiskFS(), repo_root))
+        return _build_with(Builder(fetcher, parsed_cache), _top_loader(path, fetcher, fs or DiskFS(), repo_root))
     except KustomizeError as exc:  # a message may quote a URL as it was written
         raise KustomizeError(remote.redact(str(exc))) from None
     finally:
@@ -128,16 +131,18 @@ def _build_with(builder, loader):
 
 
 def build(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
-          fs: FileSystem | None = None, repo_root: str | None = None) -> list[dict]:
+          fs: FileSystem | None = None, repo_root: str | None = None,
+          parsed_cache: ParsedCache | None = None) -> list[dict]:
     """The objects `kustomize build path` produces, in its output order."""
     return [r.obj for r in build_resources(path, remote_mirrors=remote_mirrors, timeout=timeout,
-                                           fs=fs, repo_root=repo_root)]
+                                           fs=fs, repo_root=repo_root, parsed_cache=parsed_cache)]
 
 
 def build_yaml(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
-               fs: FileSystem | None = None, repo_root: str | None = None) -> str:
+               fs: FileSystem | None = None, repo_root: str | None = None,
+               parsed_cache: ParsedCache | None = None) -> str:
     """Exactly the bytes `kubectl kustomize path` prints."""
     def run(*args):
-        return dump_all([r.obj for r in _build_resources(*args)])
+        return dump_all([r.obj for r in _build_resources(*args)], parsed_cache)
 
-    return _deep_retry(run, path, remote_mirrors, timeout, fs, repo_root)
+    return _deep_retry(run, path, remote_mirrors, timeout, fs, repo_root, parsed_cache)

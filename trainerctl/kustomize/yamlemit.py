@@ -126,15 +126,21 @@ def write_plain(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
     if not allow_breaks or w.column + len(value) <= WIDTH or " " not in value:
         w.write(value)
         return
-    # Fold at a single space once past the width, as libyaml does.
-    start = 0
-    for m in _FOLD_POINT.finditer(value):
+    # Fold at a single space once past the width, as libyaml does: each line ends at the first
+    # fold point where the column has passed the width (one search per line, not per space).
+    start, column, out, search = 0, w.column, w.out, _FOLD_POINT.search
+    pad = "\n" + " " * indent
+    while True:
+        m = search(value, max(start, start + WIDTH - column + 1))
+        if m is None:
+            break
         i = m.start()
-        if w.column + (i - start) > WIDTH:
-            w.write(value[start:i])
-            w.newline(indent)
-            start = i + 1
-    w.write(value[start:])
+        out.append(value[start:i])
+        out.append(pad)
+        column = indent
+        start = i + 1
+    out.append(value[start:])
+    w.column = column + len(value) - start
 
 
 def write_single(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
@@ -220,11 +226,13 @@ def _write_literal(w: Writer, value: str, indent: int) -> None:
         hints += "-"
     elif len(value) == 1 or value[-2] in _BREAKS:
         hints += "+"
-    pad = " " * indent
-    parts = []
-    for line in value.split("\n"):
-        parts.append(pad + line if line else "")
-    text = "\n".join(parts)
+    pad = " " * indent  # before every line but an empty one
+    if "\n\n" in value or value[0] == "\n":
+        text = "\n".join([pad + line if line else "" for line in value.split("\n")])
+    else:
+        text = pad + value.replace("\n", "\n" + pad)
+        if value[-1] == "\n":
+            text = text[:len(text) - indent]
     # A trailing break is left to whatever comes next, which starts with a line break anyway.
     if text.endswith("\n"):
         text = text[:-1]
@@ -297,21 +305,49 @@ def _style(s: str, key: bool) -> str:
 _value_styles: dict[str, str] = {}
 
 
+# Long values as written, by (value, column, indent): a build prints the same descriptions again
+# and again (a namespaced and a cluster-scoped CRD share their schema), and folding them is the
+# costly part of writing them.
+_written: dict[tuple[str, int, int], tuple[str, int]] = {}
+_MEMO_MIN = 64
+
+
 def write_string(w: Writer, s: str, indent: int, key: bool) -> None:
     if key:
-        style = _style(s, True)
-    else:
-        style = _value_styles.get(s)
-        if style is None:
-            style = _style(s, False)
-            if len(_value_styles) < 200000:
-                _value_styles[s] = style
+        _write_styled(w, s, indent, _style(s, True), False)
+        return
+    memo = (s, w.column, indent) if len(s) >= _MEMO_MIN else None
+    if memo is not None:
+        done = _written.get(memo)
+        if done is not None:
+            w.out.append(done[0])
+            w.column = done[1]
+            return
+    style = _value_styles.get(s)
+    if style is None:
+        style = _style(s, False)
+        if len(_value_styles) < 200000:
+            _value_styles[s] = style
+    if memo is None:
+        _write_styled(w, s, indent, style, True)
+        return
+    out = w.out
+    start = len(out)
+    _write_styled(w, s, indent, style, True)
+    text = "".join(out[start:])
+    del out[start:]
+    out.append(text)
+    if len(_written) < 20000:
+        _written[memo] = (text, w.column)
+
+
+def _write_styled(w: Writer, s: str, indent: int, style: str, allow_breaks: bool) -> None:
     if style == "":
-        write_plain(w, s, indent, not key)
+        write_plain(w, s, indent, allow_breaks)
     elif style == "'":
-        write_single(w, s, indent, not key)
+        write_single(w, s, indent, allow_breaks)
     elif style == '"':
-        write_double(w, s, indent, not key)
+        write_double(w, s, indent, allow_breaks)
     else:
         _write_literal(w, s, indent)
 
@@ -367,18 +403,21 @@ def _go_key_less(a: str, b: str) -> bool:
 
 
 _SIMPLE_KEY = re.compile(r"^[a-z][a-zA-Z]*\Z")
-_sorted_cache: dict[tuple, list[str]] = {}
+# Key tuples seen (most objects share their shapes) -> their keys in go-yaml's order, each with
+# its text as written ("key:").
+_sorted_cache: dict[tuple, list[tuple[str, str]]] = {}
 
 
-def _sorted_keys(d: dict) -> list[str]:
+def _sorted_items(d: dict) -> list[tuple[str, str]]:
     keys = tuple(d)
     cached = _sorted_cache.get(keys)
     if cached is None:
         # Lower-initial keys of letters only sort like plain strings; others need go-yaml's order.
         if all(_SIMPLE_KEY.match(k) for k in keys):
-            cached = sorted(keys)
+            ordered = sorted(keys)
         else:
-            cached = _key_less_sorted(list(keys))
+            ordered = _key_less_sorted(list(keys))
+        cached = [(k, _key_text(k)) for k in ordered]
         if len(_sorted_cache) < 50000:
             _sorted_cache[keys] = cached
     return cached
@@ -404,47 +443,74 @@ def _key_text(k: str) -> str:
     return text
 
 
+# The emitters below are the hot loop of every build's output. Writer.column is kept only where
+# it is read: a string that may fold reads it, and every path that writes one sets it first.
+
+
 def _emit_mapping(w: Writer, d: dict, indent: int, first_inline: bool) -> None:
     """A block mapping whose keys start at column `indent`.
 
     `first_inline` means the cursor already sits where the first key goes (after "- ").
     """
     out = w.out
+    append = out.append
     newline = _NEWLINES[indent] if indent < len(_NEWLINES) else "\n" + " " * indent
-    first = first_inline
-    for k in _sorted_keys(d):
-        if first:
-            first = False
-        else:
-            out.append(newline)
-        kt = _key_text(k)
+    plain_get = _plain_values.get
+    sep = "" if first_inline else newline
+    for k, kt in _sorted_items(d):
         v = d[k]
-        column = indent + len(kt)
-        if v.__class__ is str:  # the common case, inline: a plain string that fits
-            plain = _plain_values.get(v)
+        cls = v.__class__
+        if cls is str:  # the common case, inline: a plain string that fits
+            plain = plain_get(v)
             if plain is None:
                 plain = _plain_value(v)
+            column = indent + len(kt)
             if plain and len(v) + column < WIDTH:
-                out.append(f"{kt} {v}")
-                w.column = column + 1 + len(v)
-                continue
-        out.append(kt)
-        w.column = column
-        _emit_value(w, v, indent, True)
+                append(f"{sep}{kt} {v}")
+            else:
+                append(f"{sep}{kt} ")
+                w.column = column + 1
+                write_string(w, v, indent + 2, key=False)
+        elif cls is dict and v:
+            append(sep + kt)
+            _emit_mapping(w, v, indent + 2, False)
+        elif cls is list and v:
+            append(sep + kt)
+            # Sequences inside mappings are not indented (libyaml's "indentless" sequences).
+            _emit_sequence(w, v, indent, False)
+        else:
+            append(sep + kt)
+            w.column = indent + len(kt)
+            _emit_value(w, v, indent, True)
+        sep = newline
 
 
 def _emit_sequence(w: Writer, seq: list, indent: int, first_inline: bool) -> None:
     out = w.out
+    append = out.append
     newline = _NEWLINES[indent] if indent < len(_NEWLINES) else "\n" + " " * indent
-    first = first_inline
+    plain_get = _plain_values.get
+    sep = "" if first_inline else newline
     for item in seq:
-        if first:
-            first = False
+        cls = item.__class__
+        if cls is dict and item:
+            append(sep + "- ")
+            _emit_mapping(w, item, indent + 2, True)
+        elif cls is str:
+            plain = plain_get(item)
+            if plain is None:
+                plain = _plain_value(item)
+            if plain and len(item) + indent + 1 < WIDTH:
+                append(f"{sep}- {item}")
+            else:
+                append(sep + "- ")
+                w.column = indent + 2
+                write_string(w, item, indent + 2, key=False)
         else:
-            out.append(newline)
-        out.append("-")
-        w.column = indent + 1
-        _emit_value(w, item, indent, False)
+            append(sep + "-")
+            w.column = indent + 1
+            _emit_value(w, item, indent, False)
+        sep = newline
 
 
 _NEWLINES = ["\n" + " " * i for i in range(64)]
@@ -461,7 +527,7 @@ def _plain_value(v: str) -> bool:
 
 
 def _emit_value(w: Writer, v: Any, indent: int, in_mapping: bool) -> None:
-    """Emit `v` after a "key:" (in_mapping) or a "-" indicator at `indent`."""
+    """Emit `v` after a "key:" (in_mapping) or a "-" indicator at `indent`, with w.column set."""
     out = w.out
     if v.__class__ is str:
         plain = _plain_values.get(v)
@@ -469,7 +535,6 @@ def _emit_value(w: Writer, v: Any, indent: int, in_mapping: bool) -> None:
             plain = _plain_value(v)
         if plain and len(v) + w.column < WIDTH:
             out.append(" " + v)
-            w.column += 1 + len(v)
         else:
             out.append(" ")
             w.column += 1
@@ -477,23 +542,19 @@ def _emit_value(w: Writer, v: Any, indent: int, in_mapping: bool) -> None:
     elif isinstance(v, dict):
         if not v:
             out.append(" {}")
-            w.column += 3
         elif in_mapping:
             _emit_mapping(w, v, indent + 2, first_inline=False)
         else:
             out.append(" ")
-            w.column += 1
             _emit_mapping(w, v, indent + 2, first_inline=True)
     elif isinstance(v, list):
         if not v:
             out.append(" []")
-            w.column += 3
         elif in_mapping:
             # Sequences inside mappings are not indented (libyaml's "indentless" sequences).
             _emit_sequence(w, v, indent, first_inline=False)
         else:
             out.append(" ")
-            w.column += 1
             _emit_sequence(w, v, indent + 2, first_inline=True)
     elif isinstance(v, str):  # a str subclass
         out.append(" ")
@@ -504,7 +565,6 @@ def _emit_value(w: Writer, v: Any, indent: int, in_mapping: bool) -> None:
         if text is None:
             raise KustomizeError(f"cannot encode value of type {type(v).__name__}")
         out.append(" " + text)
-        w.column += 1 + len(text)
 
 
 def dump(obj: Any) -> str:

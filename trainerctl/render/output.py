@@ -10,7 +10,9 @@ import yaml
 
 from trainerctl.bounded_read import os_problem, read_input, shown_path
 from trainerctl.errors import InputError
+from trainerctl.kustomize.cachedwrite import dump_all as cached_dump_all
 from trainerctl.kustomize.yamlio import dump, dump_all
+from trainerctl.parsed_cache import ParsedCache
 from trainerctl.safe_write import remove_quietly, write_atomic
 
 FORMATS = ("yaml", "json")
@@ -18,9 +20,10 @@ _MARKER = "# Written by `trainerctl render --output-dir`; files listed here are 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def write_stream(objects: list[dict], fmt: str = "yaml") -> str:
+def write_stream(objects: list[dict], fmt: str = "yaml", cache: ParsedCache | None = None) -> str:
+    """The objects as one stream; `cache` keeps large objects' YAML between runs."""
     if fmt == "yaml":
-        return dump_all(objects)
+        return cached_dump_all(objects, cache)
     if fmt == "json":
         return json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, indent=2, ensure_ascii=False) + "\n"
     raise InputError(f"-o {fmt!r}: expected one of {', '.join(FORMATS)}")

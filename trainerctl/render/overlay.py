@@ -10,8 +10,9 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from trainerctl.bounded_read import load_yaml, read_text
+from trainerctl.bounded_read import read_text
 from trainerctl.errors import InputError
+from trainerctl.kustomize import yamlread
 from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.render.assets import asset_dir
 
@@ -58,9 +59,10 @@ def _template() -> dict:
 def sort_options(directory: Path) -> dict | None:
     """The set's own sortOptions, which the wrapping overlay must repeat to keep its order."""
     path = _kustomization_file(directory)
-    try:
-        data = load_yaml(read_text(str(path), str(path), "source-file"), str(path)) if path else None
-    except InputError:
+    try:  # read as the engine reads it (and about ten times faster than PyYAML's constructor)
+        data = yamlread.load(read_text(str(path), str(path), "source-file"), str(path), yaml11=True) \
+            if path else None
+    except (InputError, RecursionError):  # KustomizeError is an InputError
         return None  # the kustomize build that follows reports it, naming the file and field
     return data.get("sortOptions") if isinstance(data, dict) else None
 

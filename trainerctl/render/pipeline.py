@@ -16,7 +16,9 @@ import yaml
 from trainerctl import ui
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
+from trainerctl.kustomize.cachedread import resource_cache
 from trainerctl.kustomize.filesys import OverlayFS
+from trainerctl.parsed_cache import ParsedCache
 from trainerctl.render.assets import asset_dir
 from trainerctl.render.images import ImageOverrides, check_registry, image_origins, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
@@ -33,6 +35,7 @@ from trainerctl.source import (
     read_lock,
     resolve_source,
 )
+from trainerctl.source.cachedir import default_cache_dir
 
 # Our sets ship their images as generated ConfigMaps (the replacements' source); those are
 # render inputs, not objects to install.
@@ -165,6 +168,11 @@ def _apply_manager(objects: list[dict], options: RenderOptions) -> list[dict]:
     return patched
 
 
+def engine_cache(options: RenderOptions) -> ParsedCache:
+    """Where the kustomize engine keeps parses and output between renders: the cache dir."""
+    return resource_cache(options.cache_dir or default_cache_dir())
+
+
 def render(options: RenderOptions | None = None) -> RenderResult:
     options = options or RenderOptions()
     platform, components = options.platform_components()
@@ -184,6 +192,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
     # A fetched repository is untrusted: no base of it may leave it (kubectl's rule for clones).
     repo_root = str(source.manifests.parent) if source.url else None
     rendered: dict[str, list[dict]] = {}
+    parsed = engine_cache(options)
     for name, directory in sets.items():  # one at a time: runtimes and imagestreams share a parent
         images = None
         if name == "manifests" and overrides.images:
@@ -197,7 +206,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         )
         top = add_wrapper(fs, directory, wrapper, f"trainerctl's overlay for {name}")
         objects = build(top, remote_mirrors=list(options.remote_mirrors), fs=fs,
-                        repo_root=repo_root if name == "manifests" else None)
+                        repo_root=repo_root if name == "manifests" else None, parsed_cache=parsed)
         if name in _DROP_CONFIGMAPS_FROM:
             objects = [o for o in objects
                        if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]

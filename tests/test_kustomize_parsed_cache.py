@@ -1,0 +1,256 @@
+"""The engine's cache (parsed resource files, large objects' YAML): a hit gives exactly what
+parsing or writing gives, a bad entry only means doing it again, nothing holding a Secret reaches
+the disk, and the folder is private."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trainerctl.kustomize import build, build_yaml, cachedread, cachedwrite, yamlemit, yamlread
+from trainerctl.kustomize.cachedread import MIN_CHARS, load_resources, resource_cache
+from trainerctl.parsed_cache import ParsedCache
+
+PADDING = "# " + "x" * MIN_CHARS + "\n"  # makes a file large enough to be cached
+
+# Values whose type or text JSON could blur: ints of every base, floats that look integral,
+# -0.0, huge ints, timestamps, YAML 1.1 words, keys out of order, numbers in annotations, labels
+# and data (their texts are kept beside the value), unicode and escapes.
+TRICKY = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: tricky
+  labels: {version: 1.10, count: 010, flag: true, plain: text}
+  annotations: {port: 8080, when: 2001-12-14, ratio: 0.50, hex: 0x1F, empty: ""}
+zeta: last
+alpha: first
+data:
+  n: 12
+  f: 1.0
+  e: 1e3
+  neg: -0.0
+  big: 123456789012345678901234567890
+  oct: 0o17
+  legacy_oct: 0755
+  ts: 2001-12-14t21:59:43.10-05:00
+  yes: yes
+  on: on
+  quoted: "123"
+  null_word: null
+  tilde: ~
+  unicode: "caf\\u00e9 \\U0001F600 \\t"
+  multi: |
+    line one
+    line two
+list: [1, 1.5, "1", true, null, {b: 2, a: 1}, [nested]]
+""" + PADDING
+
+
+def _strict(value):
+    """`value` with every type spelled out: 1, 1.0 and True differ; key order counts."""
+    return repr(_typed(value))
+
+
+def _typed(value):
+    if isinstance(value, dict):
+        return ("dict", type(value).__name__, [(k, _typed(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [_typed(v) for v in value])
+    return (type(value).__name__, repr(value))
+
+
+def _same(a: list, b: list) -> None:
+    assert [(_strict(x.doc), x.marked, _strict(x.texts)) for x in a] == \
+           [(_strict(x.doc), x.marked, _strict(x.texts)) for x in b]
+
+
+def _cache_files(cache: ParsedCache) -> list[Path]:
+    return sorted(cache.dir.glob("*.json")) if cache.dir.is_dir() else []
+
+
+def test_a_hit_gives_exactly_what_parsing_gives(tmp_path, monkeypatch):
+    cache = resource_cache(tmp_path / "cache")
+    parsed = yamlread.load_documents(TRICKY, "t.yaml", raw_annotations=True)
+    assert parsed[0].texts  # the texts of labels and data are part of what is compared
+    _same(load_resources(TRICKY, "t.yaml", cache), parsed)  # a miss: parsed and stored
+    assert len(_cache_files(cache)) == 1
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("parsed although cached")
+
+    monkeypatch.setattr(yamlread, "load_documents", no_parse)
+    _same(load_resources(TRICKY, "t.yaml", cache), parsed)
+
+
+def test_every_upstream_file_reads_back_exactly(tmp_path, upstream):
+    cache = resource_cache(tmp_path / "cache")
+    checked = 0
+    for path in sorted(upstream.rglob("*.yaml")):
+        text = path.read_text(errors="replace")
+        try:
+            parsed = yamlread.load_documents(text, str(path), raw_annotations=True)
+        except Exception:  # noqa: BLE001 - not a resource file kustomize could read either
+            continue
+        if len(text) < MIN_CHARS or any(d.marked for d in parsed):
+            continue
+        key = cache.key(text.encode(), cachedread.parser_tag())
+        if not cache.put(key, cachedread._encode(parsed)):
+            continue  # a Secret, or a value JSON cannot hold
+        _same(load_resources(text, str(path), cache), parsed)
+        checked += 1
+    assert checked > 20
+
+
+def test_a_build_reads_the_same_from_a_cold_and_a_warm_cache(tmp_path, upstream):
+    rhoai = str(upstream / "opendatahub-trainer" / "main-d140e85" / "manifests" / "rhoai")
+    cache = resource_cache(tmp_path / "cache")
+    plain = build_yaml(rhoai)
+    assert build_yaml(rhoai, parsed_cache=cache) == plain  # cold: parses and stores
+    assert _cache_files(cache)
+    assert build_yaml(rhoai, parsed_cache=cache) == plain  # warm: read back
+
+
+def test_values_json_cannot_hold_are_not_stored(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    nan = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: n}\nvalue: .nan\n" + PADDING
+    bare = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\nvalue:\n" + PADDING  # a Mapping
+    for text in (nan, bare):
+        docs = load_resources(text, "x.yaml", cache)
+        assert repr(docs[0].doc) == repr(yamlread.load_documents(text, "x.yaml", raw_annotations=True)[0].doc)
+    assert _cache_files(cache) == []
+    assert isinstance(load_resources(bare, "x.yaml", cache)[0].doc, yamlread.Mapping)
+
+
+@pytest.mark.parametrize("garbage", [b"{not json", b"[]", b'[["only one"]]', b'{"a": 1}',
+                                     b'[[null, null]]', b'[[{"kind": "X"}, [["a"]]]]', b"\xff\xfe"])
+def test_a_corrupt_entry_means_parsing_again(tmp_path, garbage):
+    cache = resource_cache(tmp_path / "cache")
+    parsed = yamlread.load_documents(TRICKY, "t.yaml", raw_annotations=True)
+    load_resources(TRICKY, "t.yaml", cache)
+    (entry,) = _cache_files(cache)
+    entry.write_bytes(garbage)
+    _same(load_resources(TRICKY, "t.yaml", cache), parsed)
+
+
+def test_an_unusable_cache_folder_means_parsing_every_time(tmp_path):
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "kustomize").write_text("a file where the folder should be")
+    cache = resource_cache(tmp_path / "cache")
+    parsed = yamlread.load_documents(TRICKY, "t.yaml", raw_annotations=True)
+    _same(load_resources(TRICKY, "t.yaml", cache), parsed)
+    _same(load_resources(TRICKY, "t.yaml", cache), parsed)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "cache2").mkdir()
+    (tmp_path / "cache2" / "kustomize").symlink_to(outside)  # never written through
+    _same(load_resources(TRICKY, "t.yaml", resource_cache(tmp_path / "cache2")), parsed)
+    assert list(outside.iterdir()) == []
+
+
+SECRET = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {p: parsed-cache-canary-42}\n"
+
+
+@pytest.mark.parametrize("text", [
+    SECRET,
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n" + SECRET,
+    "apiVersion: v1\nkind: List\nitems:\n- " + SECRET.replace("\n", "\n  ").rstrip() + "\n",
+    'apiVersion: v1\nkind: "Secret"\nmetadata: {name: s}\ndata: {p: cGFyc2VkLWNhY2hlLWNhbmFyeS00Mg==}\n',
+])
+def test_nothing_holding_a_secret_is_stored(tmp_path, text):
+    cache = resource_cache(tmp_path / "cache")
+    load_resources(text + PADDING, "s.yaml", cache)
+    assert _cache_files(cache) == []
+
+
+def test_a_stored_secret_is_removed_unread(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    load_resources(TRICKY, "t.yaml", cache)
+    (entry,) = _cache_files(cache)
+    planted = json.loads(entry.read_text())
+    planted[0][0]["kind"] = "Secret"
+    entry.write_text(json.dumps(planted, separators=(",", ":")))
+    docs = load_resources(TRICKY, "t.yaml", cache)
+    assert docs[0].doc["kind"] == "ConfigMap"  # parsed again
+    assert all(b"Secret" not in p.read_bytes() for p in _cache_files(cache))
+
+
+def test_the_folder_is_private_and_stays_bounded(tmp_path):
+    cache = ParsedCache(tmp_path / "cache" / "parsed", keep=3)
+    for i in range(6):
+        assert cache.put(cache.key(str(i).encode()), [{"i": i}])
+        os.utime(cache._path(cache.key(str(i).encode())), (i + 1, i + 1))
+    assert stat.S_IMODE(cache.dir.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in _cache_files(cache))
+    ParsedCache(cache.dir, keep=3).put(cache.key(b"new"), [])  # the next process prunes
+    kept = sorted(json.dumps(json.loads(p.read_text())) for p in _cache_files(cache))
+    assert kept == sorted(['[{"i": 4}]', '[{"i": 5}]', "[]"])  # the newest by last use
+
+
+def test_the_kustomize_command_keeps_its_parses_in_the_cache_dir(tmp_path, upstream):
+    rhoai = upstream / "opendatahub-trainer" / "main-d140e85" / "manifests" / "rhoai"
+    env = {**os.environ, "TRAINERCTL_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-m", "trainerctl", "kustomize", str(rhoai)], env=env,
+                           capture_output=True, text=True, timeout=300) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout == build_yaml(str(rhoai))
+    folder = tmp_path / "cache" / "kustomize"
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and list(folder.iterdir())
+
+
+def _large(kind: str = "ConfigMap", **extra) -> dict:
+    return {"apiVersion": "v1", "kind": kind, "metadata": {"name": "big"},
+            "data": {f"k{i}": f"value {i} " * 20 for i in range(200)}, **extra}
+
+
+def test_a_written_object_reads_back_as_the_emitter_writes_it(tmp_path, monkeypatch, upstream):
+    rhoai = str(upstream / "opendatahub-trainer" / "main-d140e85" / "manifests" / "rhoai")
+    cache = resource_cache(tmp_path / "cache")
+    objects = build(rhoai) + [_large(), _large(extra={"n": 1, "f": 1.0, "b": True, "z": None})]
+    plain = yamlemit.dump_all(objects)
+    assert cachedwrite.dump_all(objects, cache) == plain  # cold: written and stored
+    stored = len(_cache_files(cache))
+    assert stored >= 4
+    real_dump = yamlemit.dump
+
+    def small_only(obj):
+        assert len(json.dumps(obj)) < cachedwrite.MIN_CHARS, "written although cached"
+        return real_dump(obj)
+
+    monkeypatch.setattr(yamlemit, "dump", small_only)
+    assert cachedwrite.dump_all(objects, cache) == plain  # warm: read back
+    assert len(_cache_files(cache)) == stored
+
+
+def test_a_corrupt_written_entry_means_writing_again(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    objects = [_large()]
+    plain = yamlemit.dump_all(objects)
+    cachedwrite.dump_all(objects, cache)
+    (entry,) = _cache_files(cache)
+    for garbage in (b"[1, 2]", b'"no newline at the end"', b"{broken"):
+        entry.write_bytes(garbage)
+        assert cachedwrite.dump_all(objects, cache) == plain
+
+
+def test_a_secret_is_never_written_to_the_cache(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    secret = _large("Secret")
+    listed = {"apiVersion": "v1", "kind": "List", "items": [_large(), secret]}
+    assert cachedwrite.dump_all([secret, listed], cache) == yamlemit.dump_all([secret, listed])
+    assert _cache_files(cache) == []
+
+
+def test_what_json_cannot_say_is_written_directly(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    with pytest.raises(Exception) as direct:
+        yamlemit.dump_all([_large(extra={"x": float("nan")})])
+    with pytest.raises(type(direct.value)):
+        cachedwrite.dump_all([_large(extra={"x": float("nan")})], cache)
+    assert _cache_files(cache) == []

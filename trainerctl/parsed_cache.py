@@ -1,0 +1,106 @@
+"""JSON copies of parsed input, kept under trainerctl's cache dir and keyed by the content parsed.
+
+Reading multi-megabyte YAML (CRD bundles) costs about ten times what reading the same values
+back from JSON costs, and the same sources are parsed again on every run: `install -f` of one
+rendered file, `kustomize`/`render` of one fetched tree. So a parse is kept as JSON, named by
+the sha256 of what was parsed and of how (the caller's tags), and read back next time.
+
+The rules (README, "What trainerctl trusts"):
+- best effort: a missing, unreadable, corrupt or unwritable entry only means parsing again,
+  never an error;
+- nothing holding a Secret is stored (a mapping with `kind: Secret` anywhere in the value), and
+  an entry that holds one is removed unread: a Secret's payload never reaches the disk here;
+- the folder is the owner's alone (0700, never through a symlink) and each file is 0600,
+  written atomically (trainerctl.safe_write); reads are bounded (trainerctl.bounded_read).
+Callers store only values that JSON gives back exactly as their parse gave them (string keys,
+no NaN or infinity, no subclasses carrying more than the dict or list).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from trainerctl.bounded_read import read_input
+from trainerctl.errors import InputError
+from trainerctl.safe_write import private_dir, remove_quietly, write_atomic
+from trainerctl.sha256 import sha256
+
+# How a Secret's kind reads in the JSON written below (compact separators, ASCII escapes): the
+# test is on the text, so it holds at any depth and for any document shape.
+SECRET_MARK = '"kind":"Secret"'
+
+
+class ParsedCache:
+    """One folder of parsed values; the newest `keep` entries are kept (by last use)."""
+
+    def __init__(self, directory: str | Path, keep: int):
+        self.dir = Path(directory)
+        self.keep = keep
+        self._pruned = False  # stale entries are removed once per process, at the first store
+
+    @staticmethod
+    def key(data: bytes, *tags: str) -> str:
+        """The entry name of `data` parsed the way `tags` say (flags, format, parser version)."""
+        digest = sha256()
+        for tag in tags:
+            digest.update(tag.encode("utf-8", "surrogatepass") + b"\0")
+        digest.update(data)
+        return digest.hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.dir / (key + ".json")
+
+    def get(self, key: str) -> Any:
+        """The stored value, or None when there is none that can be used."""
+        path = self._path(key)
+        try:
+            data = read_input(str(path), str(path), "cache-file")
+        except InputError:  # missing (the usual miss), unreadable, too large
+            return None
+        if SECRET_MARK.encode() in data:  # an older trainerctl stored one here: not any more
+            remove_quietly(path)
+            return None
+        try:
+            value = json.loads(data)
+        except (ValueError, RecursionError):
+            remove_quietly(path)
+            return None
+        try:
+            os.utime(path)  # last use decides what is kept
+        except OSError:
+            pass
+        return value
+
+    def put(self, key: str, value: Any) -> bool:
+        """Store `value`; False when it was not stored (it holds a Secret, or cannot be written)."""
+        try:
+            text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+        except (ValueError, TypeError, RecursionError):
+            return False
+        if SECRET_MARK in text:
+            return False
+        try:
+            private_dir(self.dir)
+            write_atomic(self._path(key), text, mode=0o600)
+            if not self._pruned:
+                self._pruned = True
+                self._prune()
+        except OSError:
+            return False
+        return True
+
+    def _prune(self) -> None:
+        entries = []
+        with os.scandir(self.dir) as found:
+            for entry in found:
+                if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False):
+                    try:
+                        entries.append((entry.stat(follow_symlinks=False).st_mtime, entry.path))
+                    except OSError:
+                        pass
+        entries.sort()
+        for _, stale in entries[:-self.keep]:
+            remove_quietly(stale)
