@@ -153,7 +153,7 @@ def test_bad_target_file_is_bad_input(test_cluster, tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: [unclosed\n")
     code, _, err = run_cli(capsys, "upgrade-check", "-f", str(bad), "--kubeconfig", str(test_cluster.admin_kubeconfig))
-    assert code == 2 and err.startswith(f"error: {bad}") and "not valid YAML" in err
+    assert code == 2 and err.startswith(f"error: -f {bad}") and "not valid YAML" in err
 
 
 def test_v22_to_v23_on_the_server_matches_the_file_diff(test_cluster, shared_dir, odh34, tmp_path, capsys):

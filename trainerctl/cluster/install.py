@@ -222,6 +222,20 @@ class Installer:
         self.progress.total = len(planned)
         return planned
 
+    def missing_permission(self, forbidden: TrainerctlError) -> TrainerctlError:
+        """The lock was forbidden: a refusal (exit 3) naming the first permission this install
+        lacks, in apply order as the review before the first write names it, the lock's last.
+        Only discovery and access reviews are asked: nothing installed is read without the lock."""
+        try:
+            self.discovery.refresh()
+            self.discovery.add_rendered_crds(self.objects)
+            planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager, STAGES)
+            self._refuse_if_lacking([*preflight.access_needs(planned, self.namespace),
+                                     *lock.access_needs(self.namespace)])
+        except TrainerctlError as refusal:
+            return refusal
+        return PreflightError(str(forbidden))
+
     def _refuse_if_lacking(self, needs) -> None:
         """The access review (engine/access.py): one line naming the first missing permission."""
         preflight.raise_first([preflight.permissions(self.cluster, needs)])
@@ -493,6 +507,8 @@ def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_labe
         held = lock.take(cluster, namespace, "install", timeout=options.lock_timeout,
                          field_manager=options.field_manager, on_message=progress.message)
     except TrainerctlError as exc:  # unreachable, forbidden, or another run held it all along
+        if getattr(exc, "status", None) == 403 and not options.skip_preflight:
+            exc = installer.missing_permission(exc)
         progress.close()
         installer.report.error = str(exc)
         raise RunFailed(str(exc), installer.report, exc.exit_code) from None

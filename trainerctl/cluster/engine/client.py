@@ -163,6 +163,11 @@ class Cluster:
         if self.credentials is not None:
             self.credentials.abort()
 
+    def resume(self) -> None:
+        """After abort(): requests go out again, for what an interrupted command must still undo
+        (the process still leaves within interrupts.GRACE_SECONDS)."""
+        self.transport.resume()
+
     def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, accept: str,
                    timeout: float, raw_text: bool = False) -> tuple[int, Any]:
         now = time.monotonic()

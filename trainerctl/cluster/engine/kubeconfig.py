@@ -354,7 +354,7 @@ def select(config: Kubeconfig, context: str | None) -> Selected:
     if ctx is None:
         known = ", ".join(sorted(config.contexts)[:20]) or "none"
         how = "--context" if context else "current-context"
-        raise InputError(f"kubeconfig {files}: {how} {clean(name, 100)!r} does not exist (known: {clean(known, 400)})")
+        raise InputError(f"kubeconfig {files}: {how}: unknown context {clean(name, 100)!r} (known: {clean(known, 400)})")
     where = f"kubeconfig {shown_path(ctx.origin)}: context {clean(name, 100)}"
     cluster = config.clusters.get(ctx.cluster)
     if cluster is None:

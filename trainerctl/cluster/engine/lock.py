@@ -32,6 +32,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+from trainerctl.cluster.engine.access import Need, Permission
 from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 from trainerctl.errors import TrainerctlError, WaitTimeout
 
@@ -195,6 +196,22 @@ def lease_path(namespace: str, name: str = NAME) -> str:
     return object_path("coordination.k8s.io", "v1", "leases", namespace, name)
 
 
+class LockError(TrainerctlError):
+    """The lock could not be taken; `status` is the API server's answer (403: not allowed)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def access_needs(namespace: str, name: str = NAME) -> list[Need]:
+    """What taking, renewing and releasing the lock asks of the API server."""
+    why = f"the install lock (Lease {namespace}/{name})"
+    return [*(Need(Permission(verb, "coordination.k8s.io", "leases", namespace), why)
+              for verb in ("get", "create", "update", "delete")),
+            Need(Permission("create", "", "namespaces"), f"{why}, on a first install")]
+
+
 def read(cluster: Cluster, namespace: str, name: str = NAME) -> LeaseState | None:
     """The lock as it stands (for `status`); None when nobody holds it."""
     try:
@@ -338,7 +355,7 @@ class Lock:
                     # No namespace, so no run can hold a lock in it either (it would have made it).
                     self.unlocked = True
                     return True
-                raise TrainerctlError(f"cannot take the install lock ({self.display}): {exc}") from None
+                raise LockError(f"cannot take the install lock ({self.display}): {exc}", exc.status) from None
             self._hold(out, acquire_time)
             return True
         return False
@@ -354,7 +371,7 @@ class Lock:
         except ApiError as exc:
             if exc.status in (404, 409):
                 return False  # released (deleted) or taken meanwhile: judge again
-            raise TrainerctlError(f"cannot take the install lock ({self.display}): {exc}") from None
+            raise LockError(f"cannot take the install lock ({self.display}): {exc}", exc.status) from None
         if expired is not None:
             renewed = parse_time(expired.renewed)
             last = renewed.strftime("%Y-%m-%dT%H:%M:%SZ") if renewed else "an unknown time"
@@ -430,6 +447,9 @@ class Lock:
             self._thread = None
         if self._lost:
             return
+        # Interrupted (Ctrl-C, SIGTERM): requests in flight were aborted, but the release must
+        # still go out, or the next run waits out the whole lease.
+        self.cluster.resume()
         with self._state_lock:
             rv = self._rv
         try:
@@ -467,7 +487,7 @@ def create_namespace(cluster: Cluster, namespace: str, field_manager: str = "tra
         return True
     except ApiError as exc:
         if exc.status != 409:
-            raise TrainerctlError(f"cannot create namespace {namespace} for the install lock: {exc}") from None
+            raise LockError(f"cannot create namespace {namespace} for the install lock: {exc}", exc.status) from None
         return False
 
 

@@ -243,6 +243,12 @@ class Transport:
         for conn in idle:
             conn.close()
 
+    def resume(self) -> None:
+        """Take new exchanges again after abort(): the clean-up an interrupted command still owes
+        (releasing a lock) goes out on fresh connections."""
+        with self._lock:
+            self._aborted = False
+
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
