@@ -90,6 +90,8 @@ def _cases() -> dict[str, Case]:
         c[f"--config {what}"] = Case(["render", "--source", SRC, "--config", path], 2, says)
         c[f"-f {what}"] = Case(["install", "-f", path, "--kubeconfig", "kc-down"], 2, says)
         c[f"status -f {what}"] = Case(["status", "-f", path, "--kubeconfig", "kc-down"], 2, says)
+        for command in ("diff", "upgrade-check", "check"):  # -f is judged before any kubeconfig is read
+            c[f"{command} -f {what}"] = Case([command, "-f", path, "--kubeconfig", "kc-missing"], 2, says)
         c[f"--kubeconfig {what}"] = Case(["status", "--kubeconfig", path], 2, says if what != "a 5000-character path"
                                          else "")
     for name, says in (("kc-ca-zero", "certificate-authority"), ("kc-ca-fifo", "FIFO"),

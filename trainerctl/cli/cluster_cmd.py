@@ -269,7 +269,7 @@ def check_cmd(
     """Every check install makes before applying, all listed: the cluster, versions, JobSet,
     permissions, the Go operator, the upgrade check; exit 0 when install may go ahead, 3 when not."""
     from trainerctl.cli.output import check_output, emit
-    from trainerctl.cli.target import target
+    from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.check import check
     from trainerctl.cluster.engine.client import connect
     from trainerctl.cluster.install import source_dict
@@ -277,8 +277,9 @@ def check_cmd(
     from trainerctl.upgrade import guard
 
     output = check_output(output)
-    api = connect(cluster.kubeconfig, cluster.context)
-    goal = target(api, filename, source, render, namespace)
+    given = read_first(filename)
+    api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
+    goal = target(api, filename, source, render, namespace, given)
     report = check(goal.objects, cluster=api, namespace=goal.namespace, source=source_dict(goal.source),
                    owner_label=goal.owner_label, field_manager=field_manager, prune=not no_prune,
                    upgrade_guard=guard)

@@ -66,21 +66,20 @@ def check_output_dir(directory: str | Path) -> set[str]:
 
 
 def is_ours(index: Path) -> bool:
-    """Whether `index` is a kustomization.yaml written by `render --output-dir` (a regular file,
-    never a symlink, starting with our marker)."""
+    """Whether `index` is a kustomization.yaml written by `render --output-dir`."""
+    return _our_index(index) is not None
+
+
+def _our_index(index: Path) -> str | None:
+    """The text of `index` when `render --output-dir` wrote it (a regular file, never a symlink,
+    starting with our marker), else None."""
     try:
         if index.is_symlink() or not index.is_file():
-            return False
-        return _read_index(index).startswith(_MARKER)
-    except (OSError, InputError):
-        return False
-
-
-def _read_index(index: Path) -> str:
-    try:
-        return read_input(str(index), f"--output-dir: {shown_path(str(index))}", "source-file").decode("utf-8")
-    except UnicodeDecodeError:
-        return ""
+            return None
+        text = read_input(str(index), f"--output-dir: {shown_path(str(index))}", "source-file").decode("utf-8")
+    except (OSError, InputError, UnicodeDecodeError):
+        return None
+    return text if text.startswith(_MARKER) else None
 
 
 def owned_files(directory: Path) -> set[str]:
@@ -90,9 +89,9 @@ def owned_files(directory: Path) -> set[str]:
     out: set[str] = set()
     root = directory.resolve()
     for index in sorted(directory.rglob("kustomization.yaml")):
-        if not is_ours(index):
+        text = _our_index(index)
+        if text is None:
             continue
-        text = _read_index(index)
         folder = index.parent
         out.add(index.relative_to(directory).as_posix())
         try:
