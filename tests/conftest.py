@@ -63,9 +63,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.cluster)
         if "e2e_cluster" in names:
             item.add_marker(pytest.mark.e2e)
-    # e2e tests last (in their own order): the quick failures come first, and the e2e cluster,
-    # which lives until the session ends, is only started once everything else has run.
-    items.sort(key=lambda item: item.get_closest_marker("e2e") is not None)
+    # Tests without a cluster first, then the base cluster's, then the e2e tests (each in their own
+    # order): the quick failures come first, a cold test-cluster build (.ci/run starts it beside
+    # the suite) has time to finish, and the e2e cluster, which lives until the session ends, is
+    # only started once everything else has run.
+    items.sort(key=lambda item: (item.get_closest_marker("e2e") is not None,
+                                 item.get_closest_marker("cluster") is not None))
 
 
 def _unavailable(reason: str):
