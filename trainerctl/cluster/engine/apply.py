@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 from trainerctl.cluster.engine.discovery import Resource
 from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.engine.webhook_retry import until_webhook_answers
 from trainerctl.errors import WaitTimeout
 
 _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
@@ -54,12 +55,6 @@ class Applied:
     message: str = ""
     obj: dict | None = None
     took_over_from: list[str] = field(default_factory=list)
-
-
-def is_webhook_unavailable(exc: ApiError) -> bool:
-    text = str(exc)
-    return exc.status >= 500 and ("calling webhook" in text or "call webhook" in text
-                                  or "conversion webhook" in text or "no endpoints available" in text)
 
 
 def conflict_message(exc: ApiError, ref: Ref) -> str:
@@ -132,26 +127,18 @@ def apply_one(cluster: Cluster, planned: Planned, opts: ApplyOptions, deadline: 
     if opts.dry_run and (not planned.res.served or planned.namespace_missing):
         why = "its CRD is not installed yet" if not planned.res.served else "its namespace does not exist yet"
         return Applied("created", message=f"not validated: {why}")
-    delay = 0.2
-    while True:
-        try:
-            status, out = apply_patch(cluster, planned, opts)
-            return Applied(_classify(cluster, planned, status, out, opts), out["metadata"].get("resourceVersion", ""),
-                           obj=out)
-        except ApiError as exc:
-            if is_webhook_unavailable(exc):
-                if time.monotonic() + delay > deadline:
-                    raise WaitTimeout(f"{planned.ref}: admission webhook still unreachable at the time-out: {exc}") from None
-                time.sleep(delay)
-                delay = min(delay * 2, 2.0)
-                continue
-            if exc.status == 409 and exc.reason == "Conflict":
-                return Applied("failed", message=conflict_message(exc, planned.ref))
-            if exc.status == 422 and "immutable" in str(exc).lower():
-                return _recreate(cluster, planned, opts, deadline, exc)
-            if exc.status in (401,):
-                raise
-            return Applied("failed", message=str(exc))
+    try:
+        status, out = until_webhook_answers(lambda: apply_patch(cluster, planned, opts), str(planned.ref), deadline)
+        return Applied(_classify(cluster, planned, status, out, opts), out["metadata"].get("resourceVersion", ""),
+                       obj=out)
+    except ApiError as exc:
+        if exc.status == 409 and exc.reason == "Conflict":
+            return Applied("failed", message=conflict_message(exc, planned.ref))
+        if exc.status == 422 and "immutable" in str(exc).lower():
+            return _recreate(cluster, planned, opts, deadline, exc)
+        if exc.status in (401,):
+            raise
+        return Applied("failed", message=str(exc))
 
 
 def _classify(cluster: Cluster, planned: Planned, status: int, out: dict, opts: ApplyOptions) -> str:
@@ -175,12 +162,12 @@ def _recreate(cluster: Cluster, planned: Planned, opts: ApplyOptions, deadline: 
     if opts.dry_run:
         return Applied("recreated", message="an immutable field changed")
     delete_and_wait(cluster, planned.path, min(deadline, time.monotonic() + 120), strip_finalizers=opts.strip_finalizers)
-    status, out = apply_patch(cluster, planned, opts)
+    status, out = until_webhook_answers(lambda: apply_patch(cluster, planned, opts), str(ref), deadline)
     return Applied("recreated", out["metadata"].get("resourceVersion", ""),
                    message=f"an immutable field changed: {first_line}", obj=out)
 
 
-def remove_finalizer(cluster: Cluster, path: str, meta: dict, finalizer: str) -> str:
+def remove_finalizer(cluster: Cluster, path: str, meta: dict, finalizer: str, deadline: float | None = None) -> str:
     """Remove one finalizer, guarded by its position; the new resourceVersion, or "" when absent."""
     finalizers = meta.get("finalizers") or []
     if finalizer not in finalizers:
@@ -188,7 +175,9 @@ def remove_finalizer(cluster: Cluster, path: str, meta: dict, finalizer: str) ->
     idx = finalizers.index(finalizer)
     patch = [{"op": "test", "path": f"/metadata/finalizers/{idx}", "value": finalizer},
              {"op": "remove", "path": f"/metadata/finalizers/{idx}"}]
-    out = cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json")
+    out = until_webhook_answers(
+        lambda: cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json"),
+        f"removing finalizer {finalizer} from {path}", deadline)
     return (out.get("metadata") or {}).get("resourceVersion", "") or "stripped"
 
 
@@ -202,7 +191,7 @@ def delete_and_wait(cluster: Cluster, path: str, deadline: float, dry_run: bool 
         meta = cluster.request("GET", path, accept=PARTIAL_META)
         if not dry_run:
             for finalizer in strip_finalizers:
-                if remove_finalizer(cluster, path, meta.get("metadata") or {}, finalizer):
+                if remove_finalizer(cluster, path, meta.get("metadata") or {}, finalizer, deadline):
                     meta = cluster.request("GET", path, accept=PARTIAL_META)
         # With a body, the API server reads every delete option from it and ignores the query:
         # dryRun must be in the body, or a "dry-run" deletes for real.

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import yaml
 
 from trainerctl.cluster.engine import inventory as inv_mod
-from trainerctl.cluster.engine.apply import (ApplyOptions, Planned, apply_patch, conflict_message, get_meta,
-                                             is_webhook_unavailable)
+from trainerctl.cluster.engine.apply import ApplyOptions, Planned, apply_patch, conflict_message, get_meta
+from trainerctl.cluster.engine.webhook_retry import is_webhook_unavailable
 from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
 from trainerctl.cluster.engine.discovery import Discovery
 from trainerctl.cluster.engine.objects import Ref, is_exempt, label_selector, parse_label

@@ -12,6 +12,7 @@ import copy
 import datetime as _dt
 
 from trainerctl.cluster.engine.client import ApiError, Cluster
+from trainerctl.cluster.engine.webhook_retry import until_webhook_answers
 
 
 
@@ -54,7 +55,7 @@ def migrated_managed_fields(managed: list[dict], field_manager: str, api_version
 
 
 def take_over(cluster: Cluster, path: str, live_meta: dict, field_manager: str, api_version: str,
-              legacy: tuple[str, ...]) -> tuple[str, list[str]] | None:
+              legacy: tuple[str, ...], deadline: float | None = None) -> tuple[str, list[str]] | None:
     """Patch the live object's managedFields; returns (new resourceVersion, managers) or None.
 
     The patch only applies to the resourceVersion it was computed from; when a controller wrote
@@ -71,8 +72,10 @@ def take_over(cluster: Cluster, path: str, live_meta: dict, field_manager: str, 
             {"op": "replace", "path": "/metadata/managedFields", "value": fields},
         ]
         try:
-            out = cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json",
-                                  query={"fieldManager": field_manager})
+            out = until_webhook_answers(
+                lambda: cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json",
+                                        query={"fieldManager": field_manager}),
+                f"taking over managed fields of {path}", deadline)
             return out["metadata"]["resourceVersion"], names
         except ApiError as exc:
             if attempt == 4 or exc.status not in (400, 409, 422, 500):

@@ -106,7 +106,7 @@ class StagedApply:
             legacy = (*legacy, *self.options.more_legacy(meta))
         if p.live is not None and not self.dry_run:
             try:
-                took = take_over(self.cluster, p.path, meta, self.field_manager, p.res.api_version, legacy)
+                took = take_over(self.cluster, p.path, meta, self.field_manager, p.res.api_version, legacy, deadline)
             except ApiError as exc:
                 took, applied = None, Applied("failed", message=f"taking over managed fields: {exc}")
             if took:
