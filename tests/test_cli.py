@@ -29,7 +29,7 @@ from trainerctl.cli import full_app, main
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check", "check",
-            "support-bundle"]
+            "support-bundle", "completion"]
 
 
 def _entry() -> list[str]:
@@ -123,10 +123,25 @@ def _complete(words: str) -> list[str]:
     return proc.stdout.split()
 
 
-def test_completion_script_for_each_shell():
-    for shell in ("bash", "zsh", "fish"):
-        proc = run("--show-completion", shell)
-        assert proc.returncode == 0 and "_TRAINERCTL_COMPLETE" in proc.stdout, (shell, proc.stderr)
+# A line only that shell's script has: the script is the named shell's, whatever shell (if any)
+# runs trainerctl (a Dockerfile RUN or a CI step has none to detect).
+SHELL_MARKS = {"bash": "complete -o default -F _trainerctl_completion trainerctl", "zsh": "#compdef trainerctl",
+               "fish": "complete --command trainerctl", "powershell": "Register-ArgumentCompleter"}
+
+
+@pytest.mark.parametrize("shell", sorted(SHELL_MARKS))
+def test_completion_script_is_the_named_shells(shell):
+    proc = run("completion", shell, env={"_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1", "SHELL": "/bin/false"})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "_TRAINERCTL_COMPLETE" in proc.stdout and SHELL_MARKS[shell] in proc.stdout, proc.stdout[:300]
+    others = [s for s in SHELL_MARKS if s != shell and SHELL_MARKS[s] in proc.stdout]
+    assert others == [], others
+
+
+def test_completion_of_an_unknown_shell_is_one_line_exit_2():
+    proc = run("completion", "tcsh")
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.count("\n") == 1, proc.stderr
+    assert "tcsh" in proc.stderr and "bash" in proc.stderr, proc.stderr
 
 
 def test_completion_covers_every_command_and_flag():
