@@ -1,5 +1,6 @@
 """SHA-256 without loading OpenSSL: importing hashlib does, a noticeable part of a short run's
-start-up (kustomize's name-suffix hashes, the parsed-file cache's keys)."""
+start-up (kustomize's name-suffix hashes: small inputs, where OpenSSL's speed does not pay for
+loading it)."""
 
 try:  # CPython's own SHA-256
     from _sha2 import sha256  # Python 3.12 and later

@@ -23,9 +23,11 @@ TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
 
 
 class Resource:
-    __slots__ = ("obj", "source", "previous", "prefixes", "suffixes", "needs_hash", "behavior",
-                 "allow_name_change", "allow_kind_change", "ref_var_names", "origin",
-                 "transformations", "marked", "texts")
+    # The build state: what equality compares (the id memo below is not state).
+    STATE = ("obj", "source", "previous", "prefixes", "suffixes", "needs_hash", "behavior",
+             "allow_name_change", "allow_kind_change", "ref_var_names", "origin",
+             "transformations", "marked", "texts")
+    __slots__ = (*STATE, "_id_memo", "_prev_memo")
 
     def __init__(self, obj: dict, source: str, *, needs_hash: bool = False, behavior: str = "",
                  marked: bool = False, texts: dict | None = None):
@@ -48,10 +50,14 @@ class Resource:
         self.marked = marked
         # What yamlread read as text for labels, data and binaryData: {(field, key): (value, text)}.
         self.texts = texts
+        # Selectors and patches ask for the id thousands of times per build while transformers
+        # change objects in place: the last id, with the exact values it was made from.
+        self._id_memo: tuple | None = None
+        self._prev_memo: tuple | None = None  # (previous as a tuple, gvk, its ids)
 
     def __eq__(self, other: object) -> bool:
         return other.__class__ is Resource and all(
-            getattr(self, s) == getattr(other, s) for s in Resource.__slots__)
+            getattr(self, s) == getattr(other, s) for s in Resource.STATE)
 
     __hash__ = None  # mutable
 
@@ -89,12 +95,34 @@ class Resource:
 
     @property
     def id(self) -> ResId:
-        return ResId(self.gvk, self.name, self.namespace)
+        obj = self.obj
+        md = obj.get("metadata")
+        if isinstance(md, dict):
+            name, ns = md.get("name"), md.get("namespace")
+        else:
+            name = ns = None
+        api_version, kind = obj.get("apiVersion"), obj.get("kind")
+        memo = self._id_memo
+        # The very same (immutable) values give the same id; anything else is computed afresh.
+        if (memo is not None and memo[0] is api_version and memo[1] is kind
+                and memo[2] is name and memo[3] is ns):
+            return memo[4]
+        rid = ResId(Gvk.of(obj), name if isinstance(name, str) else "",
+                    ns if isinstance(ns, str) else "")
+        if all(v is None or type(v) is str for v in (api_version, kind, name, ns)):
+            self._id_memo = (api_version, kind, name, ns, rid)
+        return rid
 
     def prev_ids(self) -> list[ResId]:
-        gvk = self.gvk
-        return [ResId(Gvk(gvk.group, gvk.version, kind), name, ns)
-                for name, ns, kind in self.previous]
+        if not self.previous:
+            return []
+        previous, gvk = tuple(self.previous), self.gvk
+        memo = self._prev_memo
+        if memo is not None and memo[1] is gvk and memo[0] == previous:
+            return list(memo[2])
+        ids = [ResId(Gvk(gvk.group, gvk.version, kind), name, ns) for name, ns, kind in previous]
+        self._prev_memo = (previous, gvk, ids)
+        return list(ids)
 
     def orig_id(self) -> ResId:
         """The id this object had when first read or generated."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 import yaml
@@ -74,10 +74,13 @@ class RelatedImage:
 @lru_cache(maxsize=1)
 def related_images() -> dict[str, RelatedImage]:
     """The env-var map from data/related_images.yaml, in file order."""
-    text = resources.files("trainerctl").joinpath("data/related_images.yaml").read_text(encoding="utf-8")
+    # Found beside the package as render.assets finds its files (importlib.resources would add
+    # its import to every render), and read by libyaml: the pure-Python loader costs a render
+    # more than the file is worth, and the file is ours.
+    text = (Path(__file__).resolve().parents[1] / "data" / "related_images.yaml").read_text(encoding="utf-8")
     return {
         env: RelatedImage(env, tuple(spec.get("params", ())), tuple(spec.get("images", ())))
-        for env, spec in yaml.safe_load(text).items()
+        for env, spec in yaml.load(text, Loader=yaml.CSafeLoader).items()
     }
 
 
