@@ -20,6 +20,11 @@ LWS_PREFIX = "https://github.com/kubernetes-sigs/lws"
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    # Keep-alive, as github.com serves: with HTTP/1.0 every fetch took a new connection, and
+    # under load kubectl's pool met one the server had already given up ("http: server closed
+    # idle connection"), then tried the URL as a git repository and failed the build.
+    protocol_version = "HTTP/1.1"
+
     def log_message(self, *args) -> None:  # keep test output clean
         pass
 
