@@ -67,8 +67,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # order): the quick failures come first, a cold test-cluster build (.ci/run starts it beside
     # the suite) has time to finish, and the e2e cluster, which lives until the session ends, is
     # only started once everything else has run.
+    # Among the e2e tests, those on the Flux controllers go last: .ci/run builds Flux (the
+    # longest build) while the other e2e tests run.
     items.sort(key=lambda item: (item.get_closest_marker("e2e") is not None,
-                                 item.get_closest_marker("cluster") is not None))
+                                 item.get_closest_marker("cluster") is not None,
+                                 "flux" in getattr(item, "fixturenames", ())))
 
 
 def _unavailable(reason: str):

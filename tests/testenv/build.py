@@ -11,7 +11,7 @@ run (or a second CI run on the same machine) reuses them:
 Go's own module and build caches stay at their defaults so rebuilds after a change are warm too.
 
 Run as a script to build all three and print the base bin dir: ``python tests/testenv/build.py``
-(``--base`` builds only the base cluster).
+(``--base`` builds only the base cluster, ``--no-flux`` all but the Flux controllers).
 """
 
 from __future__ import annotations
@@ -367,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
         path = ensure_binaries()
         if "--base" not in argv:
             ensure_e2e_binaries()
-            ensure_flux_binaries()
+            if "--no-flux" not in argv:
+                ensure_flux_binaries()
     except BuildError as exc:
         print(f"error: {exc}", file=sys.stderr)
         # Locally a missing Go only means cluster tests skip; in CI it must fail the run.
