@@ -47,8 +47,8 @@ class Helm:
         env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HELM_CONFIG_HOME": str(self.home / "config"),
                "HELM_CACHE_HOME": str(self.home / "cache"), "HELM_DATA_HOME": str(self.home / "data")}
         proc = subprocess.run([str(self.binary), *args], env=env, capture_output=True, text=True, timeout=600)
-        if check and proc.returncode != 0:
-            raise AssertionError(f"helm {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+        if check:
+            _check(args, proc)
         return proc
 
     def install(self, chart: str, *values: str, upgrade: bool = False, server_side: bool = True,
@@ -59,24 +59,30 @@ class Helm:
         declares empty, so every upgrade blanks the certificate the controller wrote; its rotator
         then issues a new CA and injects it at once, while the pod serves the old certificate until
         the kubelet refreshes the volume. A runtime created by Helm in that window is refused by
-        the webhook (x509). A user retries once the webhook answers; so does this (needs `api`)."""
+        the webhook (x509). A user retries once the webhook answers; so does this, given `api`."""
         version = chart.rsplit("-", 1)[1]
         args = ("upgrade" if upgrade else "install", RELEASE, str(self.charts / chart), "-n", KF_NS,
                 *(() if upgrade else ("--create-namespace",)), f"--server-side={str(server_side).lower()}",
                 "--set", f"jobset.image.tag={SUBCHART_JOBSET[version]}",
                 *(a for v in values for a in ("--set", v)), "--wait", "--timeout", f"{h.INSTALL_TIMEOUT}s")
-        for attempt in range(3):
-            proc = self.run(*args, check=not (upgrade and api is not None) or attempt == 2)
+        attempts = 3 if api is not None else 1
+        for attempt in range(1, attempts + 1):
+            proc = self.run(*args, check=False)
             if proc.returncode == 0:
                 break
-            if "failed calling webhook" not in proc.stderr:
-                raise AssertionError(f"helm {' '.join(args)} exited {proc.returncode}:\n{proc.stderr}")
+            if attempt == attempts or "failed calling webhook" not in proc.stderr:
+                _check(args, proc)
             h.wait_for("the runtime webhook to answer after the certificate rotation", lambda: webhook_answers(api),
                        timeout=120)
         return int(next(r["revision"] for r in self.releases() if r["name"] == RELEASE))
 
     def releases(self) -> list[dict]:
         return json.loads(self.run("list", "-A", "-o", "json").stdout)
+
+
+def _check(args: tuple[str, ...], proc: subprocess.CompletedProcess) -> None:
+    if proc.returncode != 0:
+        raise AssertionError(f"helm {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
 
 
 def webhook_answers(api) -> bool:

@@ -13,7 +13,7 @@ PACKAGE = Path(trainerctl.__file__).resolve().parent
 # The basics every layer may use: errors and messages, and the trust boundaries (what an outside
 # input may be, how much of it is read, and what never reaches the terminal).
 BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.redact",
-          "trainerctl.safe_text", "trainerctl.bounded_read", "trainerctl.interrupts"}
+          "trainerctl.safe_text", "trainerctl.bounded_read", "trainerctl.interrupts", "trainerctl.own_data"}
 
 
 def _modules() -> dict[str, Path]:

@@ -97,18 +97,14 @@ class Resource:
     def id(self) -> ResId:
         obj = self.obj
         md = obj.get("metadata")
-        if isinstance(md, dict):
-            name, ns = md.get("name"), md.get("namespace")
-        else:
-            name = ns = None
+        name, ns = (md.get("name"), md.get("namespace")) if isinstance(md, dict) else (None, None)
         api_version, kind = obj.get("apiVersion"), obj.get("kind")
         memo = self._id_memo
         # The very same (immutable) values give the same id; anything else is computed afresh.
         if (memo is not None and memo[0] is api_version and memo[1] is kind
                 and memo[2] is name and memo[3] is ns):
             return memo[4]
-        rid = ResId(Gvk.of(obj), name if isinstance(name, str) else "",
-                    ns if isinstance(ns, str) else "")
+        rid = ResId(self.gvk, self.name, self.namespace)
         if all(v is None or type(v) is str for v in (api_version, kind, name, ns)):
             self._id_memo = (api_version, kind, name, ns, rid)
         return rid

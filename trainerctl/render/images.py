@@ -6,12 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
-import yaml
-
 from trainerctl.errors import InputError, TrainerctlError
+from trainerctl.own_data import load_yaml
 
 ENV_PREFIX = "RELATED_IMAGE_"
 
@@ -74,13 +72,9 @@ class RelatedImage:
 @lru_cache(maxsize=1)
 def related_images() -> dict[str, RelatedImage]:
     """The env-var map from data/related_images.yaml, in file order."""
-    # Found beside the package as render.assets finds its files (importlib.resources would add
-    # its import to every render), and read by libyaml: the pure-Python loader costs a render
-    # more than the file is worth, and the file is ours.
-    text = (Path(__file__).resolve().parents[1] / "data" / "related_images.yaml").read_text(encoding="utf-8")
     return {
         env: RelatedImage(env, tuple(spec.get("params", ())), tuple(spec.get("images", ())))
-        for env, spec in yaml.load(text, Loader=yaml.CSafeLoader).items()
+        for env, spec in load_yaml("related_images.yaml").items()
     }
 
 

@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
-
-import yaml
-
 from trainerctl.errors import InputError
+from trainerctl.own_data import load_yaml
 from trainerctl.source.validate import normalize_url
 
 
 @lru_cache(maxsize=1)
 def _data() -> dict:
-    # Beside the package, as render.assets finds its files: importlib.resources would cost every
-    # render its import. Our own file, so libyaml reads it, at a fraction of the pure-Python cost.
-    text = (Path(__file__).resolve().parents[1] / "data" / "pins.yaml").read_text(encoding="utf-8")
-    return yaml.load(text, Loader=yaml.CSafeLoader)
+    return load_yaml("pins.yaml")
 
 
 def default_url() -> str:

@@ -6,11 +6,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
-
-import yaml
 
 from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
+from trainerctl.own_data import load_yaml
 
 # How the JobSet release manifests label their controller (every release since v0.8).
 JOBSET_DEPLOYMENT_SELECTOR = "app.kubernetes.io/part-of=jobset,control-plane=controller-manager"
@@ -32,9 +30,8 @@ def parse_version(text: str | None) -> tuple[int, int, int] | None:
 
 @lru_cache(maxsize=1)
 def table() -> dict[tuple[int, int], Floors]:
-    text = resources.files("trainerctl").joinpath("data/floors.yaml").read_text(encoding="utf-8")
     out = {}
-    for release, entry in yaml.safe_load(text).items():
+    for release, entry in load_yaml("floors.yaml").items():
         major, minor, _ = parse_version(str(release))
         out[(major, minor)] = Floors(str(release), parse_version(entry["kubernetes"])[:2],
                                      " ".join(entry["kubernetes_source"].split()),
