@@ -20,6 +20,9 @@ TRANSIENTS = [
     "certificate: x509: certificate signed by unknown authority",
     'Internal error occurred: failed calling webhook "v.example.org": failed to call webhook: Post "https://svc:443/v": '
     'no endpoints available for service "svc"',
+    # A CRD's conversion webhook answers reads and writes of every stored version alike.
+    'conversion webhook for trainer.kubeflow.org/v1alpha1, Kind=ClusterTrainingRuntime failed: Post '
+    '"https://svc:443/convert?timeout=30s": dial tcp 127.0.0.2:443: connect: connection refused',
 ]
 META = {"name": "r", "resourceVersion": "7", "finalizers": ["a", "x/legacy"],
         "managedFields": [{"manager": "helm", "operation": "Update", "apiVersion": "v1",
