@@ -24,7 +24,8 @@ def _serve(directory: Path) -> tuple[subprocess.Popen, int]:
     after a long idle stretch was cut off in CI, in three runs three ways (an empty reply, "server
     closed idle connection", "connection reset by peer"), while a fresh server, or the same one
     idle for minutes beside no tests, never failed. Whatever in the test process did it, a server
-    of its own is out of its reach."""
+    of its own is out of its reach. It prints its port once it listens, so it is ready when this
+    returns: no warm-up fetch, and no retry."""
     proc = subprocess.Popen([sys.executable, str(Path(__file__).with_name("remotes_server.py")), str(directory)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
@@ -85,36 +86,13 @@ def make_lws_repo(remote_dir: Path, dest: Path) -> Path:
 def start(shared: Path, workdir: Path) -> Remotes:
     remote_dir = shared / "remote"
     process, port = _serve(remote_dir)
-    base = f"http://127.0.0.1:{port}"
     try:
-        _warm(base, remote_dir)
         lws = make_lws_repo(remote_dir, workdir / "lws-repo")
     except BaseException:
         process.kill()
         process.wait()
         raise
-    return Remotes(base, lws, process)
-
-
-def _warm(base: str, remote_dir: Path, timeout: float = 10.0) -> None:
-    """Fetch every served release file once, so start() returns only once the server answers and
-    serves each file whole."""
-    import time
-    import urllib.request
-
-    for path in sorted(p for p in (remote_dir / "jobset").rglob("*") if p.is_file()):
-        url = f"{base}/{path.relative_to(remote_dir).as_posix()}"
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                with urllib.request.urlopen(url, timeout=5) as reply:
-                    if len(reply.read()) == path.stat().st_size:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the test remotes server did not serve {url} whole within {timeout:g}s")
-            time.sleep(0.05)
+    return Remotes(f"http://127.0.0.1:{port}", lws, process)
 
 
 _KUSTOMIZATION = re.compile(r"^(kustomization\.ya?ml|Kustomization)$")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from functools import lru_cache
+
 from trainerctl.errors import InputError
 from trainerctl.own_data import load_yaml
 from trainerctl.source.validate import normalize_url
