@@ -63,6 +63,30 @@ def test_usage_errors_are_one_line_exit_2(args, says):
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ") and says in proc.stderr
 
 
+_LEAVE = """
+import atexit, sys, threading, time
+from trainerctl.entry import main
+out = sys.argv[1]
+atexit.register(lambda: open(out + ".atexit", "w").write("ran"))
+if sys.argv[2] == "thread":  # still running when the command ends: it must be joined
+    threading.Thread(target=lambda: (time.sleep(0.5), open(out + ".thread", "w").write("done"))).start()
+sys.argv = ["trainerctl", "--version"]
+main()
+"""
+
+
+@pytest.mark.parametrize("thread", ["", "thread"])
+def test_the_process_ends_after_atexit_handlers_and_its_threads(tmp_path, thread):
+    """The entry point leaves without the interpreter's teardown, but never before the atexit
+    handlers ran, the output was flushed, and (if any) the threads still running were joined."""
+    out = tmp_path / "mark"
+    proc = subprocess.run([sys.executable, "-c", _LEAVE, str(out), thread], capture_output=True, text=True,
+                          timeout=60, cwd="/")
+    assert proc.returncode == 0 and proc.stdout == f"trainerctl {trainerctl.__version__}\n", proc.stderr
+    assert (tmp_path / "mark.atexit").read_text() == "ran"
+    assert (tmp_path / "mark.thread").exists() == bool(thread)
+
+
 def test_bare_command_prints_help_exit_0():
     proc = run()
     assert proc.returncode == 0 and "Usage: trainerctl" in proc.stdout

@@ -72,7 +72,7 @@ def _same(a: list, b: list) -> None:
 
 
 def _cache_files(cache: ParsedCache) -> list[Path]:
-    return sorted(cache.dir.glob("*.json")) if cache.dir.is_dir() else []
+    return sorted([*cache.dir.glob("*.json"), *cache.dir.glob("*.text")]) if cache.dir.is_dir() else []
 
 
 def test_a_hit_gives_exactly_what_parsing_gives(tmp_path, monkeypatch):
@@ -220,7 +220,7 @@ def test_a_written_object_reads_back_as_the_emitter_writes_it(tmp_path, monkeypa
     real_dump = yamlemit.dump
 
     def small_only(obj):
-        assert len(json.dumps(obj)) < cachedwrite.MIN_CHARS, "written although cached"
+        assert len(json.dumps(obj)) < cachedwrite.MIN_BYTES, "written although cached"
         return real_dump(obj)
 
     monkeypatch.setattr(yamlemit, "dump", small_only)
@@ -254,3 +254,149 @@ def test_what_json_cannot_say_is_written_directly(tmp_path):
     with pytest.raises(type(direct.value)):
         cachedwrite.dump_all([_large(extra={"x": float("nan")})], cache)
     assert _cache_files(cache) == []
+
+
+# --- small files: one entry per build root -------------------------------------------------
+
+SMALL_TRICKY = TRICKY.replace(PADDING, "")
+KUSTOMIZATION = "resources: [a.yaml]\nnamePrefix: p-\nlabels:\n- pairs: {mode: yes, count: 010, f: 1.0}\n"
+
+
+def _no_parse(*args, **kwargs):
+    raise AssertionError("parsed although cached")
+
+
+def test_small_files_are_kept_together_and_read_back_exactly(tmp_path, monkeypatch):
+    cache = resource_cache(tmp_path / "cache")
+    assert len(SMALL_TRICKY) < MIN_CHARS
+    parsed = yamlread.load_documents(SMALL_TRICKY, "t.yaml", raw_annotations=True)
+    kparsed = yamlread.load_all(KUSTOMIZATION, "k", yaml11=True)
+    small = cachedread.SmallParses(cache, "/a/root")
+    _same(load_resources(SMALL_TRICKY, "t.yaml", cache, small), parsed)
+    assert _strict(cachedread.load_kustomization(KUSTOMIZATION, "k", cache, small)) == _strict(kparsed)
+    small.save()
+    assert len(_cache_files(cache)) == 1  # both in the root's one entry
+
+    monkeypatch.setattr(cachedread, "_parse", _no_parse)
+    small = cachedread.SmallParses(cache, "/a/root")
+    first = load_resources(SMALL_TRICKY, "t.yaml", cache, small)
+    second = load_resources(SMALL_TRICKY, "t.yaml", cache, small)
+    _same(first, parsed)
+    _same(second, parsed)
+    assert first[0].doc["data"] is not second[0].doc["data"]  # a transformer may edit either
+    assert _strict(cachedread.load_kustomization(KUSTOMIZATION, "k", cache, small)) == _strict(kparsed)
+
+
+def test_a_warm_build_parses_no_file_it_could_keep(tmp_path, monkeypatch, upstream):
+    real = cachedread._parse
+
+    def only_unkept(text, source, yaml11, raw_annotations):
+        docs = real(text, source, yaml11, raw_annotations)
+        assert any(d.marked for d in docs) or (yaml11 and cachedread._may_hold_secret_payload(text)), \
+            f"{source}: parsed although cached"
+        return docs
+
+    for tree in ("opendatahub-trainer/odh-3.5.0/manifests/rhoai",
+                 "opendatahub-trainer/main-d140e85/manifests/rhoai"):
+        path = str(upstream / tree)
+        cache = resource_cache(tmp_path / tree.replace("/", "_"))
+        plain = build_yaml(path)
+        assert build_yaml(path, parsed_cache=cache) == plain
+        with monkeypatch.context() as m:
+            m.setattr(cachedread, "_parse", only_unkept)
+            assert build_yaml(path, parsed_cache=cache) == plain
+
+
+def test_the_small_entry_holds_what_the_last_build_read(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    other = SMALL_TRICKY.replace("name: tricky", "name: other")
+    small = cachedread.SmallParses(cache, "root")
+    load_resources(SMALL_TRICKY, "t.yaml", cache, small)
+    load_resources(other, "o.yaml", cache, small)
+    small.save()
+    small = cachedread.SmallParses(cache, "root")
+    load_resources(SMALL_TRICKY, "t.yaml", cache, small)
+    small.save()
+    (entry,) = _cache_files(cache)
+    assert len(json.loads(entry.read_text())) == 1
+
+
+@pytest.mark.parametrize("text", [
+    "secretGenerator:\n- name: s\n  literals: [password=kustomization-canary-42]\n",
+    "SECRETGENERATOR:\n- name: s\n  LITERALS: [password=kustomization-canary-42]\n",
+    "resources: [a.yaml]\npatches:\n- patch: |\n    apiVersion: v1\n    kind: Secret\n"
+    "    metadata: {name: s}\n    stringData: {p: kustomization-canary-42}\n",
+    "generators:\n- |\n  apiVersion: v1\n  kind: Secret\n  metadata: {name: s}\n"
+    "  stringData: {p: kustomization-canary-42}\n",
+])
+@pytest.mark.parametrize("padding", ["", PADDING])
+def test_a_kustomization_that_can_hold_a_secret_payload_is_not_kept(tmp_path, text, padding):
+    cache = resource_cache(tmp_path / "cache")
+    small = cachedread.SmallParses(cache, "root")
+    assert cachedread.load_kustomization(text + padding, "k", cache, small)
+    small.save()
+    assert all(b"canary" not in p.read_bytes() for p in _cache_files(cache))
+
+
+def test_a_secret_planted_in_the_small_entry_is_never_read_and_is_dropped(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    small = cachedread.SmallParses(cache, "root")
+    load_resources(SMALL_TRICKY, "t.yaml", cache, small)
+    small.save()
+    (entry,) = _cache_files(cache)
+    stored = json.loads(entry.read_text())
+    (key,) = stored
+    planted = json.loads(stored[key])
+    planted[0][0]["kind"] = "Secret"
+    stored[key] = json.dumps(planted, separators=(",", ":"))
+    entry.write_text(json.dumps(stored))
+    small = cachedread.SmallParses(cache, "root")
+    assert load_resources(SMALL_TRICKY, "t.yaml", cache, small)[0].doc["kind"] == "ConfigMap"
+    small.save()
+    assert all(b"Secret" not in p.read_bytes() for p in _cache_files(cache))
+
+
+@pytest.mark.parametrize("garbage", [b"{not json", b"[]", b'{"k": 1}', b"\xff\xfe", "KEY:not json",
+                                     "KEY:[[null, null]]", "KEY:[1]"])
+def test_a_corrupt_small_entry_means_parsing_again(tmp_path, garbage):
+    cache = resource_cache(tmp_path / "cache")
+    parsed = yamlread.load_documents(SMALL_TRICKY, "t.yaml", raw_annotations=True)
+    small = cachedread.SmallParses(cache, "root")
+    load_resources(SMALL_TRICKY, "t.yaml", cache, small)
+    small.save()
+    (entry,) = _cache_files(cache)
+    if isinstance(garbage, str):  # the real key, holding something this module did not write
+        (key,) = json.loads(entry.read_text())
+        garbage = json.dumps({key: garbage[4:]}).encode()
+    entry.write_bytes(garbage)
+    _same(load_resources(SMALL_TRICKY, "t.yaml", cache, cachedread.SmallParses(cache, "root")), parsed)
+
+
+# --- large objects' YAML ---------------------------------------------------------------------
+
+def test_a_cut_off_or_swapped_yaml_entry_means_writing_again(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    objects = [_large(), _large(extra={"other": 1})]
+    plain = yamlemit.dump_all(objects)
+    cachedwrite.dump_all(objects, cache)
+    first, second = _cache_files(cache)
+    whole = first.read_bytes()
+    first.write_bytes(whole[: len(whole) // 2].rsplit(b"\n", 1)[0] + b"\n")  # cut at a line's end
+    assert cachedwrite.dump_all(objects, cache) == plain
+    first.write_bytes(second.read_bytes())  # another object's text under this one's name
+    assert cachedwrite.dump_all(objects, cache) == plain
+
+
+def test_every_process_finds_the_entries_of_the_last(tmp_path, upstream):
+    """The output cache's keys depend on the values alone (not on which strings a process
+    happened to share), so a second run writes no entry the first did not."""
+    rhoai = upstream / "opendatahub-trainer" / "odh-3.5.0" / "manifests" / "rhoai"
+    env = {**os.environ, "TRAINERCTL_CACHE_DIR": str(tmp_path / "cache")}
+    folder = tmp_path / "cache" / "kustomize"
+    seen = []
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-m", "trainerctl", "kustomize", str(rhoai)], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        seen.append(sorted(p.name for p in folder.iterdir()))
+    assert seen[0] == seen[1] and any(name.endswith(".text") for name in seen[0])

@@ -353,3 +353,20 @@ def test_kubernetes_render_leaves_out_openshift_objects(mirrors, cache, monkeypa
                                   cache_dir=cache, env={}, platform="kubernetes"))
     assert not [o for o in result.objects if o["apiVersion"].startswith("image.openshift.io/")]
     assert result.objects == [o for name in ("manifests", "runtimes") for o in result.components[name]]
+
+
+def test_a_render_that_fails_leaves_the_engine_cache_as_it_found_it(upstream, monkeypatch, tmp_path):
+    """The engine keeps parses between renders, but only a render that succeeds writes them: one
+    that fails after its builds (here: an image outside --require-registry) writes nothing."""
+    from trainerctl.errors import TrainerctlError
+    from trainerctl.render import RenderOptions, render
+
+    monkeypatch.chdir(tmp_path)
+    cache = tmp_path / "cache"
+    source = upstream / "opendatahub-trainer" / "odh-3.5.0"
+    with pytest.raises(TrainerctlError, match="require-registry"):
+        render(RenderOptions(source_path=source, cache_dir=cache, env={}, require_registry="nowhere.example"))
+    assert not (cache / "kustomize").exists() or not list((cache / "kustomize").iterdir())
+    first = render(RenderOptions(source_path=source, cache_dir=cache, env={}))
+    assert list((cache / "kustomize").iterdir())
+    assert render(RenderOptions(source_path=source, cache_dir=cache, env={})).objects == first.objects

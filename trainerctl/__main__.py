@@ -1,5 +1,3 @@
-import sys
-
 from trainerctl.entry import main
 
-sys.exit(main())
+main()

@@ -41,7 +41,7 @@ def render_command(
     from trainerctl.cli.options import render_options
     from trainerctl.render.output import FORMATS, check_output_dir, write_dir, write_stream
     from trainerctl.render.pipeline import engine_cache, render as do_render
-    from trainerctl.source.fetch import update_lock as write_lock
+    from trainerctl.source.fetch import check_update_lock, update_lock as write_lock
 
     fmt = "yaml" if output is None else output
     if fmt not in FORMATS:
@@ -61,6 +61,8 @@ def render_command(
         source.no_lock = True  # the lock is being replaced, not checked
     render.namespace, render.component, render.owner_label = namespace, list(component), owner_label
     options = render_options(source, render)
+    if update_lock:
+        check_update_lock(bool(options.source_path))
     result = do_render(options)
     if update_lock:
         write_lock(options.lock_file, result.source)

@@ -9,18 +9,20 @@ NaN or infinity (refused by the store), anything with a Secret (refused by the s
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 from trainerctl import __version__
 from trainerctl.kustomize import yamlread
-from trainerctl.parsed_cache import ParsedCache
+from trainerctl.parsed_cache import SECRET_MARK, ParsedCache
 
 # Below this many characters parsing costs about what a cache lookup costs.
 MIN_CHARS = 4096
 # Files kept (by last use): a few trees' CRD bundles, tens of MB at most.
 KEEP = 500
 _FORMAT = "kustomize-resources/1"
+_SMALL_FORMAT = "kustomize-small-parses/1"
 _tags: dict[tuple[str, ...], str] = {}
 
 
@@ -52,20 +54,84 @@ def resource_cache(cache_dir: str | Path) -> ParsedCache:
     return ParsedCache(Path(cache_dir) / "kustomize", KEEP)
 
 
-def load_resources(text: str, source: str, cache: ParsedCache | None) -> list[yamlread.Loaded]:
-    """yamlread.load_documents(text, source, raw_annotations=True), from `cache` when it has it."""
-    if cache is None or len(text) < MIN_CHARS:
-        return yamlread.load_documents(text, source, raw_annotations=True)
+def load_resources(text: str, source: str, cache: ParsedCache | None,
+                   small: SmallParses | None = None) -> list[yamlread.Loaded]:
+    """yamlread.load_documents(text, source, raw_annotations=True), from `cache` when it has it
+    (a small text: from `small`, when given)."""
+    return _load(text, source, cache, small, yaml11=False, raw_annotations=True)
+
+
+def load_kustomization(text: str, source: str, cache: ParsedCache | None,
+                       small: SmallParses | None = None) -> list:
+    """yamlread.load_all(text, source, yaml11=True) (a kustomization file), from `cache` when it
+    has it (a small text: from `small`, when given)."""
+    return [d.doc for d in _load(text, source, cache, small, yaml11=True, raw_annotations=False)]
+
+
+def _load(text: str, source: str, cache: ParsedCache | None, small: SmallParses | None, *,
+          yaml11: bool, raw_annotations: bool) -> list[yamlread.Loaded]:
+    store = small if len(text) < MIN_CHARS else cache
+    if store is None or (yaml11 and _may_hold_secret_payload(text)):
+        return _parse(text, source, yaml11, raw_annotations)
     try:
-        key = cache.key(text.encode("utf-8"), parser_tag())
+        key = ParsedCache.key(text.encode("utf-8"), parser_tag(), *(("yaml11",) if yaml11 else ()))
     except UnicodeEncodeError:  # a lone surrogate: nothing JSON could give back either
-        return yamlread.load_documents(text, source, raw_annotations=True)
-    docs = _decode(cache.get(key))
+        return _parse(text, source, yaml11, raw_annotations)
+    docs = _decode(store.get(key))
     if docs is None:
-        docs = yamlread.load_documents(text, source, raw_annotations=True)
+        docs = _parse(text, source, yaml11, raw_annotations)
         if docs and not any(d.marked for d in docs):
-            cache.put(key, _encode(docs))
+            store.put(key, _encode(docs))
     return docs
+
+
+def _parse(text: str, source: str, yaml11: bool, raw_annotations: bool) -> list[yamlread.Loaded]:
+    return yamlread.load_documents(text, source, yaml11=yaml11, raw_annotations=raw_annotations)
+
+
+def _may_hold_secret_payload(text: str) -> bool:
+    """A kustomization can hold a Secret's payload outside any `kind: Secret` mapping: in a
+    secretGenerator's literals (its keys may be in any letter case), or in an inline patch or
+    object of that kind. Such a file's parse is not kept."""
+    lower = text.lower()
+    return "Secret" in text or ("secretgenerator" in lower and "literals" in lower)
+
+
+class SmallParses:
+    """The parses of one build's small files, stored together as one cache entry named by the
+    build's root. What the build used is what is written back (once, at `save`, and only when
+    it changed), so the entry holds the files the build of that root reads, no more."""
+
+    def __init__(self, cache: ParsedCache, root: str):
+        self._cache = cache
+        self._key = cache.key(root.encode("utf-8", "surrogatepass"), code_tag(_SMALL_FORMAT, __file__))
+        stored = cache.get(self._key)
+        # Each parse is kept as JSON text, so two reads of one file never share a value.
+        self._stored = stored if isinstance(stored, dict) else {}
+        self._used: dict[str, str] = {}
+
+    def get(self, key: str):
+        text = self._stored.get(key)
+        if not isinstance(text, str) or SECRET_MARK in text:
+            return None
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+        self._used[key] = text
+        return value
+
+    def put(self, key: str, value) -> None:
+        try:
+            text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+        except (ValueError, TypeError, RecursionError):
+            return
+        if SECRET_MARK not in text:
+            self._used[key] = text
+
+    def save(self) -> None:
+        if self._used != self._stored:
+            self._cache.put(self._key, self._used)
 
 
 def _encode(docs: list[yamlread.Loaded]) -> list:

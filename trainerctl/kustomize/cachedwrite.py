@@ -1,23 +1,39 @@
 """Objects written as YAML through the engine's cache (trainerctl.parsed_cache).
 
 Writing a CRD's schema as kustomize prints it is most of a build's output time, and the same
-CRDs come out of every build of a tree. A large object's YAML is kept, keyed by its JSON: the
-emitter's output is a function of exactly what JSON says of a value (types, text, and keys,
-whose order the emitter sorts away), so a hit is the text the emitter would write. An object
-JSON cannot say (NaN, another type) is written directly, and so is anything holding a Secret.
+CRDs come out of every build of a tree. A large object's YAML is kept, keyed by its marshal
+serialisation (format 2: no back-references, so the bytes depend on the value alone, never on
+which strings happen to be shared). Those bytes say exactly the types, texts, numbers and key
+order of a value, and the emitter's output is a function of no more than that, so a hit is the
+text the emitter would write. An object marshal cannot say (another type, a subclass) is written
+directly, and so is anything holding a Secret.
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 
 from trainerctl.kustomize import yamlemit, yamlread
 from trainerctl.kustomize.cachedread import code_tag
-from trainerctl.parsed_cache import SECRET_MARK, ParsedCache
+from trainerctl.parsed_cache import ParsedCache
 
-# Below this many characters of JSON the emitter costs about what a cache lookup costs.
-MIN_CHARS = 16384
-_FORMAT = "kustomize-yaml/1"
+# Below this many bytes of marshal data the emitter costs about what a cache lookup costs.
+MIN_BYTES = 24576
+_FORMAT = "kustomize-yaml/2"
+_MARSHAL_VERSION = 2
+
+
+def _secret_marks() -> tuple[bytes, ...]:
+    """How a mapping entry `kind: Secret` reads in marshal data: the key's bytes, then the
+    value's (each also as an interned string, should a Python mark those in format 2)."""
+    def forms(text: str) -> list[bytes]:
+        plain = marshal.dumps(text, _MARSHAL_VERSION)
+        return [plain, b"t" + plain[1:]] if plain[:1] == b"u" else [plain]
+
+    return tuple(k + v for k in forms("kind") for v in forms("Secret"))
+
+
+_SECRET_MARKS = _secret_marks()
 
 
 def dump_all(objs: list, cache: ParsedCache | None) -> str:
@@ -30,15 +46,15 @@ def dump_all(objs: list, cache: ParsedCache | None) -> str:
 
 def _dump(obj, cache: ParsedCache, tag: str) -> str:
     try:
-        as_json = json.dumps(obj, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
+        data = marshal.dumps(obj, _MARSHAL_VERSION)
+    except ValueError:  # a type marshal does not know, or nested too deep
         return yamlemit.dump(obj)  # raises what the emitter says of it, if anything
-    if len(as_json) < MIN_CHARS or SECRET_MARK in as_json:
+    if len(data) < MIN_BYTES or any(mark in data for mark in _SECRET_MARKS):
         return yamlemit.dump(obj)
-    key = cache.key(as_json.encode("utf-8", "surrogatepass"), tag)
-    text = cache.get(key)
-    if isinstance(text, str) and text.endswith("\n"):
+    key = cache.key(data, tag)
+    text = cache.get_text(key)
+    if text is not None and text.endswith("\n"):
         return text
     text = yamlemit.dump(obj)
-    cache.put(key, text)
+    cache.put_text(key, text)
     return text

@@ -5,8 +5,10 @@ images, env → envs) and its emptiness and kind/apiVersion checks."""
 
 from __future__ import annotations
 
-from trainerctl.kustomize import schema, yamlread
+from trainerctl.kustomize import schema
+from trainerctl.kustomize.cachedread import SmallParses, load_kustomization
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.parsed_cache import ParsedCache
 
 KINDS = {"Kustomization": "kustomize.config.k8s.io/v1beta1",
          "Component": "kustomize.config.k8s.io/v1alpha1"}
@@ -19,8 +21,10 @@ UNSUPPORTED = {
 BUILD_METADATA = ("originAnnotations", "transformerAnnotations", "managedByLabel")
 
 
-def parse(text: str, source: str) -> dict:
-    docs = yamlread.load_all(text, source, yaml11=True)
+def parse(text: str, source: str, cache: ParsedCache | None = None, small: SmallParses | None = None) -> dict:
+    """The kustomization in `text` (`cache`, or `small` for a small file, keeps its YAML parse
+    for the next build)."""
+    docs = load_kustomization(text, source, cache, small)
     if len(docs) > 1:
         raise KustomizeError(f"{source}: expected one YAML document, found {len(docs)}")
     data = docs[0] if docs else None

@@ -4,7 +4,7 @@ is replaced by its items."""
 
 from __future__ import annotations
 
-from trainerctl.kustomize.cachedread import load_resources
+from trainerctl.kustomize.cachedread import SmallParses, load_resources
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resource import Resource
 from trainerctl.parsed_cache import ParsedCache
@@ -47,10 +47,12 @@ def objects_of(doc, source: str) -> list[dict]:
     return out
 
 
-def resources_from(text: str, source: str, cache: ParsedCache | None = None) -> list[Resource]:
-    """The resources of a file's text; `cache` keeps its parse for the next build."""
+def resources_from(text: str, source: str, cache: ParsedCache | None = None,
+                   small: SmallParses | None = None) -> list[Resource]:
+    """The resources of a file's text; `cache` (`small`, for a small file) keeps its parse for
+    the next build."""
     out = []
-    for doc, marked, texts in load_resources(text, source, cache):
+    for doc, marked, texts in load_resources(text, source, cache, small):
         objects = objects_of(doc, source)
         texts = texts if len(objects) == 1 and objects[0] is doc else None  # not a List's items
         out.extend(Resource(o, source, marked=marked, texts=texts) for o in objects)

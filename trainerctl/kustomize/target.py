@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 
 from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlread
+from trainerctl.kustomize.cachedread import SmallParses
 from trainerctl.kustomize.config import TransformerConfig, merge_one
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.fieldspecs import FieldSpec
@@ -57,9 +58,11 @@ class Target:
 class Builder:
     """Builds kustomization directories; shares the remote fetcher across the whole build."""
 
-    def __init__(self, fetcher: remote.Fetcher, parsed: ParsedCache | None = None):
+    def __init__(self, fetcher: remote.Fetcher, parsed: ParsedCache | None = None,
+                 small: SmallParses | None = None):
         self.fetcher = fetcher
         self.parsed = parsed  # where resource files' parses are kept between builds, if anywhere
+        self.small = small  # and those of small files (kustomizations among them)
 
     # --- entry points
 
@@ -67,7 +70,7 @@ class Builder:
              track: origin.Origin | None = None) -> Target:
         kfile = find_kustomization(loader)
         kname = loader.name(kfile)
-        k = kustfile.parse(loader.read_text(kfile), kname)
+        k = kustfile.parse(loader.read_text(kfile), kname, self.parsed, self.small)
         if build_metadata is not None:
             # kustomize gives every kustomization of a build the top one's buildMetadata.
             k["buildMetadata"] = build_metadata
@@ -115,7 +118,8 @@ class Builder:
                     self._merge_base(acc, sub, resmap, where)
                 else:
                     data = self.fetcher.get_file(path, where)
-                    found = resources_from(data.decode("utf-8", "replace"), remote.redact(path), self.parsed)
+                    found = resources_from(data.decode("utf-8", "replace"), remote.redact(path), self.parsed,
+                                           self.small)
                     self.fetcher.keep(path)
                     self._add_files(kt, resmap, found, path, where)
                 continue
@@ -124,7 +128,7 @@ class Builder:
                 self._merge_base(acc, sub, resmap, where)
                 continue
             text = loader.read_text(path)
-            self._add_files(kt, resmap, resources_from(text, loader.name(path), self.parsed), path, where)
+            self._add_files(kt, resmap, resources_from(text, loader.name(path), self.parsed, self.small), path, where)
 
     def _add_files(self, kt: Target, resmap: ResMap, found, path: str, where: str) -> None:
         if kt.origin is not None:

@@ -7,6 +7,7 @@ import os
 import sys
 
 from trainerctl.kustomize import openapi, remote, sort
+from trainerctl.kustomize.cachedread import SmallParses
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import DIR, DiskFS, FileSystem, within
 from trainerctl.kustomize.loader import Loader, Missing, real_path
@@ -97,12 +98,16 @@ def _build_resources(path: str, remote_mirrors, timeout, fs, repo_root, parsed_c
     fetcher = remote.Fetcher(mirrors=remote.parse_mirrors(list(remote_mirrors)))
     if timeout:
         fetcher.timeout = timeout
+    small = SmallParses(parsed_cache, str(path)) if parsed_cache is not None else None
     try:
-        return _build_with(Builder(fetcher, parsed_cache), _top_loader(path, fetcher, fs or DiskFS(), repo_root))
+        built = _build_with(Builder(fetcher, parsed_cache, small), _top_loader(path, fetcher, fs or DiskFS(), repo_root))
     except KustomizeError as exc:  # a message may quote a URL as it was written
         raise KustomizeError(remote.redact(str(exc))) from None
     finally:
         fetcher.close()
+    if small is not None:
+        small.save()
+    return built
 
 
 def _build_with(builder, loader):

@@ -193,6 +193,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
     repo_root = str(source.manifests.parent) if source.url else None
     rendered: dict[str, list[dict]] = {}
     parsed = engine_cache(options)
+    parsed.hold()  # kept for the next render only if this one succeeds
     for name, directory in sets.items():  # one at a time: runtimes and imagestreams share a parent
         images = None
         if name == "manifests" and overrides.images:
@@ -201,7 +202,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
             directory.name,
             owner_label=owner_label,
             namespace=None if name == "runtimes" else options.namespace,
-            sort=sort_options(directory),
+            sort=sort_options(directory, parsed),
             images=images,
         )
         top = add_wrapper(fs, directory, wrapper, f"trainerctl's overlay for {name}")
@@ -238,4 +239,5 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         releases=tuple(releases),
         images=image_origins(objects, overrides, shipped),
     )
+    parsed.flush()
     return RenderResult(objects, rendered, info, options.namespace, owner_label, platform)

@@ -35,10 +35,15 @@ def lock_file_path(lock_file) -> Path:
     return Path(lock_file or DEFAULT_LOCK_FILE)
 
 
+def check_update_lock(local: bool) -> None:
+    """`render --update-lock` of a local checkout fails before any work is done."""
+    if local:
+        raise InputError("--update-lock: a local checkout (--source PATH) has nothing to lock")
+
+
 def update_lock(lock_file, info) -> None:
     """`render --update-lock`: pin what was rendered."""
-    if info.url is None:
-        raise InputError("--update-lock: a local checkout (--source PATH) has nothing to lock")
+    check_update_lock(info.url is None)
     write_source_lock(lock_file_path(lock_file), info.url, info.ref, info.commit, info.digest)
 
 
