@@ -33,6 +33,8 @@ _KI, _MI, _GI = 1024, 1024 ** 2, 1024 ** 3
 
 @dataclass(frozen=True)
 class Limit:
+    """How many bytes one kind of input may have, and the variable that raises it."""
+
     name: str  # the key callers use
     env: str  # raises it
     default: int  # bytes

@@ -236,9 +236,7 @@ class Builder:
             fn = plugins.configure(kind, config, plugins.Context(kt.loader, where))
             steps.append((fn, self._builtin_origin(kt, kind)))
 
-        specs = {name: [s.as_config() for s in cfg.specs.get(name, [])] for name in
-                 ("namespace", "namePrefix", "nameSuffix", "commonLabels", "labels",
-                  "templateLabels", "commonAnnotations", "images", "replicas")}
+        specs = _SpecConfigs(cfg)
         if k.get("patchesStrategicMerge"):
             builtin("PatchStrategicMergeTransformer", {"paths": k["patchesStrategicMerge"]},
                     f"{kname}: patchesStrategicMerge")
@@ -321,6 +319,19 @@ class Builder:
             if sorted(map(repr, after)) != sorted(map(repr, before)):
                 raise KustomizeError(f"{res.source}: validator {res.kind} {res.name!r} "
                                      f"shouldn't modify the resource map")
+
+
+class _SpecConfigs(dict):
+    """The field specs of one transformer kind as plugin configs, made when first asked for (most
+    kustomizations use one or two kinds of the config's ten)."""
+
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self._cfg = cfg
+
+    def __missing__(self, name: str) -> list[dict]:
+        made = self[name] = [s.as_config() for s in self._cfg.specs.get(name, [])]
+        return made
 
 
 def _merge_specs(specs: list[dict], more: list[dict], where: str) -> list[dict]:

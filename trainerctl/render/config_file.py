@@ -37,6 +37,8 @@ _SOURCE_FIELDS = ("url", "ref", "path")
 
 @dataclass
 class Config:
+    """trainerctl.yaml as read (`--config`), and where it was read from."""
+
     path: Path | None = None
     data: dict[str, Any] = field(default_factory=dict)
 

@@ -35,6 +35,8 @@ def _reference() -> re.Pattern:
 
 @dataclass(frozen=True)
 class ImageRef:
+    """An image reference taken apart: registry/repository, tag and digest."""
+
     name: str  # registry and repository, no tag or digest
     tag: str | None
     digest: str | None
@@ -64,6 +66,8 @@ def parse_image(ref: str, where: str = "image") -> ImageRef:
 
 @dataclass(frozen=True)
 class RelatedImage:
+    """One RELATED_IMAGE_* variable: the params.env keys it sets and the images it names."""
+
     env: str
     params: tuple[str, ...]
     images: tuple[str, ...] = ()

@@ -67,6 +67,8 @@ CHECKS = {
 
 @dataclass
 class RenderOptions:
+    """Everything a render is asked for, from flags and config file alike, checked once."""
+
     source_url: str | None = None  # None: the pinned default (data/pins.yaml)
     ref: str | None = None  # None: the pinned default ref (only with the default URL)
     source_path: str | Path | None = None  # a local checkout instead of a git source
@@ -120,6 +122,8 @@ class RenderOptions:
 
 @dataclass(frozen=True)
 class SourceInfo:
+    """Where a render's manifests came from, as records, locks and GitOps output name it."""
+
     url: str | None
     ref: str | None
     commit: str | None
@@ -138,6 +142,8 @@ class SourceInfo:
 
 @dataclass
 class RenderResult:
+    """A render's objects, all together and per set, with where they came from."""
+
     objects: list[dict]
     components: dict[str, list[dict]]
     source: SourceInfo

@@ -20,6 +20,8 @@ from trainerctl.render.images import parse_image
 
 @dataclass
 class _Line:
+    """One line of a params.env file, kept byte for byte; key and value if it sets one."""
+
     raw: str  # without its line ending
     key: str | None = None
     value: str | None = None
@@ -27,6 +29,8 @@ class _Line:
 
 @dataclass
 class ParamsEnv:
+    """A params.env file as lines, so an edit rewrites only the lines it changes."""
+
     lines: list[_Line] = field(default_factory=list)
     trailing_newline: bool = True
     source: str = "params.env"

@@ -55,6 +55,8 @@ class RenderRequest(Protocol):
 
 @dataclass
 class _NothingGiven:
+    """The render flags of a caller that gives none: every one unset."""
+
     overlay = platform = require_registry = namespace = owner_label = None
     offline = refresh = ha = False
     image: tuple = ()

@@ -25,6 +25,8 @@ _HEADER = (
 
 @dataclass(frozen=True)
 class Lock:
+    """trainerctl.lock: the source, ref, commit and tree digest a render is pinned to."""
+
     url: str
     ref: str
     commit: str

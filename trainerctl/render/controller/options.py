@@ -11,6 +11,8 @@ HOSTNAME_TOPOLOGY_KEY = "kubernetes.io/hostname"
 
 @dataclass(frozen=True)
 class PodDisruptionBudget:
+    """The controller's PodDisruptionBudget, if any, and its one bound."""
+
     enabled: bool = False
     min_available: int | str | None = None
     max_unavailable: int | str | None = None
