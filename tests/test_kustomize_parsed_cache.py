@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from trainerctl.kustomize import build, build_yaml, cachedread, cachedwrite, yamlemit, yamlread
 from trainerctl.kustomize.cachedread import MIN_CHARS, load_resources, resource_cache
@@ -400,3 +402,43 @@ def test_every_process_finds_the_entries_of_the_last(tmp_path, upstream):
         assert proc.returncode == 0, proc.stderr
         seen.append(sorted(p.name for p in folder.iterdir()))
     assert seen[0] == seen[1] and any(name.endswith(".text") for name in seen[0])
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=int(os.environ.get("TRAINERCTL_HYPOTHESIS_EXAMPLES", "200")), derandomize=True,
+          deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_VALUES)
+def test_a_large_objects_yaml_from_the_cache_is_what_the_emitter_writes(tmp_path_factory, value):
+    """For any value: a cold and a warm write give the emitter's text, and an equal value made of
+    other objects (as another process reads it) finds the same entry."""
+    cache = resource_cache(tmp_path_factory.mktemp("cache"))
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "value": value,
+           "pad": "p" * cachedwrite.MIN_BYTES}
+    try:
+        plain = yamlemit.dump(obj)
+    except Exception as exc:  # noqa: BLE001 - whatever the emitter refuses, the cache refuses too
+        with pytest.raises(type(exc)):
+            cachedwrite.dump_all([obj], cache)
+        return
+    assert cachedwrite.dump_all([obj], cache) == plain
+    stored = _cache_files(cache)
+    assert len(stored) == 1
+    rebuilt = json.loads(json.dumps(obj))
+    assert cachedwrite.dump_all([rebuilt], cache) == plain
+    assert _cache_files(cache) == stored
+
+
+def test_values_that_differ_only_in_type_never_share_an_entry(tmp_path):
+    cache = resource_cache(tmp_path / "cache")
+    twins = [1, 1.0, True, "1", None, "", 0, False, -0.0, 0.0, [1], {"1": 1}]
+    objects = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "value": v,
+                "pad": "p" * cachedwrite.MIN_BYTES} for v in twins]
+    for _ in range(2):  # cold, then every one from its own entry
+        for obj in objects:
+            assert cachedwrite.dump_all([obj], cache) == yamlemit.dump(obj), obj["value"]
+    assert len(_cache_files(cache)) == len(twins)

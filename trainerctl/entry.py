@@ -64,8 +64,8 @@ def leave(rc: int) -> NoReturn:
         try:
             if stream is not None:
                 stream.flush()
-        except (OSError, ValueError):
-            pass  # stdio.finish has reported what mattered; nothing more can be said here
+        except Exception:  # noqa: BLE001 - stdio.finish reported what mattered; nothing more can be said
+            pass
     os._exit(rc)
 
 
