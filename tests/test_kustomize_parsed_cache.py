@@ -275,7 +275,7 @@ def test_small_files_are_kept_together_and_read_back_exactly(tmp_path, monkeypat
     kparsed = yamlread.load_all(KUSTOMIZATION, "k", yaml11=True)
     small = cachedread.SmallParses(cache, "/a/root")
     _same(load_resources(SMALL_TRICKY, "t.yaml", cache, small), parsed)
-    assert _strict(cachedread.load_kustomization(KUSTOMIZATION, "k", cache, small)) == _strict(kparsed)
+    assert _strict(cachedread.load_yaml11(KUSTOMIZATION, "k", cache, small)) == _strict(kparsed)
     small.save()
     assert len(_cache_files(cache)) == 1  # both in the root's one entry
 
@@ -286,14 +286,16 @@ def test_small_files_are_kept_together_and_read_back_exactly(tmp_path, monkeypat
     _same(first, parsed)
     _same(second, parsed)
     assert first[0].doc["data"] is not second[0].doc["data"]  # a transformer may edit either
-    assert _strict(cachedread.load_kustomization(KUSTOMIZATION, "k", cache, small)) == _strict(kparsed)
+    assert _strict(cachedread.load_yaml11(KUSTOMIZATION, "k", cache, small)) == _strict(kparsed)
 
 
 def test_a_warm_build_parses_no_file_it_could_keep(tmp_path, monkeypatch, upstream):
-    real = cachedread._parse
+    """Kustomizations, resources, patches and configurations alike: on a warm build, the only
+    YAML parsed is what the cache may not keep."""
+    real = yamlread.load_documents
 
-    def only_unkept(text, source, yaml11, raw_annotations):
-        docs = real(text, source, yaml11, raw_annotations)
+    def only_unkept(text, source="<input>", *, yaml11=False, raw_annotations=False):
+        docs = real(text, source, yaml11=yaml11, raw_annotations=raw_annotations)
         assert any(d.marked for d in docs) or (yaml11 and cachedread._may_hold_secret_payload(text)), \
             f"{source}: parsed although cached"
         return docs
@@ -305,7 +307,7 @@ def test_a_warm_build_parses_no_file_it_could_keep(tmp_path, monkeypatch, upstre
         plain = build_yaml(path)
         assert build_yaml(path, parsed_cache=cache) == plain
         with monkeypatch.context() as m:
-            m.setattr(cachedread, "_parse", only_unkept)
+            m.setattr(yamlread, "load_documents", only_unkept)
             assert build_yaml(path, parsed_cache=cache) == plain
 
 
@@ -335,7 +337,7 @@ def test_the_small_entry_holds_what_the_last_build_read(tmp_path):
 def test_a_kustomization_that_can_hold_a_secret_payload_is_not_kept(tmp_path, text, padding):
     cache = resource_cache(tmp_path / "cache")
     small = cachedread.SmallParses(cache, "root")
-    assert cachedread.load_kustomization(text + padding, "k", cache, small)
+    assert cachedread.load_yaml11(text + padding, "k", cache, small)
     small.save()
     assert all(b"canary" not in p.read_bytes() for p in _cache_files(cache))
 

@@ -61,10 +61,10 @@ def load_resources(text: str, source: str, cache: ParsedCache | None,
     return _load(text, source, cache, small, yaml11=False, raw_annotations=True)
 
 
-def load_kustomization(text: str, source: str, cache: ParsedCache | None,
-                       small: SmallParses | None = None) -> list:
-    """yamlread.load_all(text, source, yaml11=True) (a kustomization file), from `cache` when it
-    has it (a small text: from `small`, when given)."""
+def load_yaml11(text: str, source: str, cache: ParsedCache | None,
+                small: SmallParses | None = None) -> list:
+    """yamlread.load_all(text, source, yaml11=True) (kustomize's own files: a kustomization, a
+    configurations file), from `cache` when it has it (a small text: from `small`, when given)."""
     return [d.doc for d in _load(text, source, cache, small, yaml11=True, raw_annotations=False)]
 
 

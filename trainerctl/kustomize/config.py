@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import functools
 
-from trainerctl.kustomize import fieldspecs, schema, yamlread
+from trainerctl.kustomize import fieldspecs, schema
+from trainerctl.kustomize.cachedread import SmallParses, load_yaml11
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.fieldspecs import FieldSpec
 
@@ -52,7 +53,7 @@ class TransformerConfig:
         return _default_config().copy()
 
     @classmethod
-    def for_kustomization(cls, loader, paths: list[str]) -> "TransformerConfig":
+    def for_kustomization(cls, loader, paths: list[str], parses: SmallParses | None = None) -> "TransformerConfig":
         """kustomize's MakeTransformerConfig: the `configurations:` files, then the built-in
         specs they do not already cover (a file's `metadata/name` spec for one kind replaces the
         built-in one for all kinds)."""
@@ -60,7 +61,7 @@ class TransformerConfig:
             return cls.default()
         own = cls()
         for path in paths:
-            own.load_file(loader.read_text(path), loader.name(path))
+            own.load_file(loader.read_text(path), loader.name(path), parses)
         own.merge(_default_config())
         return own
 
@@ -96,9 +97,13 @@ class TransformerConfig:
         for key, specs in other.name_reference:
             self.add_nameref(key, specs, where)
 
-    def load_file(self, text: str, source: str) -> None:
-        """A `configurations:` file, read strictly (kustomize's yaml.UnmarshalStrict)."""
-        data = yamlread.load(text, source, yaml11=True)
+    def load_file(self, text: str, source: str, parses: SmallParses | None = None) -> None:
+        """A `configurations:` file, read strictly (kustomize's yaml.UnmarshalStrict); `parses`
+        keeps its parse."""
+        docs = load_yaml11(text, source, None, parses)
+        if len(docs) > 1:
+            raise KustomizeError(f"{source}: expected one YAML document, found {len(docs)}")
+        data = docs[0] if docs else None
         if data is None:
             return
         if not isinstance(data, dict):

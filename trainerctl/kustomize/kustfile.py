@@ -6,7 +6,7 @@ images, env → envs) and its emptiness and kind/apiVersion checks."""
 from __future__ import annotations
 
 from trainerctl.kustomize import schema
-from trainerctl.kustomize.cachedread import SmallParses, load_kustomization
+from trainerctl.kustomize.cachedread import SmallParses, load_yaml11
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.parsed_cache import ParsedCache
 
@@ -24,7 +24,7 @@ BUILD_METADATA = ("originAnnotations", "transformerAnnotations", "managedByLabel
 def parse(text: str, source: str, cache: ParsedCache | None = None, small: SmallParses | None = None) -> dict:
     """The kustomization in `text` (`cache`, or `small` for a small file, keeps its YAML parse
     for the next build)."""
-    docs = load_kustomization(text, source, cache, small)
+    docs = load_yaml11(text, source, cache, small)
     if len(docs) > 1:
         raise KustomizeError(f"{source}: expected one YAML document, found {len(docs)}")
     data = docs[0] if docs else None

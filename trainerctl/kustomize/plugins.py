@@ -46,12 +46,13 @@ REFUSED = {
 
 
 class Context:
-    """What a plugin may use: files under its kustomization's root, and a name for messages."""
+    """What a plugin may use: files under its kustomization's root, a name for messages, and
+    where the build keeps small files' parses (cachedread.SmallParses, or None)."""
 
-    __slots__ = ("loader", "where")
+    __slots__ = ("loader", "where", "parses")
 
-    def __init__(self, loader: Any, where: str):
-        self.loader, self.where = loader, where
+    def __init__(self, loader: Any, where: str, parses: Any = None):
+        self.loader, self.where, self.parses = loader, where, parses
 
 
 def lookup(kind: str) -> tuple[schema.Struct, Callable]:

@@ -91,7 +91,7 @@ class Builder:
     def accumulate_target(self, kt: Target, acc: Accumulated) -> Accumulated:
         k, loader, kname = kt.k, kt.loader, kt.kname
         self.accumulate_resources(kt, acc, k.get("resources") or [], kname)
-        acc.config.merge(TransformerConfig.for_kustomization(loader, k.get("configurations") or []),
+        acc.config.merge(TransformerConfig.for_kustomization(loader, k.get("configurations") or [], self.small),
                          kname)
         for path in k.get("crds") or []:
             acc.config.merge(crds.config_from(loader.read(path), loader.name(path)),
@@ -193,7 +193,7 @@ class Builder:
             for i, args in enumerate(k.get(key) or []):
                 args = dict(args)
                 args["options"] = kv.merged_options(args.get("options"), defaults)
-                ctx = plugins.Context(kt.loader, f"{kname}: {key}[{i}]")
+                ctx = plugins.Context(kt.loader, f"{kname}: {key}[{i}]", self.small)
                 made.append((plugins.configure(kind, args, ctx), self._builtin_origin(kt, kind)))
         for res in self._plugin_configs(kt, acc, k.get("generators") or [], "generators"):
             made.append((plugins.from_config(res, "generator", kt.loader),
@@ -233,7 +233,7 @@ class Builder:
         steps = []
 
         def builtin(kind: str, config: dict, where: str) -> None:
-            fn = plugins.configure(kind, config, plugins.Context(kt.loader, where))
+            fn = plugins.configure(kind, config, plugins.Context(kt.loader, where, self.small))
             steps.append((fn, self._builtin_origin(kt, kind)))
 
         specs = _SpecConfigs(cfg)

@@ -12,7 +12,7 @@ import yaml
 
 from trainerctl.bounded_read import read_text
 from trainerctl.errors import InputError
-from trainerctl.kustomize.cachedread import load_kustomization
+from trainerctl.kustomize.cachedread import load_yaml11
 from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.parsed_cache import ParsedCache
 from trainerctl.render.assets import asset_dir
@@ -64,7 +64,7 @@ def sort_options(directory: Path, cache: ParsedCache | None = None) -> dict | No
     if not path:
         return None
     try:
-        docs = load_kustomization(read_text(str(path), str(path), "source-file"), str(path), cache)
+        docs = load_yaml11(read_text(str(path), str(path), "source-file"), str(path), cache)
     except (InputError, RecursionError):  # KustomizeError is an InputError
         return None  # the kustomize build that follows reports it, naming the file and field
     data = docs[0] if len(docs) == 1 else None

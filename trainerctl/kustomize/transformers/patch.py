@@ -17,7 +17,7 @@ def configure(cfg: dict, ctx):
     text, source = patches.load_text(cfg, ctx.loader, ctx.where)
     options = cfg.get("options") or {}
     target = cfg.get("target")
-    sm = patches.sm_patches(text, source)
+    sm = patches.sm_patches(text, source, ctx.parses)
     ops = patches.json_ops(text, source) if sm is None else None
     if sm is None and ops is None:
         raise KustomizeError(f"{source}: unable to parse SM or JSON patch")

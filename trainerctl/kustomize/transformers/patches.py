@@ -8,6 +8,7 @@ import copy
 import json
 
 from trainerctl.kustomize import jsonpatch, smp, yamlread
+from trainerctl.kustomize.cachedread import SmallParses, load_resources
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.loadres import objects_of
 from trainerctl.kustomize.resource import Resource
@@ -26,13 +27,13 @@ def load_text(cfg: dict, loader, where: str, inline_key: str = "patch") -> tuple
     raise KustomizeError(f"{where}: must specify one of patch and path")
 
 
-def sm_patches(text: str, source: str) -> list[Resource] | None:
+def sm_patches(text: str, source: str, parses: SmallParses | None = None) -> list[Resource] | None:
     """The strategic merge patches in `text`, or None when it is not one (kustomize accepts a
-    text as such when it reads as objects with a kind and a name)."""
+    text as such when it reads as objects with a kind and a name). `parses` keeps the parse."""
     if text.lstrip().startswith("["):
         return None
     try:
-        docs = yamlread.load_all(text, source, raw_annotations=True)
+        docs = [d.doc for d in load_resources(text, source, None, parses)]
     except KustomizeError:
         return None
     if not all(isinstance(d, dict) for d in docs):

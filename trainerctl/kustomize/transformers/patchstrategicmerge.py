@@ -13,11 +13,11 @@ CONFIG = schema.Struct(KIND, {"paths": schema.List(schema.STR), "patches": schem
 
 
 def _entry(item: str, ctx) -> list:
-    inline = patches.sm_patches(item, ctx.where) if item.strip() else []
+    inline = patches.sm_patches(item, ctx.where, ctx.parses) if item.strip() else []
     if inline is not None:
         return inline
     text = ctx.loader.read_text(item)
-    found = patches.sm_patches(text, ctx.loader.name(item))
+    found = patches.sm_patches(text, ctx.loader.name(item), ctx.parses)
     if found is None:
         return resources_from(text, ctx.loader.name(item))  # raises the precise error
     return found
@@ -29,7 +29,7 @@ def configure(cfg: dict, ctx):
         raise KustomizeError(f"{ctx.where}: empty file path and empty patch content")
     loaded = [p for item in paths for p in _entry(item, ctx)]
     if inline:
-        loaded += patches.sm_patches(inline, ctx.where) or []
+        loaded += patches.sm_patches(inline, ctx.where, ctx.parses) or []
     if not loaded:
         raise KustomizeError(f"{ctx.where}: patch appears to be empty; files={paths}")
 
