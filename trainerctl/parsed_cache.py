@@ -39,6 +39,16 @@ TEXT_SECRET_MARK = "kind: Secret\n"
 _KINDS = (".json", ".text")
 
 
+def storable_json(value: Any) -> str | None:
+    """`value` as the JSON an entry holds, or None when it may not be stored: JSON cannot say it
+    exactly (NaN, another type), or it holds a Secret."""
+    try:
+        text = json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return None if SECRET_MARK in text else text
+
+
 def _text_header(key: str, length: int) -> bytes:
     return f"trainerctl-cache {key} {length}".encode("ascii")
 
@@ -124,11 +134,8 @@ class ParsedCache:
 
     def put(self, key: str, value: Any) -> bool:
         """Store `value`; False when it was not stored (it holds a Secret, or cannot be written)."""
-        try:
-            text = json.dumps(value, separators=(",", ":"), allow_nan=False)
-        except (ValueError, TypeError, RecursionError):
-            return False
-        if SECRET_MARK in text:
+        text = storable_json(value)
+        if text is None:
             return False
         return self._store(self._path(key), text.encode("utf-8"))
 

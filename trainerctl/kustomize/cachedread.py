@@ -15,7 +15,7 @@ from pathlib import Path
 
 from trainerctl import __version__
 from trainerctl.kustomize import yamlread
-from trainerctl.parsed_cache import SECRET_MARK, ParsedCache
+from trainerctl.parsed_cache import SECRET_MARK, ParsedCache, storable_json
 
 # Below this many characters parsing costs about what a cache lookup costs.
 MIN_CHARS = 4096
@@ -122,11 +122,8 @@ class SmallParses:
         return value
 
     def put(self, key: str, value) -> None:
-        try:
-            text = json.dumps(value, separators=(",", ":"), allow_nan=False)
-        except (ValueError, TypeError, RecursionError):
-            return
-        if SECRET_MARK not in text:
+        text = storable_json(value)
+        if text is not None:
             self._used[key] = text
 
     def save(self) -> None:
