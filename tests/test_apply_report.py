@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from trainerctl.cluster.engine.apply import ApplyOptions, Planned, apply_one, get_meta
-from trainerctl.cluster.engine.client import connect
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.objects import ref_of
+from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_one, get_meta
+from trainerctl.cluster.client.client import connect
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.objects import ref_of
 
 
 def test_a_change_right_after_the_previous_apply_is_configured(test_cluster, namespace):

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from trainerctl.cluster.engine.apply import conflict_message
-from trainerctl.cluster.engine.client import ApiError
-from trainerctl.cluster.engine.discovery import Resource
-from trainerctl.cluster.engine.objects import Ref, body_hash, prepare
+from trainerctl.cluster.manager.apply import conflict_message
+from trainerctl.cluster.client.client import ApiError
+from trainerctl.cluster.client.discovery import Resource
+from trainerctl.cluster.manager.objects import Ref, body_hash, prepare
 from trainerctl.cluster.trainer.preflight import check_upgrade_path
-from trainerctl.cluster.engine.stages import WebhookRules
+from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.policy import LEGACY_MANAGERS, STAGES
-from trainerctl.cluster.engine.fields import migrated_managed_fields
+from trainerctl.cluster.manager.fields import migrated_managed_fields
 from trainerctl.errors import PreflightError
 
 SECRET = Resource("", "v1", "Secret", "secrets", True)
@@ -100,7 +100,7 @@ def _deployment(**status) -> dict:
     ({"conditions": []}, "Available=unset (no Available condition)"),
 ])
 def test_a_deployment_is_ready_only_once_no_old_replica_runs(status, why):
-    from trainerctl.cluster.engine.wait import deployment_is_available
+    from trainerctl.cluster.manager.wait import deployment_is_available
 
     assert deployment_is_available(_deployment(**status)) == (not why, why)
 
@@ -112,7 +112,7 @@ def _meta(rv, ours_time="t1", others=(), generation=None, labels=None):
 
 
 def test_a_controller_write_in_between_is_not_our_change():
-    from trainerctl.cluster.engine.apply import _wrote_nothing
+    from trainerctl.cluster.manager.apply import _wrote_nothing
 
     before = _meta("1", others=[("kube-controller-manager", "status", "t0")], generation=3)
     status_only = _meta("2", others=[("kube-controller-manager", "status", "t5")], generation=3)

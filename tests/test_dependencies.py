@@ -135,7 +135,7 @@ class _CrdCluster:
         self.crd, self.paths = crd, []
 
     def request(self, method: str, path: str, **_):
-        from trainerctl.cluster.engine.client import ApiError
+        from trainerctl.cluster.client.client import ApiError
 
         self.paths.append(path)
         if self.crd is None:

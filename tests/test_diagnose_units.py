@@ -16,8 +16,8 @@ import tarfile
 
 import pytest
 
-from trainerctl.cluster.engine import bundle as b
-from trainerctl.cluster.engine.diagnose import (CRASH_LOOP_RESTARTS, Cause, Diagnosis, log_excerpt, pod_causes,
+from trainerctl.cluster.operations import bundle as b
+from trainerctl.cluster.manager.diagnose import (CRASH_LOOP_RESTARTS, Cause, Diagnosis, log_excerpt, pod_causes,
                                                selector_query)
 from trainerctl.cluster.trainer import floors
 

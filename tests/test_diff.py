@@ -8,14 +8,14 @@ import pytest
 import yaml
 
 from tests.support.cluster import FakeController, ODH_NS, live_objects, odh_objects, prepare_cluster_for_odh
-from trainerctl.cluster.engine.client import ApiError
+from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
 
 def all_resource_versions(env) -> dict[str, str]:
     """resourceVersion of every object of every listable type: proves nothing was written."""
-    from trainerctl.cluster.engine.client import object_path
-    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.client.client import object_path
+    from trainerctl.cluster.client.discovery import Discovery
 
     out = {}
     for res in Discovery(env.cluster).all_resources():

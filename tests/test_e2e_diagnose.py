@@ -26,7 +26,7 @@ from tests.support import e2e as h
 from tests.support.e2e import KF_NS
 from tests.support import json_schema
 from tests.testenv.api import ApiError
-from trainerctl.cluster.engine.diagnose import CRASH_LOOP_RESTARTS
+from trainerctl.cluster.manager.diagnose import CRASH_LOOP_RESTARTS
 
 TRAINER_IMAGE = "ghcr.io/kubeflow/trainer/trainer-controller-manager"
 FAULT_TIMEOUT = "20"  # long enough for the real parts to show the cause, short enough to wait out

@@ -84,7 +84,7 @@ def _operator_install(cluster, api, tctl) -> dict:
 
 
 def test_8_hand_over_from_the_operator_keeps_what_trainjobs_need_under_the_real_controllers(operator_slate, tctl, api):
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
 
     cluster = connect(tctl.kubeconfig)
     with FakeOperator(cluster, KF_NS) as operator:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from tests.support.cluster import FakeController, apply_raw
-from trainerctl.cluster.engine.client import ApiError
+from trainerctl.cluster.client.client import ApiError
 
 
 def test_fake_webhook_is_really_called_by_the_api_server(env):

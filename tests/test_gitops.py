@@ -318,10 +318,10 @@ def test_a_wait_stage_with_nothing_to_apply_hands_its_checks_to_the_stage_before
 
 def test_kind_to_resource_rule_matches_every_built_in_kind(test_cluster):
     """The offline stage split names resources the way the API server does, for every kind it serves."""
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
 
     cluster = connect(kubeconfig=str(test_cluster.admin_kubeconfig))
-    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.client.discovery import Discovery
 
     resources = Discovery(cluster).all_resources()
     assert len(resources) > 40

@@ -20,7 +20,7 @@ import yaml
 
 from tests.support.cluster import (CRDS, CTR, KF, KF_NS, FakeController, apply_raw, build_overlay,
                                    kubeflow_objects)
-from trainerctl.cluster.engine import helm
+from trainerctl.cluster.operations import helm
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PREFLIGHT
 from trainerctl.ui import Progress
@@ -94,7 +94,7 @@ def _admitted(apply, timeout: float = 60) -> None:
     """Runtimes go through the webhook, which the fake controller serves once its Service exists."""
     import time
 
-    from trainerctl.cluster.engine.client import ApiError
+    from trainerctl.cluster.client.client import ApiError
 
     deadline = time.monotonic() + timeout
     while True:
@@ -123,8 +123,8 @@ def rendered():
 
 
 def _uids(env, objects: list[dict]) -> dict[str, str]:
-    from trainerctl.cluster.engine.client import object_path
-    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.client.client import object_path
+    from trainerctl.cluster.client.discovery import Discovery
 
     disc, out = Discovery(env.cluster), {}
     for obj in objects:
@@ -151,7 +151,7 @@ def test_a_helm_release_is_refused_until_handed_over_and_the_flag_is_checked(env
         assert str(refused.value) == (
             "Trainer here was installed by Helm (Helm release kubeflow-trainer in namespace kubeflow-system (chart "
             "kubeflow-trainer-2.2.0, revision 1, deployed)): re-run with --take-over-helm to hand it over to "
-            "trainerctl (--dry-run shows the plan; see README: Migrating from Helm or kubectl)")
+            "trainerctl (--dry-run shows the plan; see docs/migration-helm-kubectl.md#from-a-helm-release)")
         with pytest.raises(RunFailed) as dry:
             install(objects, cluster=env.cluster, namespace=KF_NS, options=InstallOptions(dry_run=True))
         assert dry.value.exit_code == EXIT_PREFLIGHT and dry.value.report.objects  # the plan, then the line

@@ -1,4 +1,4 @@
-"""Helm's release records read without Helm (trainerctl/cluster/engine/helm.py): decoding, grouping
+"""Helm's release records read without Helm (trainerctl/cluster/operations/helm.py): decoding, grouping
 revisions, what a release owns.
 
 The records here are built the way Helm's storage driver writes them (pkg/storage/driver/util.go:
@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from trainerctl.cluster.engine import helm
+from trainerctl.cluster.operations import helm
 
 
 def _release(name: str = "kubeflow-trainer", revision: int = 1, status: str = "deployed",

@@ -1,5 +1,5 @@
-"""kubeconfig as kubectl 1.37 reads it: merging, choosing, refusing, credentials (engine/kubeconfig.py,
-engine/credentials.py), checked in-process and through the CLI against the loopback fake API server."""
+"""kubeconfig as kubectl 1.37 reads it: merging, choosing, refusing, credentials (client/kubeconfig.py,
+client/credentials.py), checked in-process and through the CLI against the loopback fake API server."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 
 from tests.support.hostile_api import HostileServer, self_signed
 from trainerctl import redact
-from trainerctl.cluster.engine import kubeconfig as kc
-from trainerctl.cluster.engine.credentials import Credentials
+from trainerctl.cluster.client import kubeconfig as kc
+from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -310,7 +310,7 @@ def test_process_substitution_is_a_kubeconfig_too(tmp_path):
 
 
 def test_proxy_rules(monkeypatch):
-    from trainerctl.cluster.engine.proxy import no_proxy_matches, proxy_for
+    from trainerctl.cluster.client.proxy import no_proxy_matches, proxy_for
 
     assert no_proxy_matches("api.corp.example", 443, "example")  # suffix match
     assert no_proxy_matches("10.1.2.3", 6443, "10.0.0.0/8")

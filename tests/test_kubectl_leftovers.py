@@ -1,5 +1,5 @@
 """What an earlier `kubectl apply` made that the render no longer has: the rule that finds it
-(trainerctl/cluster/engine/leftovers.py), on the real API server, one case per clause, and the
+(trainerctl/cluster/operations/leftovers.py), on the real API server, one case per clause, and the
 `kubectl delete` line reported for it."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from tests.support.cluster import apply_raw
-from trainerctl.cluster.engine import leftovers
-from trainerctl.cluster.engine.client import connect
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.objects import Ref, ref_of
+from trainerctl.cluster.operations import leftovers
+from trainerctl.cluster.client.client import connect
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.objects import Ref, ref_of
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 
 OWNER = DEFAULT_OWNER_LABEL.selector

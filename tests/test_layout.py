@@ -1,6 +1,7 @@
-"""The package layout README's architecture section draws holds in the code: the engine knows
-nothing of Trainer, no cluster command imports another, no two packages import each other, and
-imports are lazy only in the command dispatch (trainerctl/cli)."""
+"""The package layout the architecture page draws holds in the code: the client, the resource
+manager and the operations know nothing of Trainer and are layered (operations -> manager ->
+client), no cluster command imports another, no two packages import each other, and imports are
+lazy only in the command dispatch (trainerctl/cli)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ PACKAGE = Path(trainerctl.__file__).resolve().parent
 # input may be, how much of it is read, and what never reaches the terminal).
 BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.redact",
           "trainerctl.safe_text", "trainerctl.bounded_read", "trainerctl.interrupts", "trainerctl.own_data"}
+# The engine's packages, top to bottom: each may import those after it, never those before it.
+ENGINE = ("operations", "manager", "client")
 
 
 def _modules() -> dict[str, Path]:
@@ -58,26 +61,31 @@ def _graph() -> dict[str, list[tuple[str, bool]]]:
 
 def _package(module: str) -> str:
     parts = module.split(".")
-    if parts[1:2] == ["cluster"] and len(parts) > 2 and parts[2] in ("engine", "trainer"):
+    if parts[1:2] == ["cluster"] and len(parts) > 2 and parts[2] in (*ENGINE, "trainer"):
         return ".".join(parts[:3])
     return ".".join(parts[:2]) if len(parts) > 1 else module
 
 
 def test_the_engine_knows_nothing_of_trainer():
+    """Each engine package imports only itself and the packages below it (ENGINE's order)."""
     for module, imports in _graph().items():
-        if _package(module) == "trainerctl.cluster.engine":
-            bad = sorted({i for i, _ in imports if _package(i) != "trainerctl.cluster.engine" and i not in BASICS})
+        package = _package(module)
+        if package.rpartition(".")[2] in ENGINE:
+            allowed = {f"trainerctl.cluster.{p}" for p in ENGINE[ENGINE.index(package.rpartition(".")[2]):]}
+            bad = sorted({i for i, _ in imports if _package(i) not in allowed and i not in BASICS})
             assert not bad, f"{module} imports {bad}"
-    text = "\n".join(p.read_text() for p in (PACKAGE / "cluster" / "engine").glob("*.py")).lower()
-    for word in ("trainer.kubeflow.org", "trainjob", "runtime", "opendatahub", "jobset"):
-        assert word not in text, f"the engine mentions {word!r}"
+    for name in ENGINE:
+        text = "\n".join(p.read_text() for p in (PACKAGE / "cluster" / name).glob("*.py")).lower()
+        for word in ("trainer.kubeflow.org", "trainjob", "runtime", "opendatahub", "jobset"):
+            assert word not in text, f"cluster/{name} mentions {word!r}"
 
 
 def test_trainer_policy_builds_only_on_the_engine():
     for module, imports in _graph().items():
         if _package(module) == "trainerctl.cluster.trainer":
             bad = sorted({i for i, _ in imports
-                          if _package(i) not in ("trainerctl.cluster.engine", "trainerctl.cluster.trainer")
+                          if _package(i) not in {*(f"trainerctl.cluster.{p}" for p in ENGINE),
+                                                 "trainerctl.cluster.trainer"}
                           and i not in BASICS})
             assert not bad, f"{module} imports {bad}"
 

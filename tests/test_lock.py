@@ -12,9 +12,9 @@ import time
 
 import pytest
 
-from trainerctl.cluster.engine import lock as lock_mod
-from trainerctl.cluster.engine.client import connect
-from trainerctl.cluster.engine.lock import Holder, Lock, LockLost, LockTimeout, ci_identity, holder_from_env, lease_path
+from trainerctl.cluster.operations import lock as lock_mod
+from trainerctl.cluster.client.client import connect
+from trainerctl.cluster.operations.lock import Holder, Lock, LockLost, LockTimeout, ci_identity, holder_from_env, lease_path
 
 
 @pytest.mark.parametrize("env, expected", [

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trainerctl.cluster.engine import inventory
-from trainerctl.cluster.engine.lock import Lock, create_namespace, holder_from_env, lease_path
+from trainerctl.cluster.manager import inventory
+from trainerctl.cluster.operations.lock import Lock, create_namespace, holder_from_env, lease_path
 
 pytestmark = pytest.mark.cluster
 
@@ -116,8 +116,8 @@ def render(runner: Runner, version: str) -> list[dict]:
 
 
 def _path(cluster, obj: dict) -> str | None:
-    from trainerctl.cluster.engine.client import object_path
-    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.client.client import object_path
+    from trainerctl.cluster.client.discovery import Discovery
 
     res = Discovery(cluster).lookup(obj["apiVersion"], obj["kind"])
     if res is None:

@@ -194,9 +194,9 @@ def _operator_only(field: tuple[str, ...]) -> bool:
 
 
 def _path(env, key: str) -> str:
-    from trainerctl.cluster.engine.client import object_path
-    from trainerctl.cluster.engine.discovery import Discovery
-    from trainerctl.cluster.engine.objects import Ref
+    from trainerctl.cluster.client.client import object_path
+    from trainerctl.cluster.client.discovery import Discovery
+    from trainerctl.cluster.manager.objects import Ref
 
     ref = Ref.from_key(key)
     res = Discovery(env.cluster).preferred(ref.group, ref.kind)
@@ -275,7 +275,7 @@ def test_hand_over_refuses_what_would_undo_it_before_writing():
 
 def test_unfinished_trainjobs_protect_their_runtime_only():
     from trainerctl.cluster.trainer.in_use import is_finished, referenced_by, runtime_key
-    from trainerctl.cluster.engine.objects import Ref
+    from trainerctl.cluster.manager.objects import Ref
 
     done = {"status": {"conditions": [{"type": "Complete", "status": "True"}]}}
     failed = {"status": {"conditions": [{"type": "Failed", "status": "True"}]}}
@@ -290,10 +290,10 @@ def test_unfinished_trainjobs_protect_their_runtime_only():
 
 
 def test_only_what_the_operator_applied_seeds_the_prune_set():
-    from trainerctl.cluster.engine.discovery import Resource
+    from trainerctl.cluster.client.discovery import Resource
     from trainerctl.cluster.trainer.operator_inventory import seed
-    from trainerctl.cluster.engine.objects import Ref
-    from trainerctl.cluster.engine.listing import Found
+    from trainerctl.cluster.manager.objects import Ref
+    from trainerctl.cluster.manager.listing import Found
 
     def found(group, version, kind, resource, namespaced, name, manager):
         res = Resource(group, version, kind, resource, namespaced)
@@ -322,5 +322,5 @@ def test_the_operator_can_write_while_its_cr_exists_or_its_pods_are_ready():
     assert only_cr.can_write and only_cr.app_namespace == "opendatahub"  # the operator's default
     assert only_cr.refusal() == (f"the Go trainer-operator can still write to this cluster (its Trainer {TRAINER_CR} "
                                  "exists): re-run with --take-over-operator to stop it and hand over safely "
-                                 "(see README: Migrating from the operator)")
+                                 "(see docs/migration-operator.md#migrating-from-the-go-trainer-operator)")
     assert "has 1 ready replica(s)" in OperatorState(deployments=[running]).refusal()

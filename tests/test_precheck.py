@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from trainerctl.cluster.engine.client import connect
-from trainerctl.cluster.engine import access
-from trainerctl.cluster.engine.access import Need, Permission
+from trainerctl.cluster.client.client import connect
+from trainerctl.cluster.operations import access
+from trainerctl.cluster.operations.access import Need, Permission
 from trainerctl.cluster.trainer import preflight
 from trainerctl.cluster.trainer.dependencies import AVAILABLE, DependencyState
 

@@ -106,7 +106,7 @@ def test_params_env_set_changes_only_that_value(text, key, value):
 @PROPERTY
 @given(texts, st.none() | st.sampled_from(["x", "c", ""]))
 def test_kubeconfig(data, context):
-    from trainerctl.cluster.engine import kubeconfig as kc
+    from trainerctl.cluster.client import kubeconfig as kc
 
     try:
         text = data.decode("utf-8")
@@ -126,7 +126,7 @@ def test_kubeconfig(data, context):
                                         "client-key-data", "exec", "auth-provider", "as", "as-groups"]),
                        json_values, max_size=4))
 def test_kubeconfig_sections(cluster, user):
-    from trainerctl.cluster.engine import kubeconfig as kc
+    from trainerctl.cluster.client import kubeconfig as kc
 
     cluster.setdefault("server", "https://127.0.0.1:1")
     text = json.dumps({"clusters": [{"name": "c", "cluster": cluster}], "users": [{"name": "u", "user": user}],
@@ -166,8 +166,8 @@ def test_config_file(data):
 @PROPERTY
 @given(st.integers(200, 299), texts)
 def test_api_response_bodies(status, body):
-    from trainerctl.cluster.engine.client import decode_body
-    from trainerctl.cluster.engine.transport import Response
+    from trainerctl.cluster.client.client import decode_body
+    from trainerctl.cluster.client.transport import Response
 
     doc = only_trainerctl_errors(decode_body, Response(status, "OK", {}, body), "GET", "/x", "https://h")
     if doc is not None:
@@ -177,8 +177,8 @@ def test_api_response_bodies(status, body):
 @PROPERTY
 @given(st.integers(300, 599), texts, st.none() | st.text(max_size=40))
 def test_api_error_bodies(status, body, retry_after):
-    from trainerctl.cluster.engine.client import _api_error, retry_after_seconds
-    from trainerctl.cluster.engine.transport import Response
+    from trainerctl.cluster.client.client import _api_error, retry_after_seconds
+    from trainerctl.cluster.client.transport import Response
 
     err = _api_error(Response(status, "X", {}, body), "GET", "/x", "ctx", "https://h")
     assert len(str(err)) <= 1200 and "\n" not in str(err) and "\x1b" not in str(err)
@@ -190,7 +190,7 @@ def test_api_error_bodies(status, body, retry_after):
 @PROPERTY
 @given(documents)
 def test_discovery_and_crd_documents(doc):
-    from trainerctl.cluster.engine import api_shape
+    from trainerctl.cluster.client import api_shape
 
     for fn in (api_shape.discovery_versions, api_shape.discovery_groups, api_shape.discovery_resources,
                api_shape.discovery_aggregated, api_shape.check_crd, api_shape.check_body):
@@ -201,9 +201,9 @@ def test_discovery_and_crd_documents(doc):
 @given(st.lists(documents, max_size=3))
 def test_discovery_through_the_client(docs):
     """Discovery.refresh over a server answering these documents: a map of kinds, or one error."""
-    from trainerctl.cluster.engine.client import ApiError
-    from trainerctl.cluster.engine import api_shape
-    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.client.client import ApiError
+    from trainerctl.cluster.client import api_shape
+    from trainerctl.cluster.client.discovery import Discovery
 
     answers = iter(docs + [{}] * 10)
 
@@ -225,6 +225,6 @@ def test_discovery_through_the_client(docs):
 @pytest.mark.parametrize("value, seconds", [("3", 3.0), ("0", 0.0), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.0),
                                             ("soon", None), ("-1", None), ("", None), ("1.5", None)])
 def test_retry_after_forms(value, seconds):
-    from trainerctl.cluster.engine.client import retry_after_seconds
+    from trainerctl.cluster.client.client import retry_after_seconds
 
     assert retry_after_seconds(value) == seconds

@@ -142,7 +142,7 @@ def _refs() -> list[tuple[str, str]]:
 def test_every_ref_api_server_accepts_every_runtime_strictly(env):
     """The real judge: each ref's ClusterTrainingRuntime CRD on a real kube-apiserver, every runtime of
     ours created with fieldValidation=Strict (dry-run), so a field the CRD lacks is an error, not a prune."""
-    from trainerctl.cluster.engine.client import ApiError
+    from trainerctl.cluster.client.client import ApiError
     from trainerctl.kustomize import build
     from tests.support.cluster import apply_raw
 

@@ -17,7 +17,7 @@ from tests.support import json_schema
 from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_cluster_for_odh
 from trainerctl.cluster.trainer import dependencies
 from trainerctl.cluster.trainer import conditions as health
-from trainerctl.cluster.engine import inventory
+from trainerctl.cluster.manager import inventory
 from trainerctl.cluster.install import InstallOptions, install
 from trainerctl.cluster.status import status, status_text
 

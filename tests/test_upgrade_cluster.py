@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from trainerctl.cli import main
-from trainerctl.cluster.engine.client import connect
+from trainerctl.cluster.client.client import connect
 from trainerctl.upgrade import check_cluster
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, STORED_VERSION_UNSERVED, VALIDATION_ADDED
 from tests.support.upgrade_cases import REMOVED_NESTED, REMOVED_TOP, TRAINJOBS, fixture_trainjobs, load_crds, target_dropping_stored_version, target_removing_fields
@@ -183,7 +183,7 @@ def test_v22_to_v23_on_the_server_matches_the_file_diff(test_cluster, shared_dir
 
 
 def test_guard_refuses_unless_allowed_as_a_preflight_refusal(test_cluster, odh34, jobs):
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
     from trainerctl.upgrade import UpgradeBlocked, guard
 
     cluster = connect(str(test_cluster.admin_kubeconfig))

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from trainerctl.cluster.engine import webhook_retry
-from trainerctl.cluster.engine.apply import ApplyOptions, Planned, apply_one, remove_finalizer
-from trainerctl.cluster.engine.client import ApiError
-from trainerctl.cluster.engine.discovery import Resource
-from trainerctl.cluster.engine.fields import take_over
-from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.manager import webhook_retry
+from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_one, remove_finalizer
+from trainerctl.cluster.client.client import ApiError
+from trainerctl.cluster.client.discovery import Resource
+from trainerctl.cluster.manager.fields import take_over
+from trainerctl.cluster.manager.objects import Ref
 from trainerctl.errors import WaitTimeout
 
 TRANSIENTS = [

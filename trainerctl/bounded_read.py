@@ -12,7 +12,7 @@ shell's process substitution `<(cmd)` gives), as kubectl reads them too. A named
 or a socket anywhere else is refused (kubectl would block on a FIFO, or read /dev/zero forever).
 
 Limits are generous for real inputs and can be raised per input with an environment variable,
-e.g. `TRAINERCTL_MAX_FILE=1Gi` (README: "What trainerctl trusts").
+e.g. `TRAINERCTL_MAX_FILE=1Gi` (docs/trust.md).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Limit:
     name: str  # the key callers use
     env: str  # raises it
     default: int  # bytes
-    what: str  # for README and messages
+    what: str  # for the docs and messages
 
 
 LIMITS = {limit.name: limit for limit in (

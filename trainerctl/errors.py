@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-# Exit codes are part of the CLI contract; README.md documents them.
+# Exit codes are part of the CLI contract; docs/exit-codes.md documents them.
 EXIT_OK = 0
 EXIT_FAILED = 1  # the command failed; diff: drift found; upgrade-check: upgrade blocked
 EXIT_BAD_INPUT = 2

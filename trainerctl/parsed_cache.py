@@ -7,7 +7,7 @@ the sha256 of what was parsed and of how (the caller's tags), and read back next
 caller computed (the emitter's YAML of a large object) is kept as text, behind a header line that
 names its key and length, so a swapped or cut-off entry is never read as a hit.
 
-The rules (README, "What trainerctl trusts"):
+The rules (docs/trust.md):
 - best effort: a missing, unreadable, corrupt or unwritable entry only means parsing again,
   never an error;
 - nothing holding a Secret is stored (a mapping with `kind: Secret` anywhere in the value), and

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import pytest
 
-from trainerctl.cluster.engine.client import ApiError, Cluster, connect, object_path
-from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.client.client import ApiError, Cluster, connect, object_path
+from trainerctl.cluster.client.discovery import Discovery
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -136,11 +136,11 @@ def prepare_cluster_for_odh(cluster: Cluster) -> None:
 
 def apply_raw(cluster: Cluster, obj: dict, manager: str, path: str | None = None) -> dict:
     """Server-side apply as some other tool (test setup)."""
-    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.client.discovery import Discovery
 
     if path is None:
         res = Discovery(cluster).resolve(obj["apiVersion"], obj["kind"])
-        from trainerctl.cluster.engine.client import object_path
+        from trainerctl.cluster.client.client import object_path
 
         ns = obj["metadata"].get("namespace") if res.namespaced else None
         path = object_path(res.group, res.version, res.resource, ns, obj["metadata"]["name"])

@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from trainerctl.cluster.engine.client import ApiError, Cluster
+from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, DEPLOYMENT_NAME, TRAINER_CR
 
 GROUP = "components.platform.opendatahub.io"
@@ -193,7 +193,7 @@ class FakeOperator:
                                                 "resourceVersion": cr["metadata"]["resourceVersion"]}})
 
     def _labelled(self):
-        from trainerctl.cluster.engine.discovery import Discovery
+        from trainerctl.cluster.client.discovery import Discovery
         from trainerctl.cluster.trainer.operator_inventory import labelled_objects
 
         return labelled_objects(self.cluster, Discovery(self.cluster), self.app_namespace, "=".join(OWNER))
@@ -228,7 +228,7 @@ class FakeOperator:
 
 
 def established(cluster: Cluster, name: str) -> bool:
-    from trainerctl.cluster.engine.wait import crd_is_established
+    from trainerctl.cluster.manager.wait import crd_is_established
 
     crd = cluster.get_or_none(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
     return crd is not None and crd_is_established(crd)[0]
@@ -239,8 +239,8 @@ def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeou
     webhook answers), retrying each object like a reconcile loop would."""
     from tests.support.e2e import wait_for
     from tests.support.cluster import apply_raw
-    from trainerctl.cluster.engine.discovery import Discovery
-    from trainerctl.cluster.engine.plan import plan
+    from trainerctl.cluster.client.discovery import Discovery
+    from trainerctl.cluster.manager.plan import plan
     from trainerctl.cluster.trainer.policy import STAGES
 
     discovery = Discovery(cluster)
@@ -262,7 +262,7 @@ def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeou
 
 def labelled(cluster: Cluster, namespace: str) -> dict[str, dict]:
     """Every object with the operator's label, by resource id: its metadata."""
-    from trainerctl.cluster.engine.discovery import Discovery
+    from trainerctl.cluster.client.discovery import Discovery
     from trainerctl.cluster.trainer.operator_inventory import labelled_objects
 
     return {f.ref.key: f.meta for f in labelled_objects(cluster, Discovery(cluster), namespace, "=".join(OWNER))}

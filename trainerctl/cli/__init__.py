@@ -1,6 +1,6 @@
 """The command line: one typer app. It parses flags and prints; the work lives in library modules.
 
-Every error ends as one `error:` line on stderr and a documented exit code (README.md):
+Every error ends as one `error:` line on stderr and a documented exit code (docs/exit-codes.md):
 TrainerctlError carries its own, usage errors are 2, Ctrl-C is 130.
 """
 

@@ -59,7 +59,7 @@ def operator_namespace(api, namespace: str | None, source: SourceFlags) -> str |
 def helm_namespace(api, namespace: str | None, source: SourceFlags) -> str | None:
     """For --take-over-helm with no namespace from -n or trainerctl.yaml: the namespace of the Helm
     release of the kubeflow-trainer chart, when there is exactly one."""
-    from trainerctl.cluster.engine import helm
+    from trainerctl.cluster.operations import helm
     from trainerctl.cluster.trainer.helm_handover import trainer_releases
     from trainerctl.render.config_file import load_config
     from trainerctl.render.settings import namespace_setting
@@ -95,7 +95,7 @@ def install_cmd(
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
     from trainerctl.cli.output import check_lock_timeout, check_output, check_timeout, emit, progress
     from trainerctl.cli.target import read_first, target
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import InstallOptions, RunFailed, install
     from trainerctl.upgrade import guard
 
@@ -122,7 +122,7 @@ def install_cmd(
         if blocked is not None and output == "text":
             sys.stderr.write(terminal(blocked.to_text()))
         if exc.diagnoses:  # the causes in full, before the one error line that names the first
-            from trainerctl.cluster.engine.diagnose import lines
+            from trainerctl.cluster.manager.diagnose import lines
 
             sys.stderr.write(terminal("".join(f"{line}\n" for line in lines(exc.diagnoses))))
         if output != "text" or exc.report.objects:  # text: the error line says it all
@@ -145,7 +145,7 @@ def uninstall_cmd(
 ) -> None:
     """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace."""
     from trainerctl.cli.output import check_lock_timeout, check_output, check_timeout, emit, progress
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.uninstall import UninstallOptions, uninstall
     from trainerctl.render.settings import namespace_setting
 
@@ -178,7 +178,7 @@ def diff_cmd(
     from trainerctl.cli.output import errors_above_one
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.diff import diff
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
 
     def compare():
         given = read_first(filename)
@@ -220,7 +220,7 @@ def status_cmd(
     from trainerctl import ui
     from trainerctl.cli.output import check_output, check_timeout
     from trainerctl.cli.target import load_file
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.status import not_ready_line, status, status_text, wait_ready
     from trainerctl.render.settings import namespace_setting
 
@@ -271,7 +271,7 @@ def check_cmd(
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.check import check
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import source_dict
     from trainerctl.errors import PreflightError
     from trainerctl.upgrade import guard
@@ -301,7 +301,7 @@ def support_bundle_cmd(
     import json
 
     from trainerctl import ui
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.status import status
     from trainerctl.cluster.support_bundle import support_bundle
     from trainerctl.render.settings import namespace_setting

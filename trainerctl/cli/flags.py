@@ -27,7 +27,7 @@ def _choices(*values: str):
 def _contexts(ctx: typer.Context, incomplete: str) -> list[str]:
     """Context names from the kubeconfig(s) being used (merged as kubectl merges them), for shell
     completion; read as every kubeconfig is read (never a FIFO, never more than its limit)."""
-    from trainerctl.cluster.engine.kubeconfig import load_files
+    from trainerctl.cluster.client.kubeconfig import load_files
     from trainerctl.errors import TrainerctlError
 
     try:
@@ -168,7 +168,7 @@ UpdateLock = Annotated[bool, typer.Option(
 
 DEFAULT_FIELD_MANAGER = "trainerctl"
 DEFAULT_TIMEOUT = 300.0
-DEFAULT_LOCK_TIMEOUT = 600.0  # trainerctl.cluster.engine.lock.DEFAULT_WAIT_SECONDS; README says why
+DEFAULT_LOCK_TIMEOUT = 600.0  # trainerctl.cluster.operations.lock.DEFAULT_WAIT_SECONDS; docs/lock.md says why
 
 
 # --- groups ---------------------------------------------------------------------------------

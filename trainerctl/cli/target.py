@@ -15,7 +15,7 @@ from trainerctl import redact
 from trainerctl.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
 from trainerctl.cli.flags import render_flags_given
 from trainerctl.cli.options import render_options
-from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.errors import InputError
 from trainerctl.gitops.folder import Folder, load_folder

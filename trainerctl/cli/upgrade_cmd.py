@@ -44,7 +44,7 @@ def upgrade_check(
 
     from trainerctl.cli.output import SUMMARY_FORMATS, check_output, errors_above_one
     from trainerctl.cli.target import read_first, target
-    from trainerctl.cluster.engine.client import connect
+    from trainerctl.cluster.client.client import connect
     from trainerctl.upgrade import check_cluster
 
     output = check_output(output, SUMMARY_FORMATS)

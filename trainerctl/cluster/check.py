@@ -14,10 +14,10 @@ from typing import Any, Callable
 
 import yaml
 
-from trainerctl.cluster.engine import inventory as inv_mod
-from trainerctl.cluster.engine.client import ApiError, Cluster
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.plan import ensure_namespace, namespace_labels, plan, read_live
+from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.plan import ensure_namespace, namespace_labels, plan, read_live
 from trainerctl.cluster.trainer import go_operator, preflight
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding

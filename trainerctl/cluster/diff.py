@@ -7,10 +7,10 @@ unfinished TrainJobs still using them: not drift, but what someone may delete on
 
 from __future__ import annotations
 
-from trainerctl.cluster.engine import diff as engine_diff
-from trainerctl.cluster.engine.client import Cluster
-from trainerctl.cluster.engine.diff import DiffResult, ObjectDiff
-from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.manager import diff as engine_diff
+from trainerctl.cluster.client.client import Cluster
+from trainerctl.cluster.manager.diff import DiffResult, ObjectDiff
+from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.trainer.in_use import left_behind
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL

@@ -14,20 +14,20 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from trainerctl.cluster.engine import helm, leftovers, lock
-from trainerctl.cluster.engine import inventory as inv_mod
-from trainerctl.cluster.engine.apply import ApplyOptions, Planned, get_meta
-from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.inventory import Entry, Inventory
-from trainerctl.cluster.engine.staged import RunOptions, StagedApply
-from trainerctl.cluster.engine.listing import CRD
-from trainerctl.cluster.engine.objects import Ref, is_exempt, label_selector, parse_label
-from trainerctl.cluster.engine.plan import ensure_namespace, namespace_labels, plan, read_live, webhook_services
-from trainerctl.cluster.engine.pool import parallel_map
-from trainerctl.cluster.engine.prune import PruneRules, prune, still_wanted
-from trainerctl.cluster.engine.report import ObjectResult, Report, StageResult
-from trainerctl.cluster.engine.stages import WAIT_CONTROLLERS, WAIT_CRDS
+from trainerctl.cluster.operations import helm, leftovers, lock
+from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager.apply import ApplyOptions, Planned, get_meta
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.inventory import Entry, Inventory
+from trainerctl.cluster.manager.staged import RunOptions, StagedApply
+from trainerctl.cluster.manager.listing import CRD
+from trainerctl.cluster.manager.objects import Ref, is_exempt, label_selector, parse_label
+from trainerctl.cluster.manager.plan import ensure_namespace, namespace_labels, plan, read_live, webhook_services
+from trainerctl.cluster.client.pool import parallel_map
+from trainerctl.cluster.manager.prune import PruneRules, prune, still_wanted
+from trainerctl.cluster.manager.report import ObjectResult, Report, StageResult
+from trainerctl.cluster.manager.stages import WAIT_CONTROLLERS, WAIT_CRDS
 from trainerctl.cluster.trainer import finalizers, go_operator, helm_handover, in_use, operator_inventory, preflight
 from trainerctl.cluster.trainer.policy import (LEGACY_FINALIZER, LEGACY_MANAGERS, NEVER_PRUNE, RECREATE_KINDS,
                                                STAGES, is_runtime)
@@ -65,7 +65,7 @@ class RunFailed(TrainerctlError):
         super().__init__(message, exit_code)
         self.report = report
         self.upgrade_report = None  # the blocking upgrade report, for the CLI to print
-        self.diagnoses: list = []  # engine/diagnose.py Diagnosis per object a wait gave up on
+        self.diagnoses: list = []  # manager/diagnose.py Diagnosis per object a wait gave up on
 
 
 def source_dict(source: Any) -> dict:
@@ -237,7 +237,7 @@ class Installer:
         return PreflightError(str(forbidden))
 
     def _refuse_if_lacking(self, needs) -> None:
-        """The access review (engine/access.py): one line naming the first missing permission."""
+        """The access review (operations/access.py): one line naming the first missing permission."""
         preflight.raise_first([preflight.permissions(self.cluster, needs)])
 
     def _stage(self, spec, planned: list[Planned]) -> None:
@@ -494,7 +494,7 @@ def _value(result: tuple[Any, BaseException | None]) -> Any:
 
 def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
             source: Any = None, options: InstallOptions | None = None, progress=None) -> Report:
-    """Apply `objects` (a render) to the cluster, holding the install lock (engine/lock.py) unless it
+    """Apply `objects` (a render) to the cluster, holding the install lock (operations/lock.py) unless it
     is a dry-run; raises RunFailed (with .report) on failure, exit 4 when another run held the lock
     for all of `options.lock_timeout`."""
     options = options or InstallOptions()

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import time
 
-from trainerctl.cluster.engine import diagnose
-from trainerctl.cluster.engine import diff as engine_diff
-from trainerctl.cluster.engine import inventory as inv_mod
-from trainerctl.cluster.engine import lock
-from trainerctl.cluster.engine.apply import get_meta
-from trainerctl.cluster.engine.client import Cluster, object_path
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.objects import Ref
-from trainerctl.cluster.engine.pool import parallel_map
-from trainerctl.cluster.engine.prune import resolve_entry
-from trainerctl.cluster.engine.wait import deployment_is_available
+from trainerctl.cluster.manager import diagnose
+from trainerctl.cluster.manager import diff as engine_diff
+from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.operations import lock
+from trainerctl.cluster.manager.apply import get_meta
+from trainerctl.cluster.client.client import Cluster, object_path
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.objects import Ref
+from trainerctl.cluster.client.pool import parallel_map
+from trainerctl.cluster.manager.prune import resolve_entry
+from trainerctl.cluster.manager.wait import deployment_is_available
 from trainerctl.cluster.trainer import conditions, dependencies, go_operator
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
@@ -35,7 +35,7 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
            owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl", logs: bool = True) -> dict:
     """Objects from the render when given (drift checked by server-side dry-run), else the inventory
     (drift seen in our managed fields). A Deployment that is not available carries its causes
-    (engine/diagnose.py; `logs`: with a crashed container's last log lines)."""
+    (manager/diagnose.py; `logs`: with a crashed container's last log lines)."""
     discovery = Discovery(cluster)
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)

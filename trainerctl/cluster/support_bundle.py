@@ -1,12 +1,12 @@
 """`support-bundle`: one .tar.gz to attach to a ticket (trainer/support.py says what is in it;
-engine/bundle.py keeps every secret out and writes it 0600)."""
+operations/bundle.py keeps every secret out and writes it 0600)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
-from trainerctl.cluster.engine.client import Cluster
+from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.trainer import support
 
 

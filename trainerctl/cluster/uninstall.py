@@ -3,7 +3,7 @@
 CRDs stay unless asked (deleting a CRD deletes every custom resource of it, i.e. users'
 TrainJobs); the namespace always stays. Without an inventory (a Go-operator install, or a second
 uninstall) every listable type is searched by label, so running it twice is a harmless no-op.
-Like install it holds the install lock (engine/lock.py) while it deletes, and reads what is
+Like install it holds the install lock (operations/lock.py) while it deletes, and reads what is
 installed only once it holds it.
 """
 
@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from typing import Callable
 
 from trainerctl import ui
-from trainerctl.cluster.engine import inventory as inv_mod
-from trainerctl.cluster.engine import lock
-from trainerctl.cluster.engine.apply import delete_and_wait
-from trainerctl.cluster.engine.client import ApiError, Cluster
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.listing import CRD, Found, candidate_types, count_custom_resources, find_labelled
-from trainerctl.cluster.engine.objects import is_exempt, label_selector
-from trainerctl.cluster.engine.pool import parallel_map
-from trainerctl.cluster.engine.report import ObjectResult, Report, StageResult
-from trainerctl.cluster.engine.stages import WEBHOOK_KINDS, WebhookRules
+from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.operations import lock
+from trainerctl.cluster.manager.apply import delete_and_wait
+from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.listing import CRD, Found, candidate_types, count_custom_resources, find_labelled
+from trainerctl.cluster.manager.objects import is_exempt, label_selector
+from trainerctl.cluster.client.pool import parallel_map
+from trainerctl.cluster.manager.report import ObjectResult, Report, StageResult
+from trainerctl.cluster.manager.stages import WEBHOOK_KINDS, WebhookRules
 from trainerctl.cluster.trainer import finalizers
 from trainerctl.cluster.trainer.policy import KEEP_ON_UNINSTALL, LEGACY_FINALIZER, STAGES
 from trainerctl.errors import InputError

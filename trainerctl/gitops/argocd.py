@@ -15,7 +15,7 @@ What Trainer's objects need from it:
 
 from __future__ import annotations
 
-from trainerctl.cluster.engine.stages import WEBHOOK_KINDS
+from trainerctl.cluster.manager.stages import WEBHOOK_KINDS
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, is_runtime
 from trainerctl.gitops.layout import ENGINE_ANNOTATION, GitopsSettings, Provenance, Stage, api_group, with_annotations
 

@@ -15,8 +15,8 @@ still needs, so a runtime dropped from the render stays on the cluster (`prune: 
 
 from __future__ import annotations
 
-from trainerctl.cluster.engine.plan import webhook_services
-from trainerctl.cluster.engine.stages import WAIT_CONTROLLERS, WAIT_CRDS
+from trainerctl.cluster.manager.plan import webhook_services
+from trainerctl.cluster.manager.stages import WAIT_CONTROLLERS, WAIT_CRDS
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, RECREATE_KINDS, STAGES, is_runtime
 from trainerctl.gitops.layout import ENGINE_ANNOTATION, GitopsSettings, Provenance, Stage, api_group, with_annotations
 

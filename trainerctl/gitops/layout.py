@@ -13,9 +13,9 @@ import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainerctl.cluster.engine.objects import without_controller_fields
-from trainerctl.cluster.engine.plan import ensure_namespace
-from trainerctl.cluster.engine.stages import StageSpec, WebhookRules
+from trainerctl.cluster.manager.objects import without_controller_fields
+from trainerctl.cluster.manager.plan import ensure_namespace
+from trainerctl.cluster.manager.stages import StageSpec, WebhookRules
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.errors import InputError
 from trainerctl.render.images import iter_images

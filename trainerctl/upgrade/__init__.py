@@ -46,7 +46,7 @@ def check_cluster(cluster, target_objects: list[dict], *, owner_label: str | Non
     """Read the installed CRDs the target defines (plus, with owner_label, CRDs we installed
     before that the target no longer has); list objects only where a field is removed.
 
-    cluster: a trainerctl.cluster.engine.client.Cluster (connect()).
+    cluster: a trainerctl.cluster.client.client.Cluster (connect()).
     """
     live_crds = read_live_crds(cluster, target_objects, owner_label=owner_label)
     findings = diff_crds(live_crds, target_objects)

@@ -1,6 +1,6 @@
 """Read the live side of an upgrade check from the API server.
 
-Goes through trainerctl.cluster.engine.client.Cluster (raw JSON, no kubernetes model classes: CRDs are
+Goes through trainerctl.cluster.client.client.Cluster (raw JSON, no kubernetes model classes: CRDs are
 megabytes and the models would only add seconds of deserialisation).
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from trainerctl.cluster.engine.api_shape import check_crd
-from trainerctl.cluster.engine.client import ApiError
+from trainerctl.cluster.client.api_shape import check_crd
+from trainerctl.cluster.client.client import ApiError
 from trainerctl.upgrade.crd_diff import Finding, is_crd
 from trainerctl.upgrade.usage import OBJECT_FINDINGS
 

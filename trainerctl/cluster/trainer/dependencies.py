@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
-from trainerctl.cluster.engine.discovery import Discovery
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.discovery import Discovery
 
 JOBSET_CRD = "jobsets.jobset.x-k8s.io"
 JOBSET_API = ("jobset.x-k8s.io/v1alpha2", "JobSet")

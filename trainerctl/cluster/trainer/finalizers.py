@@ -3,10 +3,10 @@ controllers remove it, and 2.3 never does."""
 
 from __future__ import annotations
 
-from trainerctl.cluster.engine.apply import remove_finalizer
-from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.listing import Found, custom_resource_type, list_meta
+from trainerctl.cluster.manager.apply import remove_finalizer
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.listing import Found, custom_resource_type, list_meta
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
 
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.own_data import load_yaml
 
 # How the JobSet release manifests label their controller (every release since v0.8).

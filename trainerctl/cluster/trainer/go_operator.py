@@ -23,9 +23,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from trainerctl.cluster.engine.apply import get_meta
-from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
-from trainerctl.cluster.engine.report import ObjectResult
+from trainerctl.cluster.manager.apply import get_meta
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.manager.report import ObjectResult
 from trainerctl.errors import InputError, PreflightError, WaitTimeout
 
 TRAINER_API = ("components.platform.opendatahub.io/v1alpha1", "Trainer")
@@ -41,7 +41,7 @@ DEPLOYMENT_SELECTOR = "app.kubernetes.io/name=trainer-operator"
 DEPLOYMENT_NAME = "trainer-operator-controller-manager"
 REPLICAS_ANNOTATION = "trainerctl.io/operator-replicas-before-hand-over"
 HAND_OVER_FLAG = "--take-over-operator"
-GUIDE = "README: Migrating from the operator"
+GUIDE = "docs/migration-operator.md#migrating-from-the-go-trainer-operator"
 
 
 @dataclass

@@ -23,20 +23,20 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
-from trainerctl.cluster.engine import helm
-from trainerctl.cluster.engine.client import ApiError, Cluster
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.inventory import Entry, Inventory
-from trainerctl.cluster.engine.objects import Ref
-from trainerctl.cluster.engine.prune import KeepRule
-from trainerctl.cluster.engine.report import ObjectResult
-from trainerctl.cluster.engine.stages import WebhookRules
+from trainerctl.cluster.operations import helm
+from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.inventory import Entry, Inventory
+from trainerctl.cluster.manager.objects import Ref
+from trainerctl.cluster.manager.prune import KeepRule
+from trainerctl.cluster.manager.report import ObjectResult
+from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.policy import RUNTIME_KINDS, STAGES
 from trainerctl.errors import InputError
 
 CHART = "kubeflow-trainer"
 HAND_OVER_FLAG = "--take-over-helm"
-GUIDE = "README: Migrating from Helm or kubectl"
+GUIDE = "docs/migration-helm-kubectl.md#from-a-helm-release"
 # The chart's runtime-installer hook (2.3.0 on) applies the runtimes listed in its ConfigMap with
 # kubectl and labels them so; they are not in the release's manifest, but they are the release's.
 INSTALLER_KEY = "runtimes.yaml"

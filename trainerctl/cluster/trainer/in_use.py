@@ -8,12 +8,12 @@ on a later install. A TrainJob is finished once its Complete or Failed condition
 
 from __future__ import annotations
 
-from trainerctl.cluster.engine.apply import remove_finalizer
-from trainerctl.cluster.engine.client import Cluster, object_path
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.listing import find_labelled
-from trainerctl.cluster.engine.objects import Ref, label_selector, ref_of
-from trainerctl.cluster.engine.prune import KeepRule
+from trainerctl.cluster.manager.apply import remove_finalizer
+from trainerctl.cluster.client.client import Cluster, object_path
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.listing import find_labelled
+from trainerctl.cluster.manager.objects import Ref, label_selector, ref_of
+from trainerctl.cluster.manager.prune import KeepRule
 from trainerctl.cluster.trainer.policy import GROUP, LEGACY_FINALIZER, RUNTIME_KINDS, is_runtime
 
 KEPT_IN_USE = "kept: referenced by unfinished TrainJob"

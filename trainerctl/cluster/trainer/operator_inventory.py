@@ -4,17 +4,17 @@ On a cluster the operator manages there is no trainerctl inventory, so a first i
 prune nothing: runtimes the operator installed and we no longer render would stay forever. The
 operator's own record is its field manager: labelled objects whose managedFields name
 `trainer-module-controller` (or `platform.opendatahub.io`, its CRD manager) are what it applied.
-They seed the first install's prune set; what the render still has is taken over (engine/fields.py),
+They seed the first install's prune set; what the render still has is taken over (manager/fields.py),
 the rest is pruned like any stale object (never CRDs, Namespaces, Leases, or TrainJobs, and never a
 runtime an unfinished TrainJob references).
 """
 
 from __future__ import annotations
 
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.inventory import Entry, Inventory
-from trainerctl.cluster.engine.listing import Found, candidate_types, find_labelled
-from trainerctl.cluster.engine.stages import WebhookRules
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.inventory import Entry, Inventory
+from trainerctl.cluster.manager.listing import Found, candidate_types, find_labelled
+from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.go_operator import FIELD_MANAGERS
 from trainerctl.cluster.trainer.policy import KEEP_ON_UNINSTALL, STAGES
 

@@ -3,8 +3,8 @@ deleted, what may be recreated, and the finalizer only old Trainer controllers r
 
 from __future__ import annotations
 
-from trainerctl.cluster.engine.leftovers import KUBECTL_MANAGERS
-from trainerctl.cluster.engine.stages import WAIT_CONTROLLERS, WAIT_CRDS, WEBHOOK_KINDS, StagePlan, StageSpec
+from trainerctl.cluster.operations.leftovers import KUBECTL_MANAGERS
+from trainerctl.cluster.manager.stages import WAIT_CONTROLLERS, WAIT_CRDS, WEBHOOK_KINDS, StagePlan, StageSpec
 from trainerctl.cluster.trainer.go_operator import FIELD_MANAGERS as OPERATOR_FIELD_MANAGERS
 
 GROUP = "trainer.kubeflow.org"

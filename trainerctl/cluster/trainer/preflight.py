@@ -3,7 +3,7 @@
 Each check returns a Finding, so `trainerctl check` can list them all while `install` stops at
 the first failure: the API server answers, it is at least the Kubernetes the target Trainer
 release documents (floors.py), every rendered kind is served, the current user may do what the
-install does (engine/access.py), JobSet is there (dependencies.py) at a version the release works
+install does (operations/access.py), JobSet is there (dependencies.py) at a version the release works
 with, the upgrade path is supported; an Istio sidecar-injection label on the namespace is a
 warning (the webhooks may become unreachable).
 """
@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from trainerctl.cluster.engine import access
-from trainerctl.cluster.engine.apply import Planned
-from trainerctl.cluster.engine.client import ApiError, Cluster, Unreachable
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine.inventory import NAME as INVENTORY, Inventory
-from trainerctl.cluster.engine.objects import Ref
+from trainerctl.cluster.operations import access
+from trainerctl.cluster.manager.apply import Planned
+from trainerctl.cluster.client.client import ApiError, Cluster, Unreachable
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.inventory import NAME as INVENTORY, Inventory
+from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.trainer import dependencies, floors
 from trainerctl.cluster.trainer.go_operator import TRAINER_API
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES

@@ -1,6 +1,6 @@
-"""What a Trainer support bundle holds (engine/bundle.py writes it and keeps secrets out).
+"""What a Trainer support bundle holds (operations/bundle.py writes it and keeps secrets out).
 
-The layout (README "Support bundle" shows a sample):
+The layout (docs/support-bundle.md shows a sample):
 
     trainerctl-support-<namespace>-<UTC time>/
       README.txt             what is here, what is never here, what could not be read
@@ -25,14 +25,14 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from trainerctl import __version__
-from trainerctl.cluster.engine import inventory as inv_mod
-from trainerctl.cluster.engine.client import ApiError, Cluster, object_path
-from trainerctl.cluster.engine.discovery import Discovery
-from trainerctl.cluster.engine import bundle as b
-from trainerctl.cluster.engine import diagnose
-from trainerctl.cluster.engine.diagnose import selector_query
-from trainerctl.cluster.engine.objects import Ref
-from trainerctl.cluster.engine.prune import resolve_entry
+from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.operations import bundle as b
+from trainerctl.cluster.manager import diagnose
+from trainerctl.cluster.manager.diagnose import selector_query
+from trainerctl.cluster.manager.objects import Ref
+from trainerctl.cluster.manager.prune import resolve_entry
 from trainerctl.cluster.trainer.floors import installed_jobset
 
 GROUPS = ("trainer.kubeflow.org", "jobset.x-k8s.io")
@@ -49,8 +49,7 @@ README = """trainerctl support bundle
 Made by `trainerctl support-bundle` (trainerctl {version}) at {created}
 for namespace {namespace} on {server}.
 
-What is here: see the layout in the README's "trainerctl support-bundle" section (or
-trainerctl/cluster/trainer/support.py). In short: versions, the recorded source and inventory, status and the
+What is here: see the layout in trainerctl's docs/support-bundle.md#trainerctl-support-bundle. In short: versions, the recorded source and inventory, status and the
 diagnosis, every object trainerctl owns, the namespace's events, the controllers' logs (current
 and previous, last {tail} lines), Trainer's and JobSet's CRD versions, TrainJob/JobSet/runtime
 counts by state, a node summary.

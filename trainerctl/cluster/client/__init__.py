@@ -1,0 +1,3 @@
+"""A Kubernetes API client: kubeconfig and credentials, the transport, discovery.
+
+Self-contained: it knows nothing of applying, installing or Trainer."""

@@ -1,0 +1,402 @@
+"""Why a Deployment is not rolled out, or a webhook Service has no ready endpoint: the cause, named.
+
+Read only from Kubernetes objects, the way `kubectl describe` and `kubectl logs --previous` show
+them: the Deployment's conditions, its newest ReplicaSet (FailedCreate: a quota, PodSecurity, a
+missing ServiceAccount), that ReplicaSet's pods (PodScheduled, each container's state), the
+events of each, and for a container that crashed the last lines of its previous log.
+
+Generic: nothing here knows the product installed. Where an image reference came from is the
+caller's to say (`image_origins`, image reference -> where it came from).
+
+Causes that will not heal by themselves are `final`: an install may stop waiting at once.
+They are InvalidImageName (the reference cannot be parsed, so no retry can pull it), a crash
+loop past CRASH_LOOP_RESTARTS restarts, and ProgressDeadlineExceeded (the deployment controller
+itself gave up). Everything else (a pull that may succeed once a mirror has the tag, a pod that
+may be scheduled once a node joins, a quota that may be raised, a ConfigMap that may be created)
+is waited for until the time-out.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+
+CRASH_LOOP_RESTARTS = 3
+LOG_TAIL_LINES = 10  # the log lines a crash cause shows
+LOG_READ_LINES = 200  # read to find the error line a usage text or a stack trace buries
+# A line that says what went wrong (flag errors come first, before a long usage text).
+_ERROR_LINE = re.compile(r"error|fatal|panic|fail|invalid|not defined|unable|cannot|refused|denied", re.I)
+IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
+                 "RegistryUnavailable", "SignatureValidationFailed")
+CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
+_REVISION = "deployment.kubernetes.io/revision"
+TEXT_CAUSES = 3  # causes per object in text; -o json has them all
+
+
+@dataclass
+class Cause:
+    """One reason an object is not ready, in the words of the component that knows it."""
+
+    kind: str  # image, crash, unschedulable, not-ready, create-failed, config, mount, rollout, no-endpoint, failed
+    reason: str  # Kubernetes' own: ImagePullBackOff, CrashLoopBackOff, FailedScheduling, FailedCreate, ...
+    object: str  # "Pod ns/name", "ReplicaSet ns/name", ...
+    message: str
+    container: str = ""
+    image: str = ""
+    image_origin: str = ""
+    exit_code: int | None = None
+    restarts: int | None = None
+    log: list[str] = field(default_factory=list)
+    pods: int = 1  # how many pods show this same cause
+    final: bool = False
+
+    def headline(self) -> str:
+        """One line, no message: what went wrong and where."""
+        what = {
+            "image": lambda: f"image {self.image or '?'}{self._origin()} cannot be pulled ({self.reason})",
+            "crash": lambda: (f"container {self.container} crashes ({self.reason}"
+                              + (f", exit code {self.exit_code}" if self.exit_code is not None else "")
+                              + (f", {self.restarts} restart(s)" if self.restarts else "") + ")"),
+            "unschedulable": lambda: f"pod cannot be scheduled ({self.reason})",
+            "not-ready": lambda: f"container {self.container} runs but is not ready ({self.reason})",
+            "create-failed": lambda: f"pods cannot be created ({self.reason})",
+            "config": lambda: f"container {self.container} cannot start ({self.reason})",
+            "mount": lambda: f"a volume cannot be mounted ({self.reason})",
+            "rollout": lambda: f"rollout failed ({self.reason})",
+            "no-endpoint": lambda: f"no ready endpoint ({self.reason})",
+            "failed": lambda: f"pod failed ({self.reason})",
+        }.get(self.kind, lambda: self.reason)()
+        return what + (f" [{self.pods} pods]" if self.pods > 1 else "")
+
+    def _origin(self) -> str:
+        return f" (from {self.image_origin})" if self.image_origin else ""
+
+    def text(self) -> str:
+        return f"{self.headline()}: {self.message}" if self.message else self.headline()
+
+    def lines(self) -> list[str]:
+        return [self.text(), *(f"  | {line}" for line in self.log)]
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Cause":
+        names = {"exitCode": "exit_code", "imageOrigin": "image_origin"}
+        return cls(**{names.get(k, k): v for k, v in data.items()})
+
+    def to_dict(self) -> dict:
+        out = {"kind": self.kind, "reason": self.reason, "object": self.object, "message": self.message,
+               "final": self.final}
+        for key, value in (("container", self.container), ("image", self.image), ("imageOrigin", self.image_origin),
+                           ("exitCode", self.exit_code), ("restarts", self.restarts), ("log", self.log)):
+            if value not in ("", None, []):
+                out[key] = value
+        if self.pods > 1:
+            out["pods"] = self.pods
+        return out
+
+
+@dataclass
+class Diagnosis:
+    kind: str
+    namespace: str
+    name: str
+    causes: list[Cause] = field(default_factory=list)
+    pods: list[str] = field(default_factory=list)  # the pods looked at (a Service: those that back it)
+    unreadable: list[str] = field(default_factory=list)  # what the credentials could not read
+
+    @property
+    def display(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+    @property
+    def final(self) -> Cause | None:
+        return next((c for c in self.causes if c.final), None)
+
+    def short(self) -> str:
+        """The first cause's headline, for a progress line or an error line."""
+        return self.causes[0].headline() if self.causes else ""
+
+    def lines(self, limit: int = TEXT_CAUSES) -> list[str]:
+        out = [f"{self.display}:" + ("" if self.causes else " no cause found in its pods and events")]
+        for cause in self.causes[:limit]:
+            out.extend(f"  {line}" for line in cause.lines())
+        if len(self.causes) > limit:
+            out.append(f"  and {len(self.causes) - limit} more cause(s) (-o json lists them)")
+        if self.unreadable:
+            out.append(f"  could not read: {', '.join(self.unreadable)}")
+        return out
+
+    def to_dict(self) -> dict:
+        out = {"kind": self.kind, "namespace": self.namespace, "name": self.name,
+               "causes": [c.to_dict() for c in self.causes]}
+        if self.pods:
+            out["pods"] = self.pods
+        if self.unreadable:
+            out["unreadable"] = self.unreadable
+        return out
+
+
+class _Reader:
+    """The reads one diagnosis makes; a 403 becomes a note instead of an error (a read-only
+    troubleshooter may not list events or read logs)."""
+
+    def __init__(self, cluster: Cluster, namespace: str, logs: bool):
+        self.cluster = cluster
+        self.namespace = namespace
+        self.logs = logs
+        self.unreadable: list[str] = []
+
+    def _note(self, what: str) -> None:
+        if what not in self.unreadable:
+            self.unreadable.append(what)
+
+    def list(self, group: str, version: str, resource: str, query: dict | None = None) -> list[dict]:
+        try:
+            return self.cluster.request("GET", object_path(group, version, resource, self.namespace),
+                                        query=query).get("items") or []
+        except ApiError as exc:
+            if exc.status in (401, 403):
+                self._note(resource)
+                return []
+            raise
+
+    def events(self, uid: str) -> list[dict]:
+        """The object's events, newest last."""
+        items = self.list("", "v1", "events", {"fieldSelector": f"involvedObject.uid={uid}"})
+        return sorted(items, key=_event_time)
+
+    def previous_log(self, pod: str, container: str) -> list[str]:
+        if not self.logs:
+            return []
+        path = object_path("", "v1", "pods", self.namespace, pod) + "/log"
+        try:
+            text = self.cluster.text(path, query={"container": container, "previous": "true",
+                                                  "tailLines": str(LOG_READ_LINES)})
+        except ApiError as exc:
+            if exc.status in (401, 403):
+                self._note("pods/log")
+            return []  # 400: no previous container (yet), or the node cannot serve logs
+        lines = [line for line in text.splitlines() if line.strip()]
+        return log_excerpt(lines, whole=len(text.splitlines()) < LOG_READ_LINES)
+
+
+def log_excerpt(lines: list[str], limit: int = LOG_TAIL_LINES, whole: bool = False) -> list[str]:
+    """The last lines of a log, and before them the one line that most likely says what went wrong
+    when the tail does not start with it: the log's first line when `whole` (a flag error comes
+    first, then a long usage text), else the last error-looking line above the tail."""
+    if len(lines) <= limit:
+        return lines
+    above = lines[:-(limit - 2)]
+    if whole and _ERROR_LINE.search(lines[0]):
+        head = lines[0]
+    else:
+        head = next((line for line in reversed(above) if _ERROR_LINE.search(line)), "")
+    return [head, "...", *lines[-(limit - 2):]] if head else lines[-limit:]
+
+
+def _event_time(event: dict) -> str:
+    series = event.get("series") or {}
+    return (series.get("lastObservedTime") or event.get("lastTimestamp") or event.get("eventTime")
+            or event.get("firstTimestamp") or "")
+
+
+def _latest(events: list[dict], reason: str, contains: str = "") -> str:
+    for event in reversed(events):
+        if event.get("reason") == reason and contains in (event.get("message") or ""):
+            return event.get("message") or ""
+    return ""
+
+
+def _condition(obj: dict, type_: str) -> dict:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == type_), {})
+
+
+def selector_query(selector: dict) -> str:
+    """A LabelSelector (matchLabels, matchExpressions) as a labelSelector query string."""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        op, key, values = expr.get("operator"), expr.get("key"), ",".join(expr.get("values") or [])
+        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
+                      "DoesNotExist": f"!{key}"}.get(op, key))
+    return ",".join(parts)
+
+
+def _owned_by(obj: dict, uid: str) -> bool:
+    return any(ref.get("uid") == uid for ref in (obj.get("metadata") or {}).get("ownerReferences") or [])
+
+
+# -- pods ------------------------------------------------------------------------------------
+def pod_causes(pod: dict, events: list[dict], previous_log: Callable[[str, str], list[str]],
+               image_origins: Mapping[str, str] | None = None) -> list[Cause]:
+    """What keeps one pod from being ready, from its status and its events."""
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    where = f"Pod {meta.get('namespace')}/{meta.get('name')}"
+    scheduled = _condition(pod, "PodScheduled")
+    if scheduled.get("status") == "False":
+        message = scheduled.get("message") or _latest(events, "FailedScheduling")
+        return [Cause("unschedulable", "FailedScheduling", where, message)]
+    if status.get("phase") == "Failed":
+        return [Cause("failed", status.get("reason") or "Failed", where, status.get("message") or "")]
+    images = {c.get("name"): c.get("image", "") for key in ("initContainers", "containers")
+              for c in spec.get(key) or []}
+    causes: list[Cause] = []
+    for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
+        cause = _container_cause(where, cs, images.get(cs.get("name"), cs.get("image", "")), events, previous_log,
+                                 image_origins or {})
+        if cause is not None:
+            causes.append(cause)
+    if not causes and not (status.get("containerStatuses") or []):
+        mount = _latest(events, "FailedMount")
+        if mount:
+            causes.append(Cause("mount", "FailedMount", where, mount))
+    return causes
+
+
+def _container_cause(where: str, cs: dict, image: str, events: list[dict],
+                     previous_log: Callable[[str, str], list[str]], image_origins: Mapping[str, str]) -> Cause | None:
+    name = cs.get("name", "")
+    state = cs.get("state") or {}
+    waiting, terminated = state.get("waiting"), state.get("terminated")
+    running = state.get("running") is not None
+    last = (cs.get("lastState") or {}).get("terminated") or {}
+    restarts = cs.get("restartCount") or 0
+    reason = (waiting or {}).get("reason", "")
+    if reason in IMAGE_REASONS:
+        message = (waiting or {}).get("message") or _latest(events, "Failed", "Failed to pull image")
+        return Cause("image", reason, where, message, container=name, image=image,
+                     image_origin=image_origins.get(image, ""), final=reason == "InvalidImageName")
+    if reason in CONFIG_REASONS:
+        return Cause("config", reason, where, (waiting or {}).get("message") or "", container=name)
+    crashed = terminated if terminated and terminated.get("exitCode") else last
+    if reason == "CrashLoopBackOff" or (terminated and terminated.get("exitCode")) or \
+            (running and not cs.get("ready") and restarts and last.get("exitCode")):
+        code = crashed.get("exitCode")
+        why = crashed.get("reason") or "Error"
+        # The container's termination message when it wrote one; its log lines say the rest.
+        return Cause("crash", reason or why, where, crashed.get("message") or "", container=name, exit_code=code,
+                     restarts=restarts,
+                     log=previous_log(where.rsplit("/", 1)[1], name),
+                     final=reason == "CrashLoopBackOff" and restarts >= CRASH_LOOP_RESTARTS)
+    if reason in ("ContainerCreating", "PodInitializing"):
+        mount = _latest(events, "FailedMount")
+        return Cause("mount", "FailedMount", where, mount, container=name) if mount else None
+    if running and not cs.get("ready"):
+        probe = _latest(events, "Unhealthy", "Readiness probe")
+        if probe:
+            return Cause("not-ready", "Unhealthy", where, probe, container=name)
+    return None
+
+
+def _merge(causes: list[Cause]) -> list[Cause]:
+    """Replicas failing the same way are one cause (with a count), final first."""
+    merged: dict[tuple, Cause] = {}
+    for cause in causes:
+        key = (cause.kind, cause.reason, cause.container, cause.image, cause.exit_code,
+               "" if cause.kind in ("crash", "unschedulable", "not-ready") else cause.message)
+        if key in merged:
+            merged[key].pods += 1
+            merged[key].final = merged[key].final or cause.final
+        else:
+            merged[key] = cause
+    return sorted(merged.values(), key=lambda c: not c.final)
+
+
+# -- Deployments and Services ------------------------------------------------------------------
+def _begin(cluster: Cluster, kind: str, resource: tuple[str, str, str], namespace: str, name: str,
+           logs: bool) -> tuple[Diagnosis, _Reader, dict | None]:
+    out = Diagnosis(kind, namespace, name)
+    obj = cluster.get_or_none(object_path(*resource, namespace, name))
+    if obj is None:
+        out.causes.append(Cause("missing", "NotFound", out.display, f"the {kind} does not exist"))
+    return out, _Reader(cluster, namespace, logs), obj
+
+
+def deployment(cluster: Cluster, namespace: str, name: str, *, logs: bool = True,
+               image_origins: Mapping[str, str] | None = None) -> Diagnosis:
+    """Why Deployment namespace/name is not rolled out and available (empty causes: none found)."""
+    out, read, dep = _begin(cluster, "Deployment", ("apps", "v1", "deployments"), namespace, name, logs)
+    if dep is None:
+        return out
+    causes: list[Cause] = []
+    progressing = _condition(dep, "Progressing")
+    if progressing.get("status") == "False" and progressing.get("reason") == "ProgressDeadlineExceeded":
+        causes.append(Cause("rollout", "ProgressDeadlineExceeded", out.display, progressing.get("message", ""),
+                            final=True))
+    selector = selector_query((dep.get("spec") or {}).get("selector") or {})
+    uid = dep["metadata"].get("uid", "")
+    owned = [rs for rs in read.list("apps", "v1", "replicasets", {"labelSelector": selector}) if _owned_by(rs, uid)]
+    newest = max(owned, key=lambda rs: int((rs["metadata"].get("annotations") or {}).get(_REVISION, "0") or 0),
+                 default=None)
+    if newest is not None:
+        rs_name = f"ReplicaSet {namespace}/{newest['metadata']['name']}"
+        failure = _condition(newest, "ReplicaFailure")
+        if failure.get("status") == "True":
+            causes.append(Cause("create-failed", failure.get("reason") or "FailedCreate", rs_name,
+                                failure.get("message", "")))
+        elif (newest.get("status") or {}).get("replicas", 0) < (newest.get("spec") or {}).get("replicas", 0):
+            created = _latest(read.events(newest["metadata"]["uid"]), "FailedCreate")
+            if created:
+                causes.append(Cause("create-failed", "FailedCreate", rs_name, created))
+        pods = [p for p in read.list("", "v1", "pods", {"labelSelector": selector})
+                if _owned_by(p, newest["metadata"]["uid"]) and not p["metadata"].get("deletionTimestamp")]
+        causes.extend(_pods_causes(read, pods, image_origins, out))
+    out.causes = _merge(causes)
+    out.unreadable = read.unreadable
+    return out
+
+
+def _pods_causes(read: _Reader, pods: list[dict], image_origins: Mapping[str, str] | None,
+                 out: Diagnosis) -> list[Cause]:
+    causes = []
+    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
+        out.pods.append(pod["metadata"]["name"])
+        causes.extend(pod_causes(pod, read.events(pod["metadata"]["uid"]), read.previous_log, image_origins))
+    return causes
+
+
+def service(cluster: Cluster, namespace: str, name: str, *, logs: bool = True,
+            image_origins: Mapping[str, str] | None = None) -> Diagnosis:
+    """Why Service namespace/name has no ready endpoint: the pods that back it and, for each that
+    is not ready, why."""
+    out, read, svc = _begin(cluster, "Service", ("", "v1", "services"), namespace, name, logs)
+    if svc is None:
+        return out
+    selector = (svc.get("spec") or {}).get("selector") or {}
+    if not selector:
+        out.causes.append(Cause("no-endpoint", "NoSelector", out.display,
+                                "the Service has no selector, so nothing publishes its endpoints"))
+        return out
+    query = selector_query({"matchLabels": selector})
+    pods = [p for p in read.list("", "v1", "pods", {"labelSelector": query}) if not p["metadata"].get("deletionTimestamp")]
+    if not pods:
+        out.causes.append(Cause("no-endpoint", "NoPods", out.display, f"no pod matches its selector {query}"))
+    causes = _pods_causes(read, pods, image_origins, out)
+    if pods and not causes and all(_condition(p, "Ready").get("status") == "True" for p in pods):
+        ports = ", ".join(str(p.get("targetPort", p.get("port"))) for p in (svc.get("spec") or {}).get("ports") or [])
+        causes.append(Cause("no-endpoint", "NoReadyEndpoint", out.display,
+                            f"its pods are ready, but no EndpointSlice lists them as ready for target port(s) {ports} "
+                            "(a port the pods do not declare, or a mesh sidecar in front of the port)"))
+    out.causes.extend(_merge(causes))
+    out.unreadable = read.unreadable
+    return out
+
+
+def lines(diagnoses: list[Diagnosis], limit: int = TEXT_CAUSES) -> list[str]:
+    """Text for several diagnoses: a Service whose pods a Deployment above already explained
+    says only which pods back it."""
+    out: list[str] = []
+    explained: set[str] = set()
+    for diag in diagnoses:
+        if diag.kind == "Service" and diag.pods and set(diag.pods) <= explained:
+            out.append(f"{diag.display}: no ready endpoint; backed by pod(s) {', '.join(diag.pods)} (see above)")
+            continue
+        out.extend(diag.lines(limit))
+        explained.update(diag.pods)
+    return out
+
+
+def cause_lines(cause: dict) -> list[str]:
+    """The text of a cause as -o json holds it."""
+    return Cause.from_dict(cause).lines()

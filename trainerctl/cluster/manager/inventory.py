@@ -1,0 +1,151 @@
+"""The record of what an install applied: an ApplySet-style parent ConfigMap in the namespace.
+
+It follows the ApplySet convention (KEP-3659) for the parent: `applyset.kubernetes.io/id`
+label, tooling and contains-group-kinds annotations. Members are listed in the data instead of
+being labelled, because trainerctl's ownership label already marks them. Each member records
+the hash of the body we applied and the resourceVersion we last saw, which together prove that a
+re-apply would be a no-op, and a digest of the fields our apply owned afterwards: when someone else
+edits or takes one of them, server-side apply moves it out of our set, so `status` sees the drift
+without the render (status changes and controllers' own fields leave our set alone).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import dataclass, field
+
+from trainerctl import __version__
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.errors import TrainerctlError
+from trainerctl.safe_text import clean
+
+NAME = "trainerctl-inventory"
+_PATH_ARGS = ("", "v1", "configmaps")
+
+
+def applyset_id(name: str, namespace: str) -> str:
+    digest = hashlib.sha256(f"{name}.{namespace}.ConfigMap.".encode()).digest()
+    return "applyset-" + base64.urlsafe_b64encode(digest).decode().rstrip("=") + "-v1"
+
+
+@dataclass
+class Entry:
+    api_version: str
+    resource: str
+    namespaced: bool
+    stage: str
+    hash: str = ""
+    rv: str = ""
+    fields: str = ""  # fields_digest() right after our apply; "" when unknown (older inventories)
+
+
+@dataclass
+class Inventory:
+    namespace: str
+    source: dict = field(default_factory=dict)
+    entries: dict[str, Entry] = field(default_factory=dict)  # Ref.key -> Entry
+    complete: bool = True  # False while an install is in progress (entries are a superset)
+
+    def to_configmap(self) -> dict:
+        group_kinds = sorted({_group_kind(k) for k in self.entries})
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": NAME,
+                "namespace": self.namespace,
+                "labels": {"applyset.kubernetes.io/id": applyset_id(NAME, self.namespace)},
+                "annotations": {
+                    "applyset.kubernetes.io/tooling": f"trainerctl/v{__version__}",
+                    "applyset.kubernetes.io/contains-group-kinds": ",".join(group_kinds),
+                },
+            },
+            "data": {
+                "source": json.dumps(self.source, sort_keys=True),
+                "complete": "true" if self.complete else "false",
+                "objects": json.dumps({k: e.__dict__ for k, e in sorted(self.entries.items())},
+                                      sort_keys=True, indent=0),
+            },
+        }
+
+    @classmethod
+    def from_configmap(cls, cm: dict) -> "Inventory":
+        """The inventory a ConfigMap holds; ValueError naming the field when it holds something
+        else (it lives on the server, which may answer anything)."""
+        data = cm.get("data") or {}
+        objects, source = _json_mapping(data, "objects"), _json_mapping(data, "source")
+        entries = {}
+        for key, value in objects.items():
+            if key.count("/") < 3:
+                raise ValueError(f"objects: {key[:100]!r} is not a group/kind/namespace/name key")
+            if not isinstance(value, dict) or set(value) - _ENTRY_FIELDS or not all(
+                    isinstance(value.get(f), t) for f, t in _ENTRY_TYPES.items() if f in value):
+                raise ValueError(f"objects: the entry of {key[:100]!r} is not an inventory entry")
+            entries[key] = Entry(**value)
+        meta = cm.get("metadata") or {}
+        return cls(meta.get("namespace") or "", source, entries, data.get("complete", "true") == "true")
+
+
+_ENTRY_TYPES = {"api_version": str, "resource": str, "namespaced": bool, "stage": str, "hash": str, "rv": str,
+                "fields": str}
+_ENTRY_FIELDS = set(_ENTRY_TYPES)
+
+
+def _json_mapping(data: dict, key: str) -> dict:
+    try:
+        value = json.loads(data.get(key) or "{}")
+    except RecursionError:
+        raise ValueError(f"{key}: nested too deeply") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{key}: expected a JSON object")
+    return value
+
+
+def fields_digest(meta: dict | None, field_manager: str) -> str:
+    """A digest of the fields `field_manager`'s apply owns on an object ("" when it owns none)."""
+    for entry in (meta or {}).get("managedFields") or []:
+        if (entry.get("manager") == field_manager and entry.get("operation") == "Apply"
+                and not entry.get("subresource")):
+            text = json.dumps(entry.get("fieldsV1") or {}, sort_keys=True, separators=(",", ":"))
+            return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return ""
+
+
+def _group_kind(key: str) -> str:
+    group, kind = key.split("/", 2)[:2]
+    return f"{kind}.{group}" if group else kind
+
+
+def path(namespace: str) -> str:
+    return object_path(*_PATH_ARGS, namespace, NAME)
+
+
+def read(cluster: Cluster, namespace: str) -> Inventory | None:
+    configmap = cluster.get_or_none(path(namespace))
+    if configmap is None:
+        return None
+    try:
+        return Inventory.from_configmap(configmap)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise TrainerctlError(f"ConfigMap {namespace}/{NAME}: not a trainerctl inventory ({clean(str(exc), 200)})") \
+            from None
+
+
+def write(cluster: Cluster, inv: Inventory, field_manager: str, dry_run: bool = False) -> None:
+    query = {"fieldManager": field_manager, "force": "true"}
+    if dry_run:
+        query["dryRun"] = "All"
+    cluster.request("PATCH", path(inv.namespace), body=inv.to_configmap(), query=query,
+                    content_type="application/apply-patch+yaml")
+
+
+def delete(cluster: Cluster, namespace: str) -> bool:
+    try:
+        cluster.request("DELETE", path(namespace))
+        return True
+    except ApiError as exc:
+        if exc.status == 404:
+            return False
+        raise

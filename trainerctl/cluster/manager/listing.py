@@ -1,0 +1,93 @@
+"""Finding objects by label across every type: what uninstall deletes, what a hand-over releases."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.discovery import Discovery, Resource
+from trainerctl.cluster.manager.objects import Ref
+from trainerctl.cluster.client.pool import parallel_map
+
+CRD = ("apiextensions.k8s.io", "CustomResourceDefinition")
+PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+
+
+@dataclass
+class Found:
+    ref: Ref
+    res: Resource
+    meta: dict
+
+    @property
+    def path(self) -> str:
+        return object_path(self.res.group, self.res.version, self.res.resource, self.ref.namespace or None,
+                           self.ref.name)
+
+
+def list_meta(cluster: Cluster, res: Resource, namespace: str | None, selector: str) -> list[dict]:
+    """Every object of `res` (in `namespace` when namespaced) matching `selector`, as metadata."""
+    path = object_path(res.group, res.version, res.resource, namespace if res.namespaced else None)
+    items, token = [], None
+    while True:
+        query = {"labelSelector": selector, "limit": "500", "continue": token}
+        try:
+            page = cluster.request("GET", path, query=query, accept=PARTIAL_LIST)
+        except ApiError as exc:
+            if exc.status in (404, 405):
+                return items  # the kind went away meanwhile, or does not list
+            raise
+        items.extend(page.get("items") or [])
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            return items
+
+
+def find_labelled(cluster: Cluster, namespace: str | None, owner_label: str, types: list[Resource]) -> list[Found]:
+    """Objects of `types` with `owner_label`, in `namespace` (None: every namespace) and cluster-wide."""
+    def scan(res: Resource) -> list[Found]:
+        out = []
+        for item in list_meta(cluster, res, namespace, owner_label):
+            md = item.get("metadata") or {}
+            out.append(Found(Ref(res.group, res.kind, md.get("namespace", "") if res.namespaced else "",
+                                 md["name"]), res, md))
+        return out
+
+    return [f for chunk in parallel_map(scan, types) for f in chunk]
+
+
+def candidate_types(discovery: Discovery, inventory) -> list[Resource]:
+    """The types an inventory records, or without one every type we could list and delete (one
+    preferred version per kind)."""
+    if inventory is not None:
+        seen, out = set(), []
+        for key, entry in inventory.entries.items():
+            ref = Ref.from_key(key)
+            res = discovery.lookup(entry.api_version, ref.kind) or discovery.preferred(ref.group, ref.kind)
+            if res and (res.group, res.kind) not in seen:
+                seen.add((res.group, res.kind))
+                out.append(res)
+        return out
+    seen, out = set(), []
+    for res in discovery.all_resources():
+        if (res.group, res.kind) in seen or not {"list", "delete"} <= set(res.verbs):
+            continue
+        seen.add((res.group, res.kind))
+        out.append(res)
+    return out
+
+
+def custom_resource_type(cluster: Cluster, discovery: Discovery, crd: Found) -> tuple[str, Resource | None]:
+    """The kind a CRD defines and its served resource (None when discovery does not list it)."""
+    spec = cluster.request("GET", crd.path).get("spec") or {}
+    kind = (spec.get("names") or {}).get("kind", "")
+    return kind or crd.ref.name, discovery.preferred(spec.get("group", ""), kind)
+
+
+def count_custom_resources(cluster: Cluster, discovery: Discovery, crds: list[Found]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for crd in crds:
+        kind, res = custom_resource_type(cluster, discovery, crd)
+        if res is not None:
+            counts[kind] = len(list_meta(cluster, res, None, ""))
+    return counts

@@ -1,0 +1,100 @@
+"""Delete what the previous install applied and this one no longer renders.
+
+An object is pruned only when it is in the previous inventory AND still carries the ownership
+label (or the caller's `owned` rule says it belongs to the install being taken over, e.g. a Helm
+release's annotations) AND is not exempted by `trainerctl.io/managed: "false"` AND the caller's
+`keep` rule does not hold it back. Kinds in `never` are never pruned.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from trainerctl.cluster.manager.apply import delete_and_wait, get_meta
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.discovery import Discovery, split_api_version
+from trainerctl.cluster.manager.inventory import Entry
+from trainerctl.cluster.manager.objects import Ref, is_exempt, parse_label
+from trainerctl.cluster.client.pool import parallel_map
+from trainerctl.cluster.manager.report import ObjectResult
+from trainerctl.cluster.manager.stages import StagePlan
+
+# keep(ref, path, live metadata, dry_run) -> why it is kept ("" to prune it)
+KeepRule = Callable[[Ref, str, dict, bool], str]
+# owned(ref, live metadata) -> whose it was when it counts as ours without our label ("" if not)
+OwnedRule = Callable[[Ref, dict], str]
+
+
+@dataclass
+class PruneRules:
+    stages: StagePlan  # pruned in reverse stage order
+    never: frozenset[tuple[str, str]] = frozenset()  # (group, kind) never pruned
+    keep: KeepRule | None = None
+    strip_finalizers: tuple[str, ...] = ()  # removed before a delete (see apply.delete_and_wait)
+    kept_prefix: str = "kept"  # how a kept object's message starts (what stays on record)
+    owned: OwnedRule | None = None
+
+
+def resolve_entry(discovery: Discovery, ref: Ref, entry: Entry):
+    """The resource for an inventory entry; None when its kind is no longer served."""
+    res = discovery.lookup(entry.api_version, ref.kind)
+    if res is None or not res.served:
+        res = discovery.preferred(split_api_version(entry.api_version)[0], ref.kind)
+    return res
+
+
+def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], owner_label: str, rules: PruneRules,
+          *, dry_run: bool = False, timeout: float = 120.0, on_done=None) -> list[ObjectResult]:
+    label_key, label_value = parse_label(owner_label)
+    results: list[ObjectResult] = []
+    by_stage: dict[int, list[tuple[Ref, Entry]]] = {}
+    for key, entry in candidates.items():
+        ref = Ref.from_key(key)
+        if (ref.group, ref.kind) in rules.never:
+            continue
+        by_stage.setdefault(rules.stages.index(entry.stage), []).append((ref, entry))
+
+    def one(item: tuple[Ref, Entry]) -> ObjectResult | None:
+        ref, entry = item
+        res = resolve_entry(discovery, ref, entry)
+        if res is None:
+            return None  # the kind is gone, so is the object
+        path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
+        meta = get_meta(cluster, path)
+        if meta is None:
+            return None
+        md = meta.get("metadata") or {}
+        result = ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "pruned")
+        labelled = (md.get("labels") or {}).get(label_key) == label_value
+        whose = "" if labelled or rules.owned is None else rules.owned(ref, md)
+        if not labelled and not whose:
+            result.action, result.message = "skipped", f"not pruned: no {owner_label} label"
+        elif is_exempt(md):
+            result.action, result.message = "skipped", 'not pruned: trainerctl.io/managed is "false"'
+        elif rules.keep and (why := rules.keep(ref, path, md, dry_run)):
+            result.action, result.message = "skipped", why
+        else:
+            try:
+                delete_and_wait(cluster, path, time.monotonic() + timeout, dry_run=dry_run,
+                                strip_finalizers=rules.strip_finalizers)
+            except ApiError as exc:
+                if exc.status != 404:
+                    result.action, result.message = "failed", f"prune: {exc}"
+            if whose and result.action == "pruned":
+                result.message = f"was {whose}'s"
+        if on_done:
+            on_done(result)
+        return result
+
+    # Reverse apply order: what a webhook admits before the controller that serves it, RBAC last.
+    for idx in sorted(by_stage, reverse=True):
+        results.extend(r for r in parallel_map(one, sorted(by_stage[idx])) if r is not None)
+    return results
+
+
+def still_wanted(results: list[ObjectResult], rules: PruneRules) -> set[str]:
+    """Keys of what could not be pruned or is kept: it stays on record so a later run tries again."""
+    return {f"{r.group}/{r.kind}/{r.namespace}/{r.name}" for r in results
+            if r.action == "failed" or (r.action == "skipped" and r.message.startswith(rules.kept_prefix))}

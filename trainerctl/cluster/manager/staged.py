@@ -1,0 +1,226 @@
+"""One staged server-side apply run, in the spirit of Flux's ssa.ResourceManager: apply a stage's
+objects in parallel, wait for what the stage needs, record every applied object in the inventory.
+
+It knows nothing of what it installs; the caller decides the stages, what to wait for and when.
+
+The no-op fast path: an object whose body hash and live resourceVersion both match what the
+inventory recorded after our last apply is exactly as we left it, so applying the same body again
+cannot change it; it is reported unchanged without a request. Anything touched since (by a
+person, a controller or a takeover) is re-applied.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import diagnose, wait
+from trainerctl.cluster.manager.apply import Applied, ApplyOptions, Planned, apply_one
+from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.fields import migrated_managed_fields, take_over
+from trainerctl.cluster.manager.inventory import Entry, Inventory
+from trainerctl.cluster.manager.objects import is_exempt
+from trainerctl.cluster.client.pool import parallel_map
+from trainerctl.cluster.manager.report import ObjectResult, Report
+
+
+@dataclass
+class RunOptions:
+    apply: ApplyOptions
+    wait: bool = True
+    # Field managers whose fields move to ours before we apply (an earlier installer's).
+    legacy_managers: tuple[str, ...] = ()
+    # Image reference -> where it came from, for a failed pull's cause (manager/diagnose.py).
+    image_origins: Mapping[str, str] = field(default_factory=dict)
+    # More of them for one object, from its live metadata (an installer whose manager name varies).
+    more_legacy: Callable[[dict], tuple[str, ...]] | None = None
+
+
+class StagedApply:
+    """State of one run: what was recorded before, what this run applied, the report."""
+
+    def __init__(self, cluster: Cluster, discovery: Discovery, *, namespace: str, options: RunOptions,
+                 report: Report, progress, previous: Inventory | None = None):
+        self.cluster = cluster
+        self.discovery = discovery
+        self.namespace = namespace
+        self.options = options
+        self.report = report
+        self.progress = progress
+        self.previous = previous
+        self.last_written = previous
+        self.recorded: dict[str, Entry] = {}
+
+    @property
+    def dry_run(self) -> bool:
+        return self.options.apply.dry_run
+
+    @property
+    def field_manager(self) -> str:
+        return self.options.apply.field_manager
+
+    def verb(self, action: str) -> str:
+        return f"would be {action}" if self.dry_run and action not in ("failed", "unchanged") else action
+
+    def unchanged_since_last_apply(self, p: Planned) -> bool:
+        prev = self.previous.entries.get(p.ref.key) if self.previous else None
+        rv = ((p.live or {}).get("metadata") or {}).get("resourceVersion")
+        return bool(p.live is not None and prev and prev.hash == p.hash and prev.rv and prev.rv == rv)
+
+    # -- apply ----------------------------------------------------------------------------
+    def apply_all(self, items: list[Planned]) -> list[ObjectResult]:
+        deadline = time.monotonic() + self.options.apply.timeout
+        return parallel_map(lambda p: self.apply(p, deadline), items)
+
+    def apply(self, p: Planned, deadline: float) -> ObjectResult:
+        result = ObjectResult(p.ref.kind, p.ref.name, p.ref.namespace, p.ref.group, p.stage, "unchanged")
+        meta = (p.live or {}).get("metadata") or {}
+        prev = self.previous.entries.get(p.ref.key) if self.previous else None
+        if p.live is not None and is_exempt(meta):
+            result.action, result.message = "skipped", 'trainerctl.io/managed is "false"'
+            self.recorded[p.ref.key] = self.entry(p, meta.get("resourceVersion", ""))
+        elif self.unchanged_since_last_apply(p):
+            # Unchanged since our apply, so the live field set is still the one our apply left.
+            self.recorded[p.ref.key] = prev if prev.fields else dataclasses.replace(
+                prev, fields=inv_mod.fields_digest(meta, self.field_manager))
+        else:
+            self._apply_changed(p, result, meta, deadline)
+        if result.took_over_from:
+            verb = "would take" if self.dry_run else "took"
+            result.message = (result.message + "; " if result.message else "") + \
+                f"{verb} over fields from " + ", ".join(result.took_over_from)
+        self.report.add(result)
+        self.progress.object_done(result.display, self.verb(result.action), result.message)
+        return result
+
+    def _apply_changed(self, p: Planned, result: ObjectResult, meta: dict, deadline: float) -> None:
+        applied: Applied | None = None
+        opts = self.options.apply
+        legacy = self.options.legacy_managers
+        if self.options.more_legacy is not None:
+            legacy = (*legacy, *self.options.more_legacy(meta))
+        if p.live is not None and not self.dry_run:
+            try:
+                took = take_over(self.cluster, p.path, meta, self.field_manager, p.res.api_version, legacy, deadline)
+            except ApiError as exc:
+                took, applied = None, Applied("failed", message=f"taking over managed fields: {exc}")
+            if took:
+                p.live["metadata"]["resourceVersion"], result.took_over_from = took
+        elif p.live is not None:
+            # A dry-run cannot move managed fields; the real run would take them over first, so
+            # it may take them here too instead of reporting a conflict the real run will not have.
+            moved = migrated_managed_fields(meta.get("managedFields") or [], self.field_manager,
+                                            p.res.api_version, legacy)
+            if moved:
+                opts, result.took_over_from = dataclasses.replace(opts, force_conflicts=True), moved[1]
+        applied = applied or apply_one(self.cluster, p, opts, deadline)
+        result.action, result.message = applied.action, applied.message
+        if result.took_over_from and applied.action == "unchanged":
+            result.action = "configured"  # ownership moved even if no field did
+        if applied.action != "failed":
+            self.recorded[p.ref.key] = self.entry(p, applied.rv, applied.obj)
+            p.applied = applied.obj
+
+    def entry(self, p: Planned, rv: str, applied: dict | None = None) -> Entry:
+        fields = inv_mod.fields_digest((applied or {}).get("metadata"), self.field_manager)
+        return Entry(p.res.api_version, p.res.resource, p.res.namespaced, p.stage, p.hash, rv, fields)
+
+    def note_rv(self, key: str, rv: str) -> None:
+        entry = self.recorded.get(key)
+        if entry and rv:
+            self.recorded[key] = dataclasses.replace(entry, rv=rv)
+
+    # -- waits ----------------------------------------------------------------------------
+    def wait_crds(self, items: list[Planned]) -> None:
+        if self.dry_run:
+            return
+        pending = []
+        for p in items:
+            obj = p.applied
+            if obj is not None and wait.crd_is_established(obj)[0]:
+                continue
+            if obj is None and p.live is not None:
+                continue  # unchanged since we saw it established
+            pending.append(wait.Pending(p.ref.key, wait.crd_established(self.cluster, p.ref.name)))
+        if pending:
+            seen = wait.wait_all(pending, self.options.apply.timeout, self._on_wait("CRDs to be Established"),
+                                 "CRDs to be Established")
+            for key, rv in seen.items():
+                self.note_rv(key, rv)
+
+    def refresh_kinds(self, planned: list[Planned]) -> None:
+        """After CRDs are Established: the kinds they define are served now."""
+        if all(p.res.served for p in planned):
+            return
+        if not self.dry_run:
+            self.discovery.refresh()
+        for p in planned:
+            if not p.res.served:
+                res = self.discovery.lookup(p.res.api_version, p.ref.kind)
+                if res is not None and res.served:
+                    p.res = res
+
+    def wait_controllers(self, planned: list[Planned], services: list[tuple[str, str, int]]) -> None:
+        """Every Deployment rolled out, and a ready endpoint behind every webhook Service; while
+        waiting, why not (manager/diagnose.py)."""
+        if self.dry_run or not self.options.wait:
+            return
+        cluster, origins = self.cluster, self.options.image_origins
+        pending = [wait.Pending(p.ref.key, wait.deployment_available(cluster, p.ref.namespace, p.ref.name),
+                                diagnose=lambda logs, p=p: diagnose.deployment(
+                                    cluster, p.ref.namespace, p.ref.name, logs=logs, image_origins=origins))
+                   for p in planned if p.ref.kind == "Deployment" and p.ref.group == "apps"]
+        for ns, name, port in services:
+            pending.append(wait.Pending(f"Service {ns}/{name}", wait.service_endpoint_ready(cluster, ns, name, port),
+                                        diagnose=lambda logs, ns=ns, name=name: diagnose.service(
+                                            cluster, ns, name, logs=logs, image_origins=origins)))
+        if not pending:
+            return
+        labels = {p.label: _pretty(p.label) for p in pending}
+        for p in pending:
+            p.label = labels[p.label]
+        back = {v: k for k, v in labels.items()}
+        seen = wait.wait_all(pending, self.options.apply.timeout, self._on_wait(""),
+                             "the controllers (Deployment Available, webhook endpoints ready)")
+        for label, rv in seen.items():
+            self.note_rv(back[label], rv)
+
+    def _on_wait(self, what: str):
+        return lambda pending, seconds: self.progress.waiting(what or pending, seconds)
+
+    # -- inventory ------------------------------------------------------------------------
+    def write_inventory(self, planned: list[Planned], source: dict, complete: bool,
+                        leftovers: dict[str, Entry] | None = None) -> None:
+        """Before the apply (complete=False) the record grows to the union of old and new, so an
+        interrupted run can still prune; after it, what this run applied plus `leftovers`."""
+        if self.dry_run:
+            return
+        entries: dict[str, Entry] = {}
+        if not complete and self.previous:
+            entries.update(self.previous.entries)
+        if complete:
+            entries.update(leftovers or {})
+        for p in planned:
+            entries[p.ref.key] = self.recorded.get(p.ref.key) or self.entry(p, "")
+        if not complete and self.previous and set(entries) == set(self.previous.entries) \
+                and json.loads(json.dumps(source)) == self.previous.source:  # as the record reads back
+            return  # nothing new to remember before the apply
+        # A new source is recorded before the apply too: while (or if) this run has not finished,
+        # status describes what is being rolled out (and where its images came from).
+        new = Inventory(self.namespace, source, entries, complete)
+        if self.last_written and new.to_configmap() == self.last_written.to_configmap():
+            return
+        inv_mod.write(self.cluster, new, self.field_manager)
+        self.last_written = new
+
+
+def _pretty(label: str) -> str:
+    if label.count("/") >= 3:
+        group, kind, ns, name = label.split("/", 3)
+        return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
+    return label

@@ -1,0 +1,234 @@
+"""Honest waits: poll the real conditions, fail fast on terminal failures, time out with a list.
+
+Every waiter returns the resourceVersion it last saw, so the inventory can record the state
+after status writers (CRD establishment, the deployment controller) touched the objects.
+
+A wait item may say why it is not ready (`diagnose`, manager/diagnose.py): while waiting, the
+progress line carries the cause as soon as one is found; a cause that will not heal (final)
+ends the wait at once (RolloutFailed, exit 1); a time-out names each item's cause
+(RolloutTimeout, exit 4). Both carry the diagnoses for the caller to print in full.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.manager.diagnose import Diagnosis
+from trainerctl.errors import TrainerctlError, WaitTimeout
+
+SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+DIAGNOSE_SECONDS = 2.0  # how often a waiting item is diagnosed (a few reads each)
+NOT_READY_GRACE = 20.0  # a starting controller fails its readiness probe for a while: not a cause yet
+
+
+@dataclass
+class Pending:
+    """One thing we wait for: `check` returns (done, resourceVersion, why-not-yet); `diagnose(logs)`
+    says why it is not ready."""
+
+    label: str
+    check: Callable[[], tuple[bool, str, str]]
+    rv: str = ""
+    why: str = ""
+    diagnose: Callable[[bool], Diagnosis] | None = None
+    diagnosis: Diagnosis | None = None
+
+    def shown(self, waited: float) -> str:
+        """The label, with the cause once one is known (a readiness failure only after a grace)."""
+        causes = [c for c in (self.diagnosis.causes if self.diagnosis else [])
+                  if c.kind != "not-ready" or waited >= NOT_READY_GRACE]
+        return f"{self.label} ({causes[0].headline()})" if causes else self.label
+
+
+class RolloutFailed(TrainerctlError):
+    """A cause that will not heal by itself: the wait ended before its time-out."""
+
+    def __init__(self, message: str, diagnoses: list[Diagnosis]):
+        super().__init__(message)
+        self.diagnoses = diagnoses
+
+
+class RolloutTimeout(WaitTimeout):
+    def __init__(self, message: str, diagnoses: list[Diagnosis]):
+        super().__init__(message)
+        self.diagnoses = diagnoses
+
+
+def _object_check(cluster: Cluster, path: str,
+                  judge: Callable[[dict], tuple[bool, str]]) -> Callable[[], tuple[bool, str, str]]:
+    """A check that reads one object and judges it: (ready, resourceVersion, why not)."""
+
+    def check() -> tuple[bool, str, str]:
+        obj = cluster.get_or_none(path)
+        if obj is None:
+            return False, "", "not found"
+        ok, why = judge(obj)
+        return ok, obj["metadata"].get("resourceVersion", ""), why
+
+    return check
+
+
+def crd_established(cluster: Cluster, name: str) -> Callable[[], tuple[bool, str, str]]:
+    path = object_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", None, name)
+    return _object_check(cluster, path, crd_is_established)
+
+
+def crd_is_established(crd: dict) -> tuple[bool, str]:
+    conds = {c.get("type"): c for c in (crd.get("status") or {}).get("conditions") or []}
+    names = conds.get("NamesAccepted")
+    if names and names.get("status") == "False":
+        raise TrainerctlError(f"CustomResourceDefinition {crd['metadata']['name']}: names not accepted: "
+                              f"{names.get('message', '')}")
+    est = conds.get("Established")
+    if est and est.get("status") == "True":
+        return True, ""
+    return False, f"Established={est.get('status') if est else 'unset'}"
+
+
+def deployment_available(cluster: Cluster, namespace: str, name: str) -> Callable[[], tuple[bool, str, str]]:
+    return _object_check(cluster, object_path("apps", "v1", "deployments", namespace, name),
+                         deployment_is_available)
+
+
+def deployment_is_available(dep: dict) -> tuple[bool, str]:
+    """Rolled out, as `kubectl rollout status` means it, and available: every replica runs the
+    current spec and no pod of an older one is left, terminating ones included. An old controller
+    still running undoes what an install does next (Trainer 2.2 puts the legacy finalizer back)
+    and may still answer webhook calls. A rollout past its progress deadline is a failure, not a wait."""
+    meta, spec, status = dep.get("metadata") or {}, dep.get("spec") or {}, dep.get("status") or {}
+    conds = {c.get("type"): c for c in status.get("conditions") or []}
+    progressing = conds.get("Progressing") or {}
+    if progressing.get("status") == "False" and progressing.get("reason") == "ProgressDeadlineExceeded":
+        raise TrainerctlError(
+            f"Deployment {meta.get('namespace')}/{meta.get('name')}: rollout failed "
+            f"(ProgressDeadlineExceeded): {progressing.get('message', '')}".rstrip(": "))
+    if status.get("observedGeneration", 0) < meta.get("generation", 0):
+        return False, "rollout of the new spec not observed yet"
+    want = spec.get("replicas", 1)
+    updated = status.get("updatedReplicas") or 0
+    if updated < want:
+        return False, f"{updated} of {want} replica(s) updated"
+    old = (status.get("replicas") or 0) - updated
+    terminating = status.get("terminatingReplicas") or 0  # counted where the API server has the field
+    if old > 0 or terminating > 0:
+        return False, f"{max(old, 0) + terminating} old replica(s) still running"
+    available = status.get("availableReplicas") or 0
+    if available < updated:
+        return False, f"{available} of {updated} updated replica(s) available"
+    avail = conds.get("Available") or {}
+    if avail.get("status") != "True":
+        reason = avail.get("reason") or "no Available condition"
+        return False, f"Available={avail.get('status', 'unset')} ({reason})"
+    return True, ""
+
+
+def service_endpoint_ready(cluster: Cluster, namespace: str, service: str, port: int) -> Callable[[], tuple[bool, str, str]]:
+    """The check the API server itself makes before calling a webhook: a ready endpoint on the
+    EndpointSlice port named like the Service port the webhook targets."""
+    svc_path = object_path("", "v1", "services", namespace, service)
+    slices_path = object_path("discovery.k8s.io", "v1", "endpointslices", namespace)
+
+    def check() -> tuple[bool, str, str]:
+        svc = cluster.get_or_none(svc_path)
+        if svc is None:
+            return False, "", "Service not found"
+        port_name = None
+        for p in (svc.get("spec") or {}).get("ports") or []:
+            if p.get("port") == port:
+                port_name = p.get("name") or ""
+        if port_name is None:
+            return False, "", f"Service has no port {port}"
+        slices = cluster.request("GET", slices_path, query={"labelSelector": f"{SERVICE_NAME_LABEL}={service}"})
+        for sl in slices.get("items") or []:
+            if not any((p.get("name") or "") == port_name and p.get("port") for p in sl.get("ports") or []):
+                continue
+            for ep in sl.get("endpoints") or []:
+                if (ep.get("conditions") or {}).get("ready") is not False and ep.get("addresses"):
+                    return True, "", ""
+        return False, "", "no ready endpoint"
+
+    return check
+
+
+def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float], None] | None = None,
+             what: str = "") -> dict[str, str]:
+    """Poll until every item is done; returns label -> last resourceVersion seen."""
+    start = time.monotonic()
+    deadline = start + timeout
+    pending = list(items)
+    delay = 0.05
+    next_diagnosis = start + DIAGNOSE_SECONDS
+    done: dict[str, str] = {}
+    while True:
+        still = []
+        for item in pending:
+            try:
+                ok, rv, why = item.check()
+            except TrainerctlError as exc:  # a terminal failure the check itself saw
+                if item.diagnose is None:
+                    raise
+                found = _safe(item.diagnose, True)
+                raise RolloutFailed(str(exc), [found] if found else []) from None
+            if ok:
+                done[item.label] = rv
+            else:
+                item.why = why
+                still.append(item)
+        pending = still
+        if not pending:
+            return done
+        now = time.monotonic()
+        if now >= next_diagnosis:
+            next_diagnosis = now + DIAGNOSE_SECONDS
+            _diagnose(pending, now - start)
+        if on_wait:
+            on_wait(", ".join(p.shown(now - start) for p in pending), now - start)
+        if now >= deadline:
+            for item in pending:
+                if item.diagnose is not None:
+                    item.diagnosis = _safe(item.diagnose, True) or item.diagnosis
+            diagnoses = [p.diagnosis for p in pending if p.diagnosis is not None]
+            detail = "; ".join(_why(p) for p in pending)
+            raise RolloutTimeout(f"timed out after {timeout:g}s waiting for {what or 'readiness'}: {detail}",
+                                 diagnoses)
+        time.sleep(min(delay, max(0.0, deadline - now)))
+        delay = min(delay * 2, 1.0)
+
+
+def _diagnose(pending: list[Pending], waited: float) -> None:
+    """Look for each item's cause; end the wait when one is final (it will not heal)."""
+    for item in pending:
+        if item.diagnose is None:
+            continue
+        item.diagnosis = _safe(item.diagnose, False) or item.diagnosis
+        final = item.diagnosis.final if item.diagnosis else None
+        if final is not None:
+            full = _safe(item.diagnose, True) or item.diagnosis  # with the crashed container's log lines
+            raise RolloutFailed(f"{item.label}: {final.headline()}, which will not recover by itself "
+                                f"({FINAL_WHY.get(final.reason, 'see the cause')}); stopped waiting after "
+                                f"{waited:.0f}s", [full])
+
+
+# Why each final cause ends the wait (docs/diagnose.md).
+FINAL_WHY = {
+    "InvalidImageName": "the reference cannot be parsed, so no pull can succeed",
+    "CrashLoopBackOff": "it exited again after each restart",
+    "ProgressDeadlineExceeded": "the deployment controller gave up on the rollout",
+}
+
+
+def _safe(diagnose: Callable[[bool], Diagnosis], logs: bool) -> Diagnosis | None:
+    """A diagnosis, or None when reading for it failed: looking for a cause never fails a wait."""
+    try:
+        return diagnose(logs)
+    except ApiError:
+        return None
+
+
+def _why(item: Pending) -> str:
+    if item.diagnosis and item.diagnosis.causes:
+        return f"{item.label}: {item.diagnosis.causes[0].headline()}"
+    return f"{item.label} ({item.why})" if item.why else item.label

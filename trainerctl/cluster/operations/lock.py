@@ -1,0 +1,499 @@
+"""One command at a time per namespace: a coordination.k8s.io Lease every changing command holds.
+
+CI steps collide (two merges in quick succession, a retried job beside the original). Without a
+lock both runs apply, both prune what the other just applied, and both report success. The lock
+is the usual Kubernetes one, as controllers use for leader election:
+
+- Taking it: create the Lease, or update one that is released or expired. Every update carries
+  the resourceVersion it was computed from, so of two runs taking it at once the server lets
+  exactly one win (409 Conflict for the other, which then reads again).
+- Holding it: a thread renews it every `renew_every` seconds while the command runs.
+- Expiry: a holder that died (kill -9, a lost runner) stops renewing. A waiter takes the Lease once
+  it has seen it unchanged for the holder's whole `leaseDurationSeconds`, measured on its own
+  clock, so the clocks of two machines are never compared (client-go's leader election does the
+  same).
+- Releasing it: deleting the Lease, guarded by its resourceVersion, when the command ends, Ctrl-C
+  and SIGTERM included (they unwind through the context manager).
+
+The holder is said in words a person can act on: user, host, pid, the command, and the CI job's
+identity when the environment gives one (holder_from_env).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import getpass
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable
+
+from trainerctl.cluster.operations.access import Need, Permission
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.errors import TrainerctlError, WaitTimeout
+
+NAME = "trainerctl-lock"
+HOLDER_ANNOTATION = "trainerctl.io/lock-holder"
+DURATION_SECONDS = 20  # a dead holder blocks others this long at most (client-go: 15)
+RENEW_EVERY = 5.0  # several renewals fit in a duration, so a slow API server does not lose the lock
+POLL_EVERY = 1.0
+REPORT_EVERY = 30.0  # a waiting run says it is still waiting this often
+# How long a second run waits by default (--lock-timeout): long enough for another whole install
+# with the default waits to finish, well inside any CI job's time limit (docs/lock.md).
+DEFAULT_WAIT_SECONDS = 600.0
+_MICROTIME = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+# CI systems and the environment variables that identify a job, first match wins. Tekton sets
+# none by itself; PIPELINE_RUN / TASKRUN are the names its docs use for $(context.*.name).
+CI_SYSTEMS: tuple[tuple[str, tuple[str, ...], Callable[[dict], str]], ...] = (
+    ("GitHub Actions", ("GITHUB_RUN_ID",), lambda e: " ".join(filter(None, (
+        e.get("GITHUB_REPOSITORY", ""), f"run {e['GITHUB_RUN_ID']}",
+        f"attempt {e['GITHUB_RUN_ATTEMPT']}" if e.get("GITHUB_RUN_ATTEMPT") else "",
+        f"job {e['GITHUB_JOB']}" if e.get("GITHUB_JOB") else "")))),
+    ("GitLab CI", ("CI_JOB_ID",), lambda e: " ".join(filter(None, (
+        e.get("CI_PROJECT_PATH", ""), f"pipeline {e['CI_PIPELINE_ID']}" if e.get("CI_PIPELINE_ID") else "",
+        f"job {e['CI_JOB_ID']}", e.get("CI_JOB_URL", ""))))),
+    ("Tekton", ("PIPELINE_RUN", "TASKRUN"), lambda e: " ".join(filter(None, (
+        f"PipelineRun {e['PIPELINE_RUN']}" if e.get("PIPELINE_RUN") else "",
+        f"TaskRun {e['TASKRUN']}" if e.get("TASKRUN") else "")))),
+    ("Buildkite", ("BUILDKITE_BUILD_ID",), lambda e: " ".join(filter(None, (
+        f"build {e['BUILDKITE_BUILD_ID']}", f"job {e['BUILDKITE_JOB_ID']}" if e.get("BUILDKITE_JOB_ID") else "",
+        e.get("BUILDKITE_BUILD_URL", ""))))),
+    ("Jenkins", ("BUILD_URL",), lambda e: e["BUILD_URL"]),
+    ("CircleCI", ("CIRCLE_BUILD_URL",), lambda e: e["CIRCLE_BUILD_URL"]),
+    ("Azure Pipelines", ("BUILD_BUILDID",), lambda e: " ".join(filter(None, (
+        e.get("BUILD_REPOSITORY_NAME", ""), f"build {e['BUILD_BUILDID']}")))),
+    ("Prow", ("PROW_JOB_ID",), lambda e: f"{e.get('JOB_NAME', 'job')} {e['PROW_JOB_ID']}"),
+    ("Argo Workflows", ("ARGO_WORKFLOW_NAME",), lambda e: f"Workflow {e['ARGO_WORKFLOW_NAME']}"),
+)
+
+
+def ci_identity(env: dict[str, str]) -> str:
+    """'GitHub Actions org/repo run 42 attempt 1', or '' outside a known CI system."""
+    for name, keys, describe in CI_SYSTEMS:
+        if any(env.get(k) for k in keys):
+            return f"{name} {describe(env)}".strip()
+    return ""
+
+
+@dataclass(frozen=True)
+class Holder:
+    user: str
+    host: str
+    pid: int
+    command: str
+    ci: str = ""
+    token: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # this run, even if a pid repeats
+
+    @property
+    def identity(self) -> str:
+        """What `kubectl get lease` shows; unique to this run through the token."""
+        return f"{self.describe()} #{self.token}"
+
+    def describe(self) -> str:
+        who = f"{self.user}@{self.host} pid {self.pid}"
+        return f"{who} ({self.command}{', ' + self.ci if self.ci else ''})"
+
+    def to_json(self) -> str:
+        return json.dumps({"user": self.user, "host": self.host, "pid": self.pid, "command": self.command,
+                           "ci": self.ci, "token": self.token}, sort_keys=True)
+
+
+def holder_from_env(command: str, env: dict[str, str] | None = None) -> Holder:
+    env = dict(os.environ) if env is None else env
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # a container user with no passwd entry
+        user = f"uid {os.getuid()}"
+    return Holder(user, socket.gethostname(), os.getpid(), command, ci_identity(env))
+
+
+@dataclass
+class LeaseState:
+    """What a Lease says about who holds it (for waiting lines and `status`)."""
+
+    holder: str  # holderIdentity; "" when released
+    description: str  # the holder in words (from the annotation, else holderIdentity)
+    acquired: str  # acquireTime as written by the holder
+    renewed: str
+    duration: int
+    resource_version: str
+
+    @classmethod
+    def of(cls, lease: dict) -> "LeaseState":
+        spec = lease.get("spec") or {}
+        meta = lease.get("metadata") or {}
+        identity = spec.get("holderIdentity") or ""
+        description = identity.rsplit(" #", 1)[0]
+        try:
+            data = json.loads((meta.get("annotations") or {}).get(HOLDER_ANNOTATION) or "{}")
+            if data.get("token") and identity.endswith("#" + data["token"]):
+                description = Holder(data["user"], data["host"], data["pid"], data["command"], data.get("ci", ""),
+                                     data["token"]).describe()
+        except (ValueError, TypeError, KeyError, AttributeError):
+            pass  # someone else's Lease of that name, or an edited one: holderIdentity still says who
+        return cls(identity, description, spec.get("acquireTime") or "", spec.get("renewTime") or "",
+                   int(spec.get("leaseDurationSeconds") or DURATION_SECONDS), meta.get("resourceVersion", ""))
+
+    @property
+    def held(self) -> bool:
+        return bool(self.holder)
+
+    def since(self, now: _dt.datetime | None = None) -> str:
+        """'since 2026-08-21T09:40:12Z (35s ago)'; the age is by our clock and only for reading."""
+        started = parse_time(self.acquired)
+        if started is None:
+            return "since an unknown time"
+        age = ((now or _now()) - started).total_seconds()
+        shown = started.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return f"since {shown} ({_ago(age)})"
+
+    def to_dict(self) -> dict:
+        return {"holder": self.description, "holderIdentity": self.holder, "acquireTime": self.acquired,
+                "renewTime": self.renewed, "leaseDurationSeconds": self.duration}
+
+
+class LockTimeout(WaitTimeout):
+    """Nobody changed anything: the holder kept the lock for the whole --lock-timeout."""
+
+
+class LockLost(TrainerctlError):
+    """Another run took the Lease from us (our renewals stopped reaching the API server)."""
+
+
+def _now() -> _dt.datetime:
+    return _dt.datetime.now(_dt.timezone.utc)
+
+
+def format_time(t: _dt.datetime) -> str:
+    return t.strftime(_MICROTIME)
+
+
+def parse_time(text: str) -> _dt.datetime | None:
+    if not text:
+        return None
+    try:
+        return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _ago(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    if seconds < 120:
+        return f"{seconds}s ago"
+    if seconds < 7200:
+        return f"{seconds // 60}m ago"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m ago"
+
+
+def lease_path(namespace: str, name: str = NAME) -> str:
+    return object_path("coordination.k8s.io", "v1", "leases", namespace, name)
+
+
+class LockError(TrainerctlError):
+    """The lock could not be taken; `status` is the API server's answer (403: not allowed)."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+def access_needs(namespace: str, name: str = NAME) -> list[Need]:
+    """What taking, renewing and releasing the lock asks of the API server."""
+    why = f"the install lock (Lease {namespace}/{name})"
+    return [*(Need(Permission(verb, "coordination.k8s.io", "leases", namespace), why)
+              for verb in ("get", "create", "update", "delete")),
+            Need(Permission("create", "", "namespaces"), f"{why}, on a first install")]
+
+
+def read(cluster: Cluster, namespace: str, name: str = NAME) -> LeaseState | None:
+    """The lock as it stands (for `status`); None when nobody holds it."""
+    try:
+        lease = cluster.get_or_none(lease_path(namespace, name))
+    except ApiError as exc:
+        if exc.status == 403:
+            return None  # may not read Leases: status still reports the rest
+        raise
+    if lease is None:
+        return None
+    state = LeaseState.of(lease)
+    return state if state.held else None
+
+
+@dataclass
+class Acquired:
+    """How the lock was taken, for the run's report."""
+
+    waited_seconds: float = 0.0
+    waited_for: str = ""  # who held it while we waited
+    took_over_from: str = ""  # an expired holder we replaced
+    acquire_time: str = ""  # when we took it (our clock), as written into the Lease
+
+    def to_dict(self) -> dict:
+        out = {"acquireTime": self.acquire_time, "waitedSeconds": round(self.waited_seconds, 3)}
+        if self.waited_for:
+            out["waitedFor"] = self.waited_for
+        if self.took_over_from:
+            out["tookOverFrom"] = self.took_over_from
+        return out
+
+
+class Lock:
+    """`with Lock(...).acquire(...)` holds the namespace's install lock for the block.
+
+    `check()` raises LockLost once the renewal thread found the Lease taken by someone else; the
+    command calls it before each step that writes, so a run that lost the lock stops instead of
+    writing beside the new holder.
+    """
+
+    def __init__(self, cluster: Cluster, namespace: str, holder: Holder, *, name: str = NAME,
+                 duration: int = DURATION_SECONDS, renew_every: float = RENEW_EVERY, poll_every: float = POLL_EVERY,
+                 report_every: float = REPORT_EVERY, on_message: Callable[[str], None] | None = None,
+                 ensure_namespace: Callable[[], bool] | None = None, field_manager: str = "trainerctl"):
+        self.cluster = cluster
+        self.namespace = namespace
+        self.name = name
+        self.holder = holder
+        self.duration = duration
+        self.renew_every = renew_every
+        self.poll_every = poll_every
+        self.report_every = report_every
+        self.on_message = on_message or (lambda _line: None)
+        self.ensure_namespace = ensure_namespace
+        self.field_manager = field_manager
+        self.path = lease_path(namespace, name)
+        self.acquired = Acquired()
+        self._rv = ""
+        self._state_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lost = ""
+        self.unlocked = False  # the namespace does not exist and we were not to create it
+        self.created_namespace = False  # we created the namespace to hold the lock in
+        self._acquire_time = ""
+        self._transitions = 0
+
+    @property
+    def display(self) -> str:
+        return f"Lease {self.namespace}/{self.name}"
+
+    # -- taking it ---------------------------------------------------------------------
+    def acquire(self, timeout: float) -> "Lock":
+        """Take the lock, waiting up to `timeout` seconds (0: try once). Raises LockTimeout."""
+        started = time.monotonic()
+        deadline = started + timeout
+        observed: tuple[str, float] | None = None  # (resourceVersion, when we first saw it)
+        last_said: tuple[str, float] | None = None
+        while True:
+            lease = self.cluster.get_or_none(self.path)
+            if lease is None:
+                if self._create():
+                    break
+                continue
+            state = LeaseState.of(lease)
+            now = time.monotonic()
+            if observed is None or observed[0] != state.resource_version:
+                observed = (state.resource_version, now)
+            expired = now - observed[1] >= state.duration
+            if not state.held or expired:
+                if self._take(lease, state if state.held else None):
+                    break
+                continue
+            if now >= deadline:
+                raise LockTimeout(
+                    f"timed out after {timeout:g}s waiting for the install lock ({self.display}) held by "
+                    f"{state.description} {state.since()}; nothing was changed (wait longer with --lock-timeout)")
+            self.acquired.waited_for = state.description
+            if last_said is None or last_said[0] != state.holder or now - last_said[1] >= self.report_every:
+                left = deadline - now
+                self.on_message(f"waiting for the install lock ({self.display}): held by {state.description} "
+                                f"{state.since()}; waiting up to {left:.0f}s more")
+                last_said = (state.holder, now)
+            time.sleep(max(0.0, min(self.poll_every, deadline - now, observed[1] + state.duration - now)) or 0.05)
+        self.acquired.waited_seconds = time.monotonic() - started
+        if self.unlocked:
+            return self
+        if self.acquired.waited_for and not self.acquired.took_over_from:
+            self.on_message(f"took the install lock after waiting {self.acquired.waited_seconds:.0f}s for "
+                            f"{self.acquired.waited_for}")
+        self._start_renewing()
+        return self
+
+    def _body(self, acquire_time: str, transitions: int, rv: str = "") -> dict:
+        meta = {"name": self.name, "namespace": self.namespace,
+                "labels": {"app.kubernetes.io/managed-by": "trainerctl"},
+                "annotations": {HOLDER_ANNOTATION: self.holder.to_json()}}
+        if rv:
+            meta["resourceVersion"] = rv
+        return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": meta,
+                "spec": {"holderIdentity": self.holder.identity, "leaseDurationSeconds": self.duration,
+                         "acquireTime": acquire_time, "renewTime": format_time(_now()),
+                         "leaseTransitions": transitions}}
+
+    def _create(self) -> bool:
+        """True when our create won (or there is nothing to lock); False when someone else's did."""
+        acquire_time = format_time(_now())
+        collection = self.path.rsplit("/", 1)[0]
+        for attempt in range(2):
+            try:
+                out = self.cluster.request("POST", collection, body=self._body(acquire_time, 0),
+                                           query={"fieldManager": self.field_manager})
+            except ApiError as exc:
+                if exc.status == 409:
+                    return False
+                if exc.status == 404 and attempt == 0 and self.ensure_namespace is not None:
+                    # A first install: the namespace comes first, then the lock in it.
+                    self.created_namespace = bool(self.ensure_namespace())
+                    continue
+                if exc.status == 404 and self.ensure_namespace is None:
+                    # No namespace, so no run can hold a lock in it either (it would have made it).
+                    self.unlocked = True
+                    return True
+                raise LockError(f"cannot take the install lock ({self.display}): {exc}", exc.status) from None
+            self._hold(out, acquire_time)
+            return True
+        return False
+
+    def _take(self, lease: dict, expired: LeaseState | None) -> bool:
+        """Update a released or expired Lease, guarded by the resourceVersion we judged."""
+        spec = lease.get("spec") or {}
+        acquire_time = format_time(_now())
+        transitions = int(spec.get("leaseTransitions") or 0) + (1 if spec.get("holderIdentity") else 0)
+        body = self._body(acquire_time, transitions, lease["metadata"].get("resourceVersion", ""))
+        try:
+            out = self.cluster.request("PUT", self.path, body=body, query={"fieldManager": self.field_manager})
+        except ApiError as exc:
+            if exc.status in (404, 409):
+                return False  # released (deleted) or taken meanwhile: judge again
+            raise LockError(f"cannot take the install lock ({self.display}): {exc}", exc.status) from None
+        if expired is not None:
+            renewed = parse_time(expired.renewed)
+            last = renewed.strftime("%Y-%m-%dT%H:%M:%SZ") if renewed else "an unknown time"
+            self.acquired.took_over_from = expired.description
+            self.on_message(f"took over the install lock ({self.display}) from {expired.description}: it held it "
+                            f"{expired.since()} and stopped renewing it (last renewed {last}; not renewed for "
+                            f"{expired.duration}s as watched from here), so that run is gone")
+        self._hold(out, acquire_time)
+        return True
+
+    def _hold(self, lease: dict, acquire_time: str) -> None:
+        self.acquired.acquire_time = acquire_time
+        with self._state_lock:
+            self._rv = lease["metadata"]["resourceVersion"]
+            self._acquire_time = acquire_time
+            self._transitions = int((lease.get("spec") or {}).get("leaseTransitions") or 0)
+
+    # -- holding it --------------------------------------------------------------------
+    def _start_renewing(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._renew_loop, name="trainerctl-lock-renewal", daemon=True)
+        self._thread.start()
+
+    def _renew_loop(self) -> None:
+        interval = self.renew_every
+        while not self._stop.wait(interval):
+            try:
+                interval = self.renew_every if self.renew() else min(1.0, self.renew_every)
+            except Exception:  # noqa: BLE001 - the API server may be briefly unreachable; retry soon
+                interval = min(1.0, self.renew_every)
+            if self._lost:
+                return
+
+    def renew(self) -> bool:
+        """One renewal; False when it did not go through (retried sooner). Notes that the lock is
+        lost when someone else holds the Lease now."""
+        with self._state_lock:
+            rv, acquire_time = self._rv, self._acquire_time
+        for _ in range(2):
+            body = self._body(acquire_time, self._transitions, rv)
+            try:
+                out = self.cluster.request("PUT", self.path, body=body, query={"fieldManager": self.field_manager})
+            except ApiError as exc:
+                if exc.status not in (404, 409):
+                    return False
+                current = self.cluster.get_or_none(self.path)
+                if current is None:
+                    self._lost = "the Lease was deleted"
+                    return False
+                if (current.get("spec") or {}).get("holderIdentity") != self.holder.identity:
+                    self._lost = f"{LeaseState.of(current).description} holds it now"
+                    return False
+                rv = current["metadata"]["resourceVersion"]  # ours still; our last write's answer was lost
+                continue
+            with self._state_lock:
+                self._rv = out["metadata"]["resourceVersion"]
+            return True
+        return False
+
+    def check(self) -> None:
+        """Raise LockLost when another run holds the lock now; call before each writing step."""
+        if self._lost:
+            raise LockLost(f"lost the install lock ({self.display}): {self._lost}; this run's renewals did not "
+                           f"reach the API server in time, so it stopped before writing more; re-run to converge")
+
+    # -- releasing it ------------------------------------------------------------------
+    def release(self) -> None:
+        if self.unlocked:
+            return
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+        if self._lost:
+            return
+        # Interrupted (Ctrl-C, SIGTERM): requests in flight were aborted, but the release must
+        # still go out, or the next run waits out the whole lease.
+        self.cluster.resume()
+        with self._state_lock:
+            rv = self._rv
+        try:
+            for _ in range(3):
+                try:
+                    self.cluster.request("DELETE", self.path, body={"preconditions": {"resourceVersion": rv}})
+                    return
+                except ApiError as exc:
+                    if exc.status != 409:
+                        raise
+                current = self.cluster.get_or_none(self.path)  # our last renewal's answer may have been lost
+                if current is None or (current.get("spec") or {}).get("holderIdentity") != self.holder.identity:
+                    return
+                rv = current["metadata"]["resourceVersion"]
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+        except TrainerctlError:
+            pass  # unreachable now: the Lease expires by itself, and the next run says so
+
+    def __enter__(self) -> "Lock":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def create_namespace(cluster: Cluster, namespace: str, field_manager: str = "trainerctl") -> bool:
+    """The namespace a first install's lock goes into (bare: the install labels it later); True
+    when this call created it."""
+    body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    try:
+        cluster.request("POST", object_path("", "v1", "namespaces", None), body=body,
+                        query={"fieldManager": field_manager})
+        return True
+    except ApiError as exc:
+        if exc.status != 409:
+            raise LockError(f"cannot create namespace {namespace} for the install lock: {exc}", exc.status) from None
+        return False
+
+
+def take(cluster: Cluster, namespace: str, command: str, *, timeout: float, field_manager: str = "trainerctl",
+         on_message: Callable[[str], None] | None = None, create_missing_namespace: bool = True) -> Lock:
+    """The install lock for one command run, taken (use it as a context manager to release it)."""
+    ensure = (lambda: create_namespace(cluster, namespace, field_manager)) if create_missing_namespace else None
+    return Lock(cluster, namespace, holder_from_env(command), on_message=on_message, ensure_namespace=ensure,
+                field_manager=field_manager).acquire(timeout)
