@@ -1,4 +1,4 @@
-"""Test-side stand-ins for what a real cluster runs next to trainerctl (tests/test_fake_controller.py tests them).
+"""Test-side stand-ins for what a real cluster runs next to trainerctl (tests/cluster/test_fake_controller.py tests them).
 
 The test cluster has no kubelet and no controllers. `FakeController` plays, honestly, the parts
 an install depends on: it serves the admission webhooks over TLS on each webhook Service's

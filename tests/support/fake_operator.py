@@ -13,7 +13,7 @@ odh-platform-utilities framework it uses):
   runs that finalizer, which deletes every labelled object (the trap the hand-over must avoid);
 - the garbage collector's part: a CR deleted with orphan propagation releases its dependents; one
   deleted otherwise takes every object still owned by it along.
-On the e2e cluster (tests/test_e2e_migration.py) the real deployment controller, kwok and garbage
+On the e2e cluster (tests/e2e/test_e2e_migration.py) the real deployment controller, kwok and garbage
 collector do their parts, and only the operator's own reconciler (the finalizer) is played here.
 `FakeOperator.deleted` lists what the operator or the collector deleted, so a test can assert that
 nothing was; `FakeOperator.raced` notes any moment its CR was released while its pod still ran.

@@ -1,5 +1,5 @@
 """Schema checks for rendered objects in tests: the CRD check is the one render uses
-(trainerctl/render/crd_schema.py; tests/test_runtimes.py also has the real API server judge it);
+(trainerctl/render/crd_schema.py; tests/render/test_runtimes.py also has the real API server judge it);
 OpenShift's ImageStream API, which ships no CRD, is described here."""
 
 from __future__ import annotations

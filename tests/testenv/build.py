@@ -39,7 +39,7 @@ BUILD_RECIPE = "1"
 # kube-apiserver (shared compile work). The rest are built with `go install pkg@version`, so each
 # is exactly what its project released: its own go.mod and go.sum decide every dependency.
 KWOK_VERSION = "v0.8.0"
-# The real Helm, for the Helm takeover tests (tests/test_e2e_helm.py): built inside its released
+# The real Helm, for the Helm takeover tests (tests/e2e/test_e2e_helm.py): built inside its released
 # module like the rest, with the version its Makefile stamps in (else `helm version` says v4.3).
 HELM_VERSION = "v4.3.2"
 HELM_LDFLAGS = f"-X helm.sh/helm/v4/internal/version.version={HELM_VERSION}"
@@ -226,7 +226,7 @@ def _build_e2e(go: str, out: Path, log) -> None:
         shutil.copyfile(kustomize / "crd" / "bases" / name, out / "kwok-crds" / name)
 
 
-# -- Flux (tests/test_e2e_gitops.py) ------------------------------------------------------
+# -- Flux (tests/e2e/test_e2e_gitops.py) ------------------------------------------------------
 # The Flux controllers that apply `render --gitops flux` folders. v1.7.3 is the newest 1.7 patch
 # the module proxy serves for both (kustomize-controller v1.7.0 and v1.7.1 answer 403 there).
 # Their own cache entry: they are big builds that only the GitOps e2e test needs, and adding

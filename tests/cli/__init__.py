@@ -1,0 +1,1 @@
+"""Tests of the command line as users run it: flags, output, exit codes, bad and hostile input, the docs and the package layout."""

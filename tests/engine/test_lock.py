@@ -1,0 +1,220 @@
+"""The install lock (a Lease) on the real API server: one holder at a time, waits that name the
+holder, expiry of a dead holder, loss, release on Ctrl-C; and who a holder says it is.
+
+The CLI-level tests (two real `trainerctl install` processes at once, one of them killed) are in
+tests/cluster/test_lock_installs.py; these exercise the Lease protocol itself with short durations.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from trainerctl.cluster.operations import lock as lock_mod
+from trainerctl.cluster.client.client import connect
+from trainerctl.cluster.operations.lock import Holder, Lock, LockLost, LockTimeout, ci_identity, holder_from_env, lease_path
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({"GITHUB_RUN_ID": "42", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_REPOSITORY": "org/repo", "GITHUB_JOB": "deploy"},
+     "GitHub Actions org/repo run 42 attempt 2 job deploy"),
+    ({"CI_JOB_ID": "7", "CI_PIPELINE_ID": "3", "CI_PROJECT_PATH": "g/p", "GITLAB_CI": "true"},
+     "GitLab CI g/p pipeline 3 job 7"),
+    ({"PIPELINE_RUN": "deploy-x7", "TASKRUN": "deploy-x7-install"},
+     "Tekton PipelineRun deploy-x7 TaskRun deploy-x7-install"),
+    ({"BUILD_URL": "https://jenkins.example/job/deploy/12/"}, "Jenkins https://jenkins.example/job/deploy/12/"),
+    ({"BUILDKITE_BUILD_ID": "b-1", "BUILDKITE_JOB_ID": "j-2"}, "Buildkite build b-1 job j-2"),
+    ({"CIRCLE_BUILD_URL": "https://circleci.com/gh/o/r/9"}, "CircleCI https://circleci.com/gh/o/r/9"),
+    ({"BUILD_BUILDID": "5", "BUILD_REPOSITORY_NAME": "r"}, "Azure Pipelines r build 5"),
+    ({"CI": "true"}, ""),
+    ({}, ""),
+])
+def test_ci_identity_names_the_job(env, expected):
+    assert ci_identity(env) == expected
+
+
+def test_holder_says_user_host_pid_command_and_ci():
+    holder = holder_from_env("install", {"GITHUB_RUN_ID": "9", "GITHUB_REPOSITORY": "o/r"})
+    import os
+
+    assert holder.pid == os.getpid() and holder.host and holder.user
+    assert holder.describe() == f"{holder.user}@{holder.host} pid {holder.pid} (install, GitHub Actions o/r run 9)"
+    assert holder.identity.endswith(f" #{holder.token}")
+    assert holder_from_env("install", {}).token != holder.token  # one per run
+
+
+def test_lease_state_reads_the_annotation_and_survives_a_foreign_lease():
+    holder = Holder("ann", "h1", 12, "uninstall")
+    lease = {"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: holder.to_json()}, "resourceVersion": "5"},
+             "spec": {"holderIdentity": holder.identity, "acquireTime": "2026-08-21T09:40:12.000000Z",
+                      "leaseDurationSeconds": 30}}
+    state = lock_mod.LeaseState.of(lease)
+    assert state.held and state.description == "ann@h1 pid 12 (uninstall)"
+    assert state.since().startswith("since 2026-08-21T09:40:12Z (")
+    foreign = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: "{nope"}},
+                                      "spec": {"holderIdentity": "someone-else"}})
+    assert foreign.description == "someone-else" and foreign.since() == "since an unknown time"
+
+
+# -- on the API server --------------------------------------------------------------------
+@pytest.fixture
+def cluster(test_cluster):
+    return connect(str(test_cluster.admin_kubeconfig))
+
+
+def _lock(cluster, namespace, who: str, messages: list | None = None, **kwargs) -> Lock:
+    kwargs.setdefault("duration", 3)
+    kwargs.setdefault("renew_every", 0.5)
+    kwargs.setdefault("poll_every", 0.1)
+    return Lock(cluster, namespace, Holder(who, "host", 1, "install"),
+                on_message=(messages.append if messages is not None else None), **kwargs)
+
+
+
+@pytest.mark.cluster
+def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace):
+    messages: list[str] = []
+    with _lock(cluster, namespace, "first").acquire(0):
+        lease = cluster.request("GET", lease_path(namespace))
+        assert lease["spec"]["holderIdentity"].startswith("first@host pid 1 (install) #")
+        assert lock_mod.read(cluster, namespace).description == "first@host pid 1 (install)"
+        started = time.monotonic()
+        with pytest.raises(LockTimeout) as timed_out:
+            _lock(cluster, namespace, "second", messages).acquire(1.5)
+        assert 1.4 <= time.monotonic() - started < 3  # the holder renews: it never expires
+    line = str(timed_out.value)
+    assert line.startswith(f"timed out after 1.5s waiting for the install lock (Lease {namespace}/trainerctl-lock) "
+                           "held by first@host pid 1 (install) since ")
+    assert line.endswith("nothing was changed (wait longer with --lock-timeout)")
+    assert timed_out.value.exit_code == 4
+    assert messages and messages[0].startswith(f"waiting for the install lock (Lease {namespace}/trainerctl-lock): "
+                                               "held by first@host pid 1 (install) since ")
+    # Released: the Lease is gone, and nobody holds the lock.
+    assert cluster.get_or_none(lease_path(namespace)) is None
+    assert lock_mod.read(cluster, namespace) is None
+
+
+@pytest.mark.cluster
+def test_a_waiter_takes_the_lock_when_the_holder_releases_it(cluster, namespace):
+    messages: list[str] = []
+    first = _lock(cluster, namespace, "first").acquire(0)
+    got: list[Lock] = []
+    waiter = threading.Thread(target=lambda: got.append(_lock(cluster, namespace, "second", messages).acquire(20)))
+    waiter.start()
+    time.sleep(1)
+    assert not got
+    first.release()
+    waiter.join(20)
+    assert got and got[0].acquired.waited_for == "first@host pid 1 (install)"
+    assert not got[0].acquired.took_over_from
+    assert messages[-1].startswith("took the install lock after waiting ")
+    assert lock_mod.read(cluster, namespace).description == "second@host pid 1 (install)"
+    got[0].release()
+
+
+@pytest.mark.cluster
+def test_many_takers_at_once_hold_it_one_at_a_time(cluster, namespace):
+    """Optimistic concurrency: creates and updates race, the API server lets one win each time."""
+    inside: list[str] = []
+    overlaps: list[tuple[str, str]] = []
+    guard = threading.Lock()
+    errors: list[BaseException] = []
+
+    def run(who: str) -> None:
+        try:
+            with _lock(cluster, namespace, who).acquire(60):
+                with guard:
+                    if inside:
+                        overlaps.append((inside[-1], who))
+                    inside.append(who)
+                time.sleep(0.2)
+                with guard:
+                    inside.remove(who)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(f"t{i}",)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(90)
+    assert not errors, errors
+    assert not overlaps, overlaps
+
+
+@pytest.mark.cluster
+def test_a_dead_holders_lease_is_taken_once_expired_and_the_taker_says_so(cluster, namespace):
+    dead = _lock(cluster, namespace, "dead").acquire(0)
+    dead._stop.set()  # the process died: no renewal, no release
+    dead._thread.join()
+    messages: list[str] = []
+    started = time.monotonic()
+    taker = _lock(cluster, namespace, "taker", messages).acquire(30)
+    waited = time.monotonic() - started
+    assert 3 <= waited < 10, waited  # its duration (3s), watched from here
+    assert taker.acquired.took_over_from == "dead@host pid 1 (install)"
+    took = [m for m in messages if m.startswith("took over the install lock")]
+    assert len(took) == 1 and "from dead@host pid 1 (install)" in took[0] and "stopped renewing" in took[0]
+    lease = cluster.request("GET", lease_path(namespace))
+    assert lease["spec"]["leaseTransitions"] == 1
+    taker.release()
+
+
+@pytest.mark.cluster
+def test_a_holder_that_lost_the_lease_stops_before_writing_more(cluster, namespace):
+    holder = _lock(cluster, namespace, "slow", renew_every=60).acquire(0)
+    lease = cluster.request("GET", lease_path(namespace))
+    other = Holder("other", "h2", 2, "install")
+    lease["spec"]["holderIdentity"] = other.identity
+    lease["metadata"]["annotations"][lock_mod.HOLDER_ANNOTATION] = other.to_json()
+    cluster.request("PUT", lease_path(namespace), body=lease)  # it expired and another run took it
+    holder.check()  # nothing noticed yet
+    assert holder.renew() is False
+    with pytest.raises(LockLost) as lost:
+        holder.check()
+    assert "other@h2 pid 2 (install) holds it now" in str(lost.value)
+    holder.release()  # not ours any more: left alone
+    assert cluster.request("GET", lease_path(namespace))["spec"]["holderIdentity"] == other.identity
+
+
+@pytest.mark.cluster
+def test_renewals_keep_it_and_ctrl_c_releases_it(cluster, namespace):
+    with pytest.raises(KeyboardInterrupt):
+        with _lock(cluster, namespace, "ctrl-c", duration=2, renew_every=0.3) as held:
+            held.acquire(0)
+            first = cluster.request("GET", lease_path(namespace))["spec"]["renewTime"]
+            time.sleep(1.5)
+            assert cluster.request("GET", lease_path(namespace))["spec"]["renewTime"] != first
+            raise KeyboardInterrupt
+    assert cluster.get_or_none(lease_path(namespace)) is None
+
+
+@pytest.mark.cluster
+def test_first_install_creates_the_namespace_for_the_lock(cluster, test_cluster):
+    import secrets
+
+    ns = f"t-missing-{secrets.token_hex(3)}"
+    made: list[str] = []
+
+    def ensure() -> None:
+        made.append(ns)
+        cluster.request("POST", "/api/v1/namespaces", body={"apiVersion": "v1", "kind": "Namespace",
+                                                             "metadata": {"name": ns}})
+
+    with _lock(cluster, ns, "first", ensure_namespace=ensure).acquire(0):
+        assert made == [ns]
+        assert cluster.get_or_none(lease_path(ns)) is not None
+
+
+def test_lock_timeout_flag_default_and_bad_values(capsys):
+    from trainerctl.cli import main
+    from trainerctl.cli.flags import DEFAULT_LOCK_TIMEOUT
+
+    assert DEFAULT_LOCK_TIMEOUT == lock_mod.DEFAULT_WAIT_SECONDS == 600
+    for command in ("install", "uninstall"):
+        for bad in ("-1", "nan", "inf"):
+            assert main([command, "--lock-timeout", bad, "--kubeconfig", "/nonexistent"]) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and err.startswith("error: ") and "--lock-timeout" in err, err
