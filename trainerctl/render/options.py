@@ -133,6 +133,7 @@ class SourceInfo:
     path: str | None = None  # the local checkout, for --source PATH
     releases: tuple[dict, ...] = ()  # component_metadata.yaml releases: name, version, repoUrl
     images: dict[str, str] = field(default_factory=dict)  # rendered image -> where it came from
+    embedded: bool = False  # the manifests are the copy of url at ref inside trainerctl's wheel
 
     def __post_init__(self) -> None:
         # What a render reports (the inventory, -o json, the lock) never holds a URL's password.

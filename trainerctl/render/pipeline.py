@@ -30,11 +30,13 @@ from trainerctl.source import (
     DEFAULT_LOCK_FILE,
     SourceTree,
     check_tree,
+    embedded_source,
     git_source,
     local_source,
     read_lock,
     resolve_source,
 )
+from trainerctl.source.cache import check_cache_dir
 from trainerctl.source.cachedir import default_cache_dir
 
 # Our sets ship their images as generated ConfigMaps (the replacements' source); those are
@@ -61,6 +63,13 @@ def _resolve(options: RenderOptions) -> SourceTree:
                 f"{lock_path} pins {lock.url} {lock.ref}, not {url} {ref}: render that source, "
                 f"update the lock (trainerctl fetch / render --update-lock), or pass --no-lock"
             )
+    # The pinned default ref comes from the copy inside the wheel: no network, no cache (a bad
+    # cache dir is still an error: a flag is never silently ignored). --refresh asks the remote,
+    # as it does for a cached ref.
+    check_cache_dir(Path(options.cache_dir) if options.cache_dir else default_cache_dir(), bool(options.cache_dir))
+    embedded = None if options.refresh else embedded_source(url, ref, lock)
+    if embedded is not None:
+        return embedded
     return resolve_source(url, ref, cache_dir=options.cache_dir, lock=lock, refresh=options.refresh,
                           offline=options.offline)
 
@@ -238,6 +247,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         path=None if source.url else str(source.manifests),
         releases=tuple(releases),
         images=image_origins(objects, overrides, shipped),
+        embedded=source.embedded,
     )
     parsed.flush()
     return RenderResult(objects, rendered, info, options.namespace, owner_label, platform)
