@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.cli.test_properties import PROPERTY
+from tests.support.properties import PROPERTY
 from trainerctl.render import RenderOptions, render
 from trainerctl.source import Lock, PinError, embedded, gitrepo
 from trainerctl.source.embedded import DamagedInstallation, embedded_release, embedded_source
@@ -30,23 +30,6 @@ COMMIT = "d063877c480bbd9a35512691ded96c97d8937b44"
 @pytest.fixture(scope="session")
 def odh_35(shared_dir) -> Path:
     return shared_dir / "upstream" / "opendatahub-trainer" / REF
-
-
-@pytest.fixture(scope="session")
-def built_copy(tmp_path_factory, odh_35) -> Path:
-    """trainerctl/_embedded as the wheel build writes it (from a checkout given by its env var)."""
-    root = tmp_path_factory.mktemp("wheel") / "_embedded"
-    embed(root, ROOT, env={ENV: str(odh_35)}, log=lambda line: None)
-    return root
-
-
-@pytest.fixture
-def installed(tmp_path, built_copy, monkeypatch) -> Path:
-    """A writable copy of the embedded release, used as this installation's."""
-    root = tmp_path / "_embedded"
-    shutil.copytree(built_copy, root)
-    monkeypatch.setattr(embedded, "EMBED_DIR", root)
-    return root
 
 
 @pytest.fixture
@@ -69,10 +52,10 @@ def test_the_pins_cover_the_default_with_a_digest():
     assert pinned_commit(URL, REF) == COMMIT and pinned_digest(COMMIT).startswith("sha256:")
 
 
-def test_the_build_embeds_the_pinned_tree_and_records_it(built_copy, odh_35):
-    record = json.loads((built_copy / "source.json").read_text())
+def test_the_build_embeds_the_pinned_tree_and_records_it(embedded_copy, odh_35):
+    record = json.loads((embedded_copy / "source.json").read_text())
     assert record == {"url": URL, "ref": REF, "commit": COMMIT, "digest": pinned_digest(COMMIT)}
-    assert walk_tree(built_copy / "manifests") == walk_tree(odh_35 / "manifests") == pinned_digest(COMMIT)
+    assert walk_tree(embedded_copy / "manifests") == walk_tree(odh_35 / "manifests") == pinned_digest(COMMIT)
 
 
 def test_the_build_finds_shared_beside_the_repository(tmp_path, odh_35):
@@ -119,7 +102,7 @@ def test_the_build_fails_in_one_line_when_nothing_verifies(tmp_path, odh_35):
               log=lambda line: None)
 
 
-def test_a_render_of_the_default_reads_the_copy_offline(installed, offline, odh_35):
+def test_a_render_of_the_default_reads_the_copy_offline(installed_copy, offline, odh_35):
     result = render(RenderOptions())
     assert result.source.embedded and (result.source.url, result.source.ref, result.source.commit) == (URL, REF, COMMIT)
     assert result.source.digest == pinned_digest(COMMIT)
@@ -131,18 +114,18 @@ def test_a_render_of_the_default_reads_the_copy_offline(installed, offline, odh_
         assert render(options).source.embedded
 
 
-def test_other_refs_and_refresh_still_fetch(installed):
+def test_other_refs_and_refresh_still_fetch(installed_copy):
     assert embedded_source(URL, "odh-3.4.0") is None
     assert embedded_source("https://github.com/kubeflow/trainer.git", REF) is None
     assert embedded_source(URL, REF) is not None
 
 
-def test_refresh_asks_the_remote(installed, offline):
+def test_refresh_asks_the_remote(installed_copy, offline):
     with pytest.raises(AssertionError, match="tried to reach the network"):
         render(RenderOptions(refresh=True))
 
 
-def test_the_lock_binds_the_copy(installed, offline):
+def test_the_lock_binds_the_copy(installed_copy, offline):
     assert embedded_source(URL, REF, Lock(URL, REF, COMMIT, pinned_digest(COMMIT))).embedded
     with pytest.raises(PinError, match="pinned to " + "1" * 40):
         embedded_source(URL, REF, Lock(URL, REF, "1" * 40, pinned_digest(COMMIT)))
@@ -162,16 +145,16 @@ def test_no_copy_means_fetch(tmp_path, monkeypatch):
     (json.dumps({"url": URL, "ref": REF, "commit": "abc", "digest": "sha256:0"}), "no commit"),
     (json.dumps({"url": URL, "ref": REF, "commit": "2" * 40, "digest": "sha256:0"}), "does not pin"),
 ])
-def test_a_damaged_record_is_one_line(installed, record, problem):
-    (installed / "source.json").write_text(record)
+def test_a_damaged_record_is_one_line(installed_copy, record, problem):
+    (installed_copy / "source.json").write_text(record)
     with pytest.raises(DamagedInstallation) as err:
         embedded_source(URL, REF)
     assert problem in str(err.value) and "reinstall trainerctl" in str(err.value) and "\n" not in str(err.value)
 
 
-def test_a_record_with_another_digest_is_refused(installed):
-    record = json.loads((installed / "source.json").read_text())
-    (installed / "source.json").write_text(json.dumps({**record, "digest": "sha256:" + "3" * 64}))
+def test_a_record_with_another_digest_is_refused(installed_copy):
+    record = json.loads((installed_copy / "source.json").read_text())
+    (installed_copy / "source.json").write_text(json.dumps({**record, "digest": "sha256:" + "3" * 64}))
     with pytest.raises(PinError, match="but trainerctl pins"):
         embedded_source(URL, REF)
 
@@ -183,10 +166,10 @@ changes = st.tuples(st.sampled_from(["edit", "add", "remove", "chmod"]), st.inte
 
 @PROPERTY
 @given(change=changes)
-def test_any_change_to_the_copy_is_refused(built_copy, tmp_path_factory, change):
+def test_any_change_to_the_copy_is_refused(embedded_copy, tmp_path_factory, change):
     kind, pick, data = change
     root = tmp_path_factory.mktemp("altered") / "_embedded"
-    shutil.copytree(built_copy, root)
+    shutil.copytree(embedded_copy, root)
     files = sorted(p for p in (root / "manifests").rglob("*") if p.is_file())
     target = files[pick % len(files)]
     if kind == "edit":
