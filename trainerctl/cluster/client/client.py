@@ -1,7 +1,7 @@
 """One connection to the cluster for the whole run: raw JSON requests to an untrusted server.
 
 The kubeconfig is read as kubectl reads it (client/kubeconfig.py), credentials come from
-client/credentials.py, and bytes travel through client/transport.py, which bounds every exchange
+client/credentials.py, and bytes travel through net/transport.py, which bounds every exchange
 in time and size. This module adds the API's rules on top:
 - a 2xx answer must be a JSON object (a list is an object with `items`); null, [], a string, HTML
   or a truncated body is one line, exit 1, naming the request;
@@ -31,8 +31,8 @@ from trainerctl.bounded_read import MAX_DEPTH, too_deep
 from trainerctl.cluster.client import kubeconfig as kubeconfig_files
 from trainerctl.cluster.client.api_shape import check_body
 from trainerctl.cluster.client.credentials import Credentials
-from trainerctl.cluster.client.proxy import proxy_for
-from trainerctl.cluster.client.transport import RequestTimeout, Response, Transport, Unreachable
+from trainerctl.net.proxy import proxy_for
+from trainerctl.net.transport import RequestTimeout, Response, Transport, Unreachable
 from trainerctl.errors import InputError, TrainerctlError, WaitTimeout
 from trainerctl.safe_text import clean
 
