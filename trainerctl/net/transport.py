@@ -23,6 +23,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Callable
 from urllib.parse import urlsplit
 
@@ -32,6 +33,22 @@ from trainerctl.safe_text import clean
 
 CONNECT_TIMEOUT = 30.0  # as client-go's dialer
 _CHUNK = 1 << 20
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds to wait: delta-seconds or an HTTP date; None if absent or invalid."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class Unreachable(TrainerctlError):
@@ -306,6 +323,9 @@ class Transport:
         raise AssertionError("unreachable")
 
     def _read_body(self, resp: http.client.HTTPResponse, method: str, target: str) -> bytes:
+        if method == "HEAD":  # no body, whatever Content-Length says (it is the GET's size)
+            resp.read()  # reads nothing; marks the response done, so the connection is reused
+            return b""
         limit = limit_for(self.limit)
         length = resp.getheader("Content-Length")
         if length is not None and length.strip().isdigit() and int(length) > limit:
