@@ -3,7 +3,8 @@
 Where install stops at the first failure, check goes on so one run shows everything to fix: the
 API server and its version against the target release's floor, the rendered kinds, JobSet and its
 version, the upgrade path, the Go operator, every permission the install lacks, the CRD upgrade
-check, and the Istio hazard (a warning). A read the user may not make is a finding, not a crash.
+check, the Istio hazard (a warning), and with --images whether every image exists at its
+registry. A read the user may not make is a finding, not a crash.
 """
 
 from __future__ import annotations
@@ -65,7 +66,10 @@ def _read(findings: list[Finding], what: str, read: Callable[[], Any]) -> Any:
 
 def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict,
           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl", prune: bool = True,
-          upgrade_guard: Callable[..., Any] | None = None) -> CheckReport:
+          upgrade_guard: Callable[..., Any] | None = None,
+          image_check: Callable[[list[dict]], list[str]] | None = None) -> CheckReport:
+    """`image_check` (check --images): asks the registries and returns a line per image that is
+    missing or cannot be checked."""
     report = CheckReport(namespace)
     found = report.findings
     try:
@@ -102,6 +106,10 @@ def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict
         pass  # unreadable: every object counts as missing below, so create is asked too
     found.append(preflight.permissions(cluster, needs + preflight.change_needs(planned, namespace, inventory, prune)))
     found.append(preflight.istio(namespace, namespace_labels(planned, namespace), objects))
+    if image_check is not None:
+        problems = image_check(objects)
+        found.append(Finding("images", FAIL, f"{len(problems)} image(s) missing or not checkable at their registries",
+                             problems) if problems else Finding("images", OK, "every image exists at its registry"))
     if upgrade_guard is not None and any(p.ref.kind == "CustomResourceDefinition" and p.live for p in planned):
         try:
             upgrade_guard(cluster, objects, owner_label=owner_label, allow_breaking=False)

@@ -151,3 +151,4 @@ class RenderResult:
     namespace: str
     owner_label: OwnerLabel
     platform: str = "kubernetes"
+    image_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # image -> params.env keys holding it

@@ -88,12 +88,14 @@ def _component_releases(manifests: Path) -> list[dict]:
     return out
 
 
-def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides) -> dict[str, str]:
+def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides,
+                    held: dict[str, set[str]]) -> dict[str, str]:
     """Every params.env under `roots`, with the overrides applied, checked; an edited one goes
     into `fs` in place of the file on disk (in a directory that is real, not a link to it).
 
     Returns image -> "params.env KEY (file)" for the image values the source ships (before the
-    overrides), so the render can say where an image came from."""
+    overrides), so the render can say where an image came from; fills `held` with image -> the
+    params.env keys that hold it after the overrides (what would change it: `trainerctl images`)."""
     applied: set[str] = set()
     shipped: dict[str, str] = {}
     for i, root in enumerate(roots):
@@ -106,6 +108,9 @@ def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides)
                     shipped.setdefault(value, f"params.env {key} ({shown})")
             changed = {key for key, value in overrides.params.items() if params.set(key, value)}
             check_image_values(params)
+            for key in image_keys(params):
+                if params.get(key):
+                    held.setdefault(params.get(key), set()).add(key)
             if changed:
                 fs.add_file(os.path.join(os.path.realpath(path.parent), path.name),
                             params.render().encode("utf-8"))
@@ -197,7 +202,8 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         if name in components:
             sets[name] = asset_dir(name)
     fs = OverlayFS()
-    shipped = _params_overlay(fs, [source.manifests, *(sets[n] for n in sets if n != "manifests")], overrides)
+    held: dict[str, set[str]] = {}
+    shipped = _params_overlay(fs, [source.manifests, *(sets[n] for n in sets if n != "manifests")], overrides, held)
     # A fetched repository is untrusted: no base of it may leave it (kubectl's rule for clones).
     repo_root = str(source.manifests.parent) if source.url else None
     rendered: dict[str, list[dict]] = {}
@@ -250,4 +256,5 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         embedded=source.embedded,
     )
     parsed.flush()
-    return RenderResult(objects, rendered, info, options.namespace, owner_label, platform)
+    return RenderResult(objects, rendered, info, options.namespace, owner_label, platform,
+                        image_keys={image: tuple(sorted(keys)) for image, keys in held.items()})
