@@ -169,7 +169,7 @@ def test_credential_helpers(registry_stack, pushed, home, monkeypatch):
 
 
 def test_explicit_config_file_and_bad_files(registry_stack, home, tmp_path):
-    with pytest.raises(TrainerctlError, match="--registry-config .*: file not found"):
+    with pytest.raises(TrainerctlError, match="--registry-config .*: cannot read: file not found"):
         CredentialStore(str(tmp_path / "nope.json")).lookup("quay.io", "x")
     bad = tmp_path / "bad.json"
     for text, problem in (("{", "not JSON"), ("[]", "expected a JSON object"),

@@ -15,6 +15,7 @@ import typer
 # Panels keep long help pages readable: what to render, where the cluster is, how to run.
 RENDER_PANEL = "Render"
 CLUSTER_PANEL = "Cluster"
+REGISTRY_PANEL = "Registry"
 
 
 def _choices(*values: str):
@@ -35,6 +36,19 @@ def _contexts(ctx: typer.Context, incomplete: str) -> list[str]:
     except TrainerctlError:  # completion must never fail loudly
         return []
     return [n for n in names if n.startswith(incomplete)]
+
+
+def _registry_hosts(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Registries the user has credentials for (docker's and podman's files), for completion."""
+    from trainerctl.errors import TrainerctlError
+    from trainerctl.registry.auth import CredentialStore
+
+    try:
+        files = CredentialStore(ctx.params.get("registry_config")).files()
+    except TrainerctlError:  # completion must never fail loudly
+        return []
+    hosts = {key.split("/", 1)[0] for f in files for key in (*f.auths, *f.helpers)}
+    return sorted(h for h in hosts if h.startswith(incomplete))
 
 
 # --- what to render -------------------------------------------------------------------------
@@ -140,6 +154,18 @@ LockTimeout = Annotated[float, typer.Option(
     "--lock-timeout", metavar="SECONDS", rich_help_panel=CLUSTER_PANEL,
     help="How long to wait for another run's install lock, 0 to fail at once (default: 600).")]
 
+# --- registries -----------------------------------------------------------------------------
+RegistryConfig = Annotated[Optional[str], typer.Option(
+    "--registry-config", metavar="FILE", rich_help_panel=REGISTRY_PANEL,
+    help="Registry credentials: a docker config.json or containers auth.json (default: $REGISTRY_AUTH_FILE, "
+         "else podman's auth.json, then ~/.docker/config.json; credential helpers included).")]
+RegistryCa = Annotated[Optional[str], typer.Option(
+    "--registry-ca", metavar="FILE", rich_help_panel=REGISTRY_PANEL,
+    help="PEM CA bundle trusted for every registry, beside the system's and each registry's certs.d folder.")]
+PlainHttp = Annotated[list[str], typer.Option(
+    "--plain-http", metavar="HOST[:PORT]", rich_help_panel=REGISTRY_PANEL, autocompletion=_registry_hosts,
+    help="Talk to this registry over http:// instead of https:// (repeatable).")]
+
 # --- output ---------------------------------------------------------------------------------
 Output = Annotated[Optional[str], typer.Option(
     "-o", "--output", metavar="FORMAT", autocompletion=_choices("text", "yaml", "json"),
@@ -163,6 +189,15 @@ GitopsBranch = Annotated[Optional[str], typer.Option(
 GitopsPath = Annotated[Optional[str], typer.Option(
     "--gitops-path", metavar="PATH",
     help="The folder's path in the repository (default: from the git work tree --output-dir is in).")]
+ImagesOutput = Annotated[Optional[str], typer.Option(
+    "-o", "--output", metavar="FORMAT", autocompletion=_choices("plain", "json", "oc-mirror"),
+    help="plain (one image per line, the default), json (each with where it runs and what sets it), or "
+         "oc-mirror (an ImageSetConfiguration).")]
+PinDigests = Annotated[bool, typer.Option(
+    "--pin-digests", help="Ask each image's registry for its digest, and list the images by digest.")]
+WriteOverrides = Annotated[Optional[str], typer.Option(
+    "--write-overrides", metavar="FILE",
+    help="With --pin-digests: write the digests as image overrides, for render and install --images-from FILE.")]
 UpdateLock = Annotated[bool, typer.Option(
     "--update-lock", rich_help_panel=RENDER_PANEL, help="Write the rendered source to the lock file.")]
 
@@ -266,3 +301,32 @@ class GitopsFlags:
 def gitops_flags(gitops: Gitops = None, gitops_repo: GitopsRepo = None, gitops_branch: GitopsBranch = None,
                  gitops_path: GitopsPath = None) -> GitopsFlags:
     return GitopsFlags(gitops, gitops_repo, gitops_branch, gitops_path)
+
+
+@dataclass
+class RegistryFlags:
+    """How to reach container registries (images --pin-digests, check --images, install --check-images)."""
+
+    config: str | None = None
+    ca: str | None = None
+    plain_http: list[str] = field(default_factory=list)
+
+    def settings(self):
+        """trainerctl.registry.client.RegistrySettings, every value checked."""
+        from trainerctl.errors import InputError
+        from trainerctl.registry.client import RegistrySettings
+        from trainerctl.render.images import validate_registry
+
+        for flag, value in (("--registry-config", self.config), ("--registry-ca", self.ca)):
+            if value is not None and not value.strip():
+                raise InputError(f"{flag} '': expected a file")
+        for host in self.plain_http:
+            if "/" in validate_registry(host, "--plain-http").rstrip("/"):
+                raise InputError(f"--plain-http {host!r}: expected a registry host[:port], without a path")
+        return RegistrySettings(config_file=self.config, ca_file=self.ca,
+                                plain_http=frozenset(h.rstrip("/") for h in self.plain_http))
+
+
+def registry_flags(registry_config: RegistryConfig = None, registry_ca: RegistryCa = None,
+                   plain_http: PlainHttp = []) -> RegistryFlags:  # noqa: B006 (typer reads the default)
+    return RegistryFlags(registry_config, registry_ca, list(plain_http))

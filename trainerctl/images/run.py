@@ -33,6 +33,8 @@ class ImagesRequest:
                              "instead of reading a rendered file")
         if self.write_overrides is not None and not self.write_overrides.strip():
             raise InputError("--write-overrides '': expected a file name")
+        if self.pin_digests:
+            self.registry.checked()
         return self
 
 

@@ -69,6 +69,15 @@ class RegistrySettings:
     plain_http: frozenset[str] = frozenset()  # --plain-http HOST[:PORT]
     certs_dirs: tuple[Path, ...] | None = None  # None: the certs.d folders containers use
 
+    def checked(self) -> "RegistrySettings":
+        """Read what the user named (--registry-config, --registry-ca) now, before any other work:
+        a missing or malformed file is one line, exit 2."""
+        if self.config_file is not None:
+            CredentialStore(self.config_file).files()
+        if self.ca_file is not None:
+            tls_context("", self.ca_file, [])
+        return self
+
 
 def parse_challenge(header: str) -> tuple[str, dict[str, str]] | None:
     """(scheme, params) of a WWW-Authenticate value, Bearer preferred when several are offered."""

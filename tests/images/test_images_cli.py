@@ -1,0 +1,73 @@
+"""`trainerctl images` on the command line: outputs, bad input (one line, exit 2, nothing written)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+import yaml
+
+from trainerctl.cli import main
+
+
+@pytest.fixture
+def run(capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    for var in [v for v in os.environ if v.startswith("RELATED_IMAGE_")]:
+        monkeypatch.delenv(var)
+
+    def _run(*args):
+        code = main(list(args))
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return _run
+
+
+@pytest.fixture
+def odh(shared_dir):
+    return str(shared_dir / "upstream" / "opendatahub-trainer" / "odh-3.5.0")
+
+
+def test_plain_json_and_oc_mirror(run, odh):
+    code, out, _ = run("images", "--source", odh, "--platform", "openshift")
+    assert code == 0 and len(out.splitlines()) == 14 and out.splitlines() == sorted(out.splitlines())
+    code, out, _ = run("images", "--source", odh, "--platform", "openshift", "-o", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["source"]["overlay"] == "rhoai" and "images" not in doc["source"]
+    assert {i["image"] for i in doc["images"]} == set(run("images", "--source", odh, "--platform", "openshift")[1].split())
+    code, out, _ = run("images", "--source", odh, "-c", "manifests", "-o", "oc-mirror")
+    assert code == 0 and yaml.safe_load(out)["apiVersion"] == "mirror.openshift.io/v2alpha1"
+
+
+def test_a_rendered_file_lists_its_images(run, odh, tmp_path):
+    code, out, _ = run("render", "--source", odh)
+    (tmp_path / "trainer.yaml").write_text(out)
+    code, listed, _ = run("images", "-f", "trainer.yaml")
+    assert code == 0 and listed == run("images", "--source", odh)[1]
+    code, out, _ = run("images", "-f", "trainer.yaml", "-o", "json")
+    assert {i["origin"] for i in json.loads(out)["images"]} == {"the rendered objects"}
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-o", "yaml"], "-o 'yaml': expected one of plain, json, oc-mirror"),
+    (["--write-overrides", "x.yaml"], "--write-overrides: needs --pin-digests"),
+    (["--pin-digests", "--write-overrides", ""], "--write-overrides '': expected a file name"),
+    (["--registry-ca", ""], "--registry-ca '': expected a file"),
+    (["--registry-config", ""], "--registry-config '': expected a file"),
+    (["--plain-http", "http://registry.example.com"], "--plain-http 'http://registry.example.com': give host"),
+    (["--plain-http", "registry.example.com/path"], "--plain-http 'registry.example.com/path': expected a registry"),
+    (["-f", "trainer.yaml", "--overlay", "rhoai"], "-f trainer.yaml and --overlay"),
+    (["-f", "trainer.yaml", "-c", "runtimes"], "-f trainer.yaml and --component"),
+    (["-f", "trainer.yaml", "--pin-digests", "--write-overrides", "x.yaml"], "--write-overrides and -f"),
+    (["--pin-digests", "--registry-config", "absent.json"], "--registry-config absent.json: cannot read: file not found"),
+    (["--pin-digests", "--registry-config", "trainer.yaml"], "--registry-config trainer.yaml: not JSON"),
+    (["--pin-digests", "--registry-ca", "absent.pem"], "--registry-ca absent.pem: cannot read: file not found"),
+    (["--pin-digests", "--registry-ca", "trainer.yaml"], "--registry-ca trainer.yaml: expected PEM certificates"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(run, odh, tmp_path, args, message):
+    (tmp_path / "trainer.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    code, out, err = run("images", *(["--source", odh] if "-f" not in args else []), *args)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "x.yaml").exists()
