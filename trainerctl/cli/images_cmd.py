@@ -38,20 +38,17 @@ def images_command(
     """List every image the install would run, where each runs and what sets it; --pin-digests asks their registries."""
     import dataclasses
 
-    from trainerctl.cli.flags import render_flags_given
     from trainerctl.cli.options import render_options
-    from trainerctl.cli.target import from_file
+    from trainerctl.cli.target import target
     from trainerctl.errors import InputError
     from trainerctl.images.run import ImagesRequest, Rendered, images
     from trainerctl.render.pipeline import render as do_render
 
     request = ImagesRequest(output or "plain", pin_digests, write_overrides, registry.settings()).check(bool(filename))
     if filename:
-        given = render_flags_given(source, render)
-        if given or component:
-            flag = given[0] if given else "--component"
-            raise InputError(f"-f {filename} and {flag}: {flag} changes the render, and -f FILE is already rendered")
-        goal = from_file(filename, "")
+        if component:
+            raise InputError(f"-f {filename} and --component: -f FILE is already rendered (render it with -c instead)")
+        goal = target(None, filename, source, render, namespace)
         rendered = Rendered(goal.objects, {"file": filename})
     else:
         render.namespace, render.component = namespace, list(component)
