@@ -15,10 +15,11 @@ from tests.support.render import all_refs
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.images.listing import list_images
 from trainerctl.images.output import OC_MIRROR_API_VERSION, render_output
-from trainerctl.images.overrides import Unpinnable, overrides_for, read_overrides, verify, write_overrides
+from trainerctl.images.overrides import Unpinnable, overrides_for, verify
 from trainerctl.images.run import ImagesRequest, Rendered, images
 from trainerctl.render import RenderOptions, render
 from trainerctl.render.images import check_digests, image_fields, parse_image
+from trainerctl.render.overrides_file import read_overrides, write_overrides
 
 ODH = ("opendatahub-trainer", "odh-3.5.0")
 

@@ -71,3 +71,44 @@ def test_bad_input_is_one_line_and_writes_nothing(run, odh, tmp_path, args, mess
     code, out, err = run("images", *(["--source", odh] if "-f" not in args else []), *args)
     assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
     assert not (tmp_path / "x.yaml").exists()
+
+
+def test_images_from_overrides_render_and_image_wins(run, odh, tmp_path):
+    digest = "sha256:" + "a" * 64
+    (tmp_path / "pins.yaml").write_text(f"images:\n  odh-kubeflow-trainer-controller-image: quay.io/opendatahub/trainer@{digest}\n"
+                                        f"  odh-vllm-cuda-image: quay.io/opendatahub/vllm@{digest}\n")
+    code, out, _ = run("images", "--source", odh, "--images-from", "pins.yaml", "-o", "json")
+    images = {i["image"]: i for i in json.loads(out)["images"]}
+    assert code == 0 and f"quay.io/opendatahub/trainer@{digest}" in images
+    assert images[f"quay.io/opendatahub/vllm@{digest}"]["origin"] == "--images-from pins.yaml: images: odh-vllm-cuda-image"
+    code, out, _ = run("images", "--source", odh, "--images-from", "pins.yaml",
+                       "--image", "odh-vllm-cuda-image=quay.io/opendatahub/vllm:flag")
+    assert "quay.io/opendatahub/vllm:flag" in out.split() and f"quay.io/opendatahub/trainer@{digest}" in out.split()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("images: {no-such-key: quay.io/a/b:1}\n", "--images-from pins.yaml: images: no-such-key: no params.env of this render"),
+    ("images: {odh-vllm-cuda-image: 'Bad Ref'}\n", "--images-from pins.yaml: images: odh-vllm-cuda-image: 'Bad Ref' is not"),
+    ("images: []\n", "--images-from pins.yaml: expected YAML with an `images:` mapping"),
+])
+def test_a_bad_overrides_file_is_one_line(run, odh, tmp_path, text, message):
+    (tmp_path / "pins.yaml").write_text(text)
+    code, out, err = run("render", "--source", odh, "--images-from", "pins.yaml")
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_images_from_is_refused_next_to_a_rendered_file(run, tmp_path):
+    (tmp_path / "trainer.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    code, _, err = run("images", "-f", "trainer.yaml", "--images-from", "pins.yaml")
+    assert code == 2 and "-f trainer.yaml and --images-from" in err
+
+
+def test_an_unknown_key_is_named_where_it_was_written(run, odh, tmp_path):
+    """Every image setting names its own origin when no params.env has its key: the flag, the
+    overrides file, or trainerctl.yaml."""
+    (tmp_path / "trainerctl.yaml").write_text("images:\n  no-such-key: quay.io/a/b:1\n")
+    code, _, err = run("render", "--source", odh)
+    assert code == 2 and err.startswith("error: trainerctl.yaml: images: no-such-key: no params.env of this render")
+    (tmp_path / "trainerctl.yaml").unlink()
+    code, _, err = run("render", "--source", odh, "--image", "other-key=quay.io/a/b:1")
+    assert code == 2 and err.startswith("error: --image other-key: no params.env of this render")

@@ -80,6 +80,9 @@ Platform = Annotated[Optional[str], typer.Option(
 Image = Annotated[list[str], typer.Option(
     "--image", metavar="KEY=REF", rich_help_panel=RENDER_PANEL,
     help="Image override: a RELATED_IMAGE_* variable, a params.env key or an image name (repeatable).")]
+ImagesFrom = Annotated[Optional[str], typer.Option(
+    "--images-from", metavar="FILE", rich_help_panel=RENDER_PANEL,
+    help="Image overrides from a file (`images --pin-digests --write-overrides` writes one); --image wins over it.")]
 RemoteMirror = Annotated[list[str], typer.Option(
     "--remote-mirror", metavar="PREFIX=REPLACEMENT", rich_help_panel=RENDER_PANEL,
     help="Fetch remote kustomize resources under PREFIX from REPLACEMENT instead (repeatable).")]
@@ -216,7 +219,7 @@ FIELD_FLAGS = {
     "manager": "--set",
 }
 # RenderFlags field -> its flag, for refusing render flags next to -f FILE.
-_RENDER_FLAGS = {"overlay": "--overlay", "platform": "--platform", "image": "--image",
+_RENDER_FLAGS = {"overlay": "--overlay", "platform": "--platform", "image": "--image", "images_from": "--images-from",
                  "remote_mirror": "--remote-mirror", "require_registry": "--require-registry",
                  "offline": "--offline", "refresh": "--refresh", "set_values": "--set", "ha": "--ha"}
 _SOURCE_FLAGS = {"source": "--source", "ref": "--ref", "cache_dir": "--cache-dir", "lock": "--lock",
@@ -252,6 +255,7 @@ class RenderFlags:
     namespace: str | None = None
     component: list[str] = field(default_factory=list)
     owner_label: str | None = None  # KEY=VALUE
+    images_from: str | None = None  # FILE
 
 
 def source_flags(config: Config = None, source: Source = None, ref: Ref = None, cache_dir: CacheDir = None,
@@ -262,9 +266,9 @@ def source_flags(config: Config = None, source: Source = None, ref: Ref = None, 
 def render_flags(overlay: Overlay = None, platform: Platform = None, image: Image = [],  # noqa: B006 (typer)
                  remote_mirror: RemoteMirror = [], require_registry: RequireRegistry = None,  # noqa: B006
                  offline: Offline = False, refresh: Refresh = False, set_values: SetValues = [],  # noqa: B006
-                 ha: Ha = False) -> RenderFlags:
+                 ha: Ha = False, images_from: ImagesFrom = None) -> RenderFlags:
     return RenderFlags(overlay, platform, list(image), list(remote_mirror), require_registry, offline, refresh,
-                         list(set_values), ha)
+                       list(set_values), ha, images_from=images_from)
 
 
 def render_flags_given(source: SourceFlags, render: RenderFlags) -> list[str]:

@@ -1,4 +1,5 @@
-"""Pinned images as overrides for render and install (`--images-from FILE`).
+"""Pinned images as overrides for render and install (`--images-from FILE`, read and written by
+trainerctl.render.overrides_file).
 
 The file holds the same `images:` mapping trainerctl.yaml does: a params.env key, or for an image
 the upstream manifests write themselves its name (a kustomize `images:` entry), to the image by
@@ -13,17 +14,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-import yaml
-
-from trainerctl.bounded_read import load_yaml, read_text, shown_path
-from trainerctl.errors import InputError, TrainerctlError
+from trainerctl.errors import TrainerctlError
 from trainerctl.images.listing import ListedImage, list_images
-from trainerctl.render.images import parse_image
-from trainerctl.safe_text import field_name
-from trainerctl.safe_write import write_atomic
-
-_HEADER = ("# Image overrides by digest, written by `trainerctl images --pin-digests --write-overrides`.\n"
-           "# Use them with `trainerctl render|install --images-from FILE` (docs/images.md).\n")
 
 
 class Unpinnable(TrainerctlError):
@@ -82,30 +74,3 @@ def verify(images: list[ListedImage], overrides: dict[str, str], rerender: Calla
             where = use.shown() if use else " ".join(str(p) for p in identity if p)
             raise Unpinnable(f"with the overrides, {where} would run {image or 'nothing'}, not {pinned}: "
                              "the setting that chooses it cannot be overridden by key")
-
-
-def write_overrides(path: str, overrides: dict[str, str]) -> None:
-    body = yaml.safe_dump({"images": overrides}, sort_keys=False, default_flow_style=False)
-    try:
-        write_atomic(path, _HEADER + body)
-    except OSError as exc:
-        raise InputError(f"--write-overrides {shown_path(path)}: cannot write: {exc.strerror or exc}") from None
-
-
-def read_overrides(path: str, flag: str = "--images-from") -> dict[str, str]:
-    """The `images:` mapping of an overrides file, every value a valid image reference."""
-    label = f"{flag} {shown_path(path)}"
-    expected = "YAML with an `images:` mapping of KEY: IMAGE (as --write-overrides writes it)"
-    data = load_yaml(read_text(path, label, "images-file", expected=expected), label, expected=expected)
-    if not isinstance(data, dict) or not isinstance(data.get("images"), dict):
-        raise InputError(f"{label}: expected {expected}")
-    unknown = sorted((k for k in data if k != "images"), key=str)
-    if unknown:
-        raise InputError(f"{label}: {field_name(str(unknown[0]))}: unknown field (expected only `images:`)")
-    out: dict[str, str] = {}
-    for key, value in data["images"].items():
-        if not isinstance(key, str) or not key or not isinstance(value, str):
-            raise InputError(f"{label}: images: {field_name(str(key))}: expected KEY: IMAGE (strings)")
-        parse_image(value, f"{label}: images: {field_name(key)}")
-        out[key] = value
-    return out

@@ -9,9 +9,10 @@ from trainerctl import ui
 from trainerctl.errors import InputError
 from trainerctl.images.listing import ListedImage, list_images
 from trainerctl.images.output import FORMATS, render_output
-from trainerctl.images.overrides import overrides_for, verify, write_overrides
+from trainerctl.images.overrides import overrides_for, verify
 from trainerctl.images.pinning import pin_digests
 from trainerctl.registry.client import Registries, RegistrySettings
+from trainerctl.render.overrides_file import write_overrides
 
 
 @dataclass(frozen=True)

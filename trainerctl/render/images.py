@@ -92,6 +92,8 @@ class ImageOverrides:
     explicit_params: dict[str, str] = field(default_factory=dict)
     # image reference -> the setting that put it there ("--image KEY", "environment variable X")
     origins: dict[str, str] = field(default_factory=dict)
+    # explicit param key -> the setting that gave it (for "no params.env has that key")
+    key_origins: dict[str, str] = field(default_factory=dict)
 
 
 def resolve_overrides(images: Mapping[str, str], env: Mapping[str, str],
@@ -130,6 +132,7 @@ def resolve_overrides(images: Mapping[str, str], env: Mapping[str, str],
         else:
             out.params[key] = value
             out.explicit_params[key] = value
+            out.key_origins[key] = where(key)
     return out
 
 

@@ -118,7 +118,7 @@ def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides,
     missing = sorted(set(overrides.explicit_params) - applied)
     if missing:
         raise InputError(
-            f"--image {missing[0]}: no params.env of this render has that key "
+            f"{overrides.key_origins.get(missing[0], f'--image {missing[0]}')}: no params.env of this render has that key "
             f"(use a RELATED_IMAGE_* variable, a params.env key, or an image name with '/')"
         )
     return shipped
