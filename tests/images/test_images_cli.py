@@ -112,3 +112,25 @@ def test_an_unknown_key_is_named_where_it_was_written(run, odh, tmp_path):
     (tmp_path / "trainerctl.yaml").unlink()
     code, _, err = run("render", "--source", odh, "--image", "other-key=quay.io/a/b:1")
     assert code == 2 and err.startswith("error: --image other-key: no params.env of this render")
+
+
+def test_require_digests(run, odh, tmp_path, shared_dir):
+    code, out, err = run("render", "--source", odh, "--require-digests")
+    (line,) = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 1 and out == "" and err.endswith(line + "\n")
+    assert line.startswith("error: --require-digests: 9 image(s) are given by tag alone: quay.io/opendatahub/trainer:")
+    assert "docs/images.md#pinning-digests" in err
+    # every image pinned (the digests are made up: nothing asks a registry here)
+    code, out, _ = run("images", "--source", odh, "-o", "json")
+    keys = {k: i["image"] for i in json.loads(out)["images"] for k in i["paramsKeys"]}
+    pins = {k: image.split(":")[0].split("@")[0] + "@sha256:" + "e" * 64 for k, image in keys.items()}
+    (tmp_path / "pins.yaml").write_text(yaml.safe_dump({"images": pins}))
+    code, out, err = run("render", "--source", odh, "--images-from", "pins.yaml", "--require-digests")
+    assert code == 0, err
+    (tmp_path / "trainerctl.yaml").write_text("requireDigests: true\n")
+    code, _, err = run("render", "--source", odh)
+    assert code == 1 and "error: trainerctl.yaml: requireDigests: 9 image(s) are given by tag alone" in err
+    assert run("render", "--source", odh, "--images-from", "pins.yaml")[0] == 0
+    (tmp_path / "trainerctl.yaml").write_text("requireDigests: sometimes\n")
+    code, _, err = run("render", "--source", odh)
+    assert code == 2 and "trainerctl.yaml: requireDigests: expected true or false" in err

@@ -89,6 +89,9 @@ RemoteMirror = Annotated[list[str], typer.Option(
 RequireRegistry = Annotated[Optional[str], typer.Option(
     "--require-registry", metavar="HOST[:PORT][/PATH]", rich_help_panel=RENDER_PANEL,
     help="Fail unless every image is under this registry.")]
+RequireDigests = Annotated[bool, typer.Option(
+    "--require-digests", rich_help_panel=RENDER_PANEL,
+    help="Fail unless every image is given by digest (a tag can move between mirroring and pulling).")]
 Offline = Annotated[bool, typer.Option(
     "--offline", rich_help_panel=RENDER_PANEL, help="Never contact the git remote; use the cache.")]
 Refresh = Annotated[bool, typer.Option(
@@ -215,11 +218,13 @@ FIELD_FLAGS = {
     "source_url": "--source", "source_path": "--source", "ref": "--ref", "cache_dir": "--cache-dir",
     "lock_file": "--lock", "config": "--config", "overlay": "--overlay", "namespace": "--namespace",
     "platform": "--platform", "components": "--component", "owner_label": "--owner-label",
-    "require_registry": "--require-registry", "images": "--image", "remote_mirrors": "--remote-mirror",
+    "require_registry": "--require-registry", "require_digests": "--require-digests", "images": "--image",
+    "remote_mirrors": "--remote-mirror",
     "manager": "--set",
 }
 # RenderFlags field -> its flag, for refusing render flags next to -f FILE.
 _RENDER_FLAGS = {"overlay": "--overlay", "platform": "--platform", "image": "--image", "images_from": "--images-from",
+                 "require_digests": "--require-digests",
                  "remote_mirror": "--remote-mirror", "require_registry": "--require-registry",
                  "offline": "--offline", "refresh": "--refresh", "set_values": "--set", "ha": "--ha"}
 _SOURCE_FLAGS = {"source": "--source", "ref": "--ref", "cache_dir": "--cache-dir", "lock": "--lock",
@@ -256,6 +261,7 @@ class RenderFlags:
     component: list[str] = field(default_factory=list)
     owner_label: str | None = None  # KEY=VALUE
     images_from: str | None = None  # FILE
+    require_digests: bool = False
 
 
 def source_flags(config: Config = None, source: Source = None, ref: Ref = None, cache_dir: CacheDir = None,
@@ -266,9 +272,9 @@ def source_flags(config: Config = None, source: Source = None, ref: Ref = None, 
 def render_flags(overlay: Overlay = None, platform: Platform = None, image: Image = [],  # noqa: B006 (typer)
                  remote_mirror: RemoteMirror = [], require_registry: RequireRegistry = None,  # noqa: B006
                  offline: Offline = False, refresh: Refresh = False, set_values: SetValues = [],  # noqa: B006
-                 ha: Ha = False, images_from: ImagesFrom = None) -> RenderFlags:
+                 ha: Ha = False, images_from: ImagesFrom = None, require_digests: RequireDigests = False) -> RenderFlags:
     return RenderFlags(overlay, platform, list(image), list(remote_mirror), require_registry, offline, refresh,
-                       list(set_values), ha, images_from=images_from)
+                       list(set_values), ha, images_from=images_from, require_digests=require_digests)
 
 
 def render_flags_given(source: SourceFlags, render: RenderFlags) -> list[str]:

@@ -230,16 +230,16 @@ def check_registry(objects: list[dict], registry: str) -> None:
 
 def check_digests(objects: list[dict], where: str = "--require-digests") -> None:
     """Fail when any rendered image is named by tag alone (a tag can move between mirror and pull)."""
-    by_tag = [
-        f"{describe(obj)} {path}={image}"
-        for obj in objects
-        for path, image in iter_images(obj)
-        if not parse_image(image, f"{describe(obj)} {path}").digest
-    ]
+    by_tag: dict[str, str] = {}
+    for obj in objects:
+        for path, image in iter_images(obj):
+            if not parse_image(image, f"{describe(obj)} {path}").digest:
+                by_tag.setdefault(image, f"{describe(obj)} {path}")
     if by_tag:
-        shown = "; ".join(by_tag[:3]) + (f"; and {len(by_tag) - 3} more" if len(by_tag) > 3 else "")
+        shown = "; ".join(f"{image} ({use})" for image, use in list(by_tag.items())[:3])
+        more = f"; and {len(by_tag) - 3} more" if len(by_tag) > 3 else ""
         raise TrainerctlError(
-            f"{where}: {len(by_tag)} image(s) are given by tag alone: {shown} (pin them: trainerctl images "
+            f"{where}: {len(by_tag)} image(s) are given by tag alone: {shown}{more} (pin them: trainerctl images "
             f"--pin-digests --write-overrides FILE, then --images-from FILE; docs/images.md#pinning-digests)"
         )
 

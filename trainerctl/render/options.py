@@ -81,6 +81,7 @@ class RenderOptions:
     owner_label: OwnerLabel = DEFAULT_OWNER_LABEL  # or a (key, value) pair
     cache_dir: str | Path | None = None
     require_registry: str | None = None
+    require_digests: bool = False  # fail unless every image is given by digest
     remote_mirrors: list[str] = field(default_factory=list)  # PREFIX=REPLACEMENT for remote bases
     offline: bool = False  # never contact the git remote
     refresh: bool = False  # ask the git remote again even when the ref is cached

@@ -20,7 +20,7 @@ from trainerctl.kustomize.cachedread import resource_cache
 from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.parsed_cache import ParsedCache
 from trainerctl.render.assets import asset_dir
-from trainerctl.render.images import ImageOverrides, check_registry, image_origins, kustomize_image_entry
+from trainerctl.render.images import ImageOverrides, check_digests, check_registry, image_origins, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
 from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
 from trainerctl.render.params_env import ParamsEnv, check_image_values, image_keys
@@ -243,6 +243,8 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         raise TrainerctlError(f"render: {len(unlabelled)} object(s) lack the ownership label, e.g. {_identity(unlabelled[0])}")
     if options.require_registry:
         check_registry(objects, options.require_registry)
+    if options.require_digests:
+        check_digests(objects, options.where("require_digests").rstrip(":"))
     info = SourceInfo(
         url=source.url,
         ref=source.ref,

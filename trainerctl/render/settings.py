@@ -23,6 +23,7 @@ from trainerctl.source.validate import is_git_url
 # RenderOptions field -> its trainerctl.yaml key (fields without one are command-line only).
 CONFIG_KEYS = {"namespace": "namespace", "platform": "platform", "components": "components",
                "owner_label": "ownerLabel", "require_registry": "requireRegistry", "overlay": "overlay",
+               "require_digests": "requireDigests",
                "cache_dir": "cacheDir", "remote_mirrors": "remoteMirrors", "images": "images", "manager": "manager"}
 
 
@@ -53,6 +54,7 @@ class RenderRequest(Protocol):
     component: list[str]
     owner_label: str | None  # KEY=VALUE
     images_from: str | None  # an image overrides file (trainerctl.images.overrides)
+    require_digests: bool
 
 
 @dataclass
@@ -60,7 +62,7 @@ class _NothingGiven:
     """The render flags of a caller that gives none: every one unset."""
 
     overlay = platform = require_registry = namespace = owner_label = images_from = None
-    offline = refresh = ha = False
+    offline = refresh = ha = require_digests = False
     image: tuple = ()
     remote_mirror: tuple = ()
     set_values: tuple = ()
@@ -102,6 +104,7 @@ def resolve(source: SourceRequest, render: RenderRequest | None = None,
     given: dict[str, Any] = {
         "overlay": render.overlay, "namespace": render.namespace, "platform": render.platform,
         "components": set(render.component) or None, "require_registry": render.require_registry,
+        "require_digests": render.require_digests or None,
         "cache_dir": source.cache_dir, "remote_mirrors": list(render.remote_mirror) or None,
         "owner_label": pair(render.owner_label, flags.get("owner_label", "owner_label"))
         if render.owner_label is not None else None,
