@@ -172,6 +172,14 @@ PlainHttp = Annotated[list[str], typer.Option(
     "--plain-http", metavar="HOST[:PORT]", rich_help_panel=REGISTRY_PANEL, autocompletion=_registry_hosts,
     help="Talk to this registry over http:// instead of https:// (repeatable).")]
 
+CheckImages = Annotated[bool, typer.Option(
+    "--check-images", rich_help_panel=REGISTRY_PANEL,
+    help="Before anything is applied, ask each image's registry whether it exists; refuse (exit 3) naming "
+         "those that do not.")]
+ImagesCheck = Annotated[bool, typer.Option(
+    "--images", rich_help_panel=REGISTRY_PANEL,
+    help="Also ask each image's registry whether it exists, and list those that do not.")]
+
 # --- output ---------------------------------------------------------------------------------
 Output = Annotated[Optional[str], typer.Option(
     "-o", "--output", metavar="FORMAT", autocompletion=_choices("text", "yaml", "json"),
@@ -320,6 +328,21 @@ class RegistryFlags:
     config: str | None = None
     ca: str | None = None
     plain_http: list[str] = field(default_factory=list)
+
+    def given(self) -> list[str]:
+        return [flag for flag, value in (("--registry-config", self.config), ("--registry-ca", self.ca),
+                                         ("--plain-http", self.plain_http)) if value]
+
+    def for_step(self, asked: bool, step: str):
+        """The settings when `step` (--images, --check-images) was asked for, else None; the
+        registry flags alone, which would change nothing, are refused."""
+        if not asked:
+            if self.given():
+                from trainerctl.errors import InputError
+
+                raise InputError(f"{self.given()[0]}: only used with {step} (the registries are not asked otherwise)")
+            return None
+        return self.settings().checked()
 
     def settings(self):
         """trainerctl.registry.client.RegistrySettings, every value checked."""

@@ -72,6 +72,10 @@ def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict
     missing or cannot be checked."""
     report = CheckReport(namespace)
     found = report.findings
+    if image_check is not None:  # first: it needs no cluster, so no cluster finding below can hide it
+        problems = image_check(objects)
+        found.append(Finding("images", FAIL, f"{len(problems)} image(s) missing or not checkable at their registries",
+                             problems) if problems else Finding("images", OK, "every image exists at its registry"))
     try:
         version = preflight.server_version(cluster)
     except PreflightError as exc:  # nothing else can be asked
@@ -106,10 +110,6 @@ def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict
         pass  # unreadable: every object counts as missing below, so create is asked too
     found.append(preflight.permissions(cluster, needs + preflight.change_needs(planned, namespace, inventory, prune)))
     found.append(preflight.istio(namespace, namespace_labels(planned, namespace), objects))
-    if image_check is not None:
-        problems = image_check(objects)
-        found.append(Finding("images", FAIL, f"{len(problems)} image(s) missing or not checkable at their registries",
-                             problems) if problems else Finding("images", OK, "every image exists at its registry"))
     if upgrade_guard is not None and any(p.ref.kind == "CustomResourceDefinition" and p.live for p in planned):
         try:
             upgrade_guard(cluster, objects, owner_label=owner_label, allow_breaking=False)
