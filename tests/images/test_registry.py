@@ -131,6 +131,23 @@ def test_tls_needs_the_ca(registry_stack, pushed, home):
     assert Registries(env=os.environ).digest(image) == pushed["odh/trainer:3.5"]
 
 
+def test_a_client_certificate_from_certs_d(registry_stack, pushed, home):
+    """certs.d/HOST:PORT/NAME.cert and NAME.key, as podman, CRI-O and docker read them, for a
+    registry that requires a client certificate."""
+    host = registry_stack.hosts["mtls"]
+    image = locate(f"{host}/odh/trainer:3.5")
+    with pytest.raises(RegistryError, match=f"cannot reach the registry {host}: TLS failed"):
+        Registries(_settings(registry_stack)).digest(image)
+    folder = home / ".config" / "containers" / "certs.d" / host
+    folder.mkdir(parents=True)
+    (folder / "ca.crt").write_bytes(registry_stack.ca_file.read_bytes())
+    (folder / "client.cert").write_bytes(registry_stack.pki.client_cert_pem)
+    with pytest.raises(TrainerctlError, match="a client certificate needs its key beside it .client.key."):
+        Registries(env=os.environ).digest(image)
+    (folder / "client.key").write_bytes(registry_stack.pki.client_key_pem)
+    assert Registries(env=os.environ).digest(image) == pushed["odh/trainer:3.5"]
+
+
 def _helper(bin_dir: Path, name: str, script: str) -> None:
     path = bin_dir / f"docker-credential-{name}"
     path.write_text("#!/bin/sh\n" + script)

@@ -4,6 +4,7 @@
 `crane`. In front of it, as a mirror registry stands in front of its upstream, three distribution
 registries (v3.0.0) run as pull-through proxies, each over TLS with a throwaway CA:
   tls    no auth (anonymous)
+  mtls   no auth, but a client certificate signed by the CA is required
   basic  htpasswd Basic auth (alice)
   token  Docker token auth: its realm is TokenServer below, whose RS256 JWTs (x5c chained to the
          CA) the distribution registry verifies itself; distribution issues no tokens. The
@@ -50,6 +51,8 @@ class Pki:
     key_pem: bytes
     signer_key: object
     signer_der: bytes
+    client_cert_pem: bytes = b""  # a client certificate (for the `mtls` registry) and its key
+    client_key_pem: bytes = b""
 
 
 def make_pki() -> Pki:
@@ -80,10 +83,16 @@ def make_pki() -> Pki:
         [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)])
     signer_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     signer = signed("token signer", signer_key, [])
+    client_key = ec.generate_private_key(ec.SECP256R1())
+    client = signed("trainerctl test client", client_key,
+                    [(x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.CLIENT_AUTH]), False)])
     pem = serialization.Encoding.PEM
-    return Pki(ca.public_bytes(pem), server.public_bytes(pem),
-               server_key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
-               signer_key, signer.public_bytes(serialization.Encoding.DER))
+
+    def private(key) -> bytes:
+        return key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+    return Pki(ca.public_bytes(pem), server.public_bytes(pem), private(server_key), signer_key,
+               signer.public_bytes(serialization.Encoding.DER), client.public_bytes(pem), private(client_key))
 
 
 def _b64url(data: bytes) -> str:
@@ -223,7 +232,7 @@ class RegistryStack:
                                   text=True, check=True).stdout
         (self.work / "htpasswd").write_text(htpasswd)
         self.token_server = TokenServer(self.pki, self.work)
-        auth = {"tls": "", "basic": f"auth:\n  htpasswd:\n    realm: trainerctl-test\n    path: {self.work / 'htpasswd'}\n",
+        auth = {"tls": "", "mtls": "", "basic": f"auth:\n  htpasswd:\n    realm: trainerctl-test\n    path: {self.work / 'htpasswd'}\n",
                 "token": (f"auth:\n  token:\n    realm: {self.token_server.realm}\n    service: {SERVICE}\n"
                           f"    issuer: {ISSUER}\n    rootcertbundle: {self.ca_file}\n")}
         for name, block in auth.items():
@@ -233,7 +242,8 @@ class RegistryStack:
                 "storage:\n  inmemory: {}\n"
                 f"http:\n  addr: 127.0.0.1:0\n  secret: {secrets.token_hex(16)}\n"
                 f"  tls:\n    certificate: {self.work / 'server.crt'}\n    key: {self.work / 'server.key'}\n"
-                f"proxy:\n  remoteurl: http://{self.backend}\n" + block)
+                + (f"    clientcas:\n      - {self.ca_file}\n" if name == "mtls" else "")
+                + f"proxy:\n  remoteurl: http://{self.backend}\n" + block)
             process, address = _start([str(self.bin_dir / "registry"), "serve", str(config)],
                                        self.work / f"{name}.log", r'listening on (127\.0\.0\.1:\d+)')
             self.processes.append(process)
