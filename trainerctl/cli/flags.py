@@ -181,9 +181,15 @@ ImagesCheck = Annotated[bool, typer.Option(
     help="Also ask each image's registry whether it exists, and list those that do not.")]
 
 # --- output ---------------------------------------------------------------------------------
+def _output_formats(ctx: typer.Context, incomplete: str) -> list[str]:
+    formats = ("plain", "json", "oc-mirror") if ctx.info_name == "images" else ("text", "yaml", "json")
+    return [f for f in formats if f.startswith(incomplete)]
+
+
 Output = Annotated[Optional[str], typer.Option(
-    "-o", "--output", metavar="FORMAT", autocompletion=_choices("text", "yaml", "json"),
-    help="Output format: yaml or json (render's default: yaml; other commands: text).")]
+    "-o", "--output", metavar="FORMAT", autocompletion=_output_formats,
+    help="Output format: yaml or json (render's default: yaml; other commands: text); images: plain (default), "
+         "json or oc-mirror.")]
 
 OutputFile = Annotated[Optional[str], typer.Option(
     "--output-file", metavar="FILE",
@@ -203,10 +209,6 @@ GitopsBranch = Annotated[Optional[str], typer.Option(
 GitopsPath = Annotated[Optional[str], typer.Option(
     "--gitops-path", metavar="PATH",
     help="The folder's path in the repository (default: from the git work tree --output-dir is in).")]
-ImagesOutput = Annotated[Optional[str], typer.Option(
-    "-o", "--output", metavar="FORMAT", autocompletion=_choices("plain", "json", "oc-mirror"),
-    help="plain (one image per line, the default), json (each with where it runs and what sets it), or "
-         "oc-mirror (an ImageSetConfiguration).")]
 PinDigests = Annotated[bool, typer.Option(
     "--pin-digests", help="Ask each image's registry for its digest, and list the images by digest.")]
 WriteOverrides = Annotated[Optional[str], typer.Option(

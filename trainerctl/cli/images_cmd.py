@@ -8,8 +8,8 @@ from trainerctl.cli import command
 from trainerctl.cli.flags import (
     Component,
     Filename,
-    ImagesOutput,
     Namespace,
+    Output,
     PinDigests,
     RegistryFlags,
     RenderFlags,
@@ -31,7 +31,7 @@ def images_command(
     namespace: Namespace = None,
     component: Component = [],  # noqa: B006 (typer reads the default)
     filename: Filename = None,
-    output: ImagesOutput = None,
+    output: Output = None,
     pin_digests: PinDigests = False,
     write_overrides: WriteOverrides = None,
 ) -> None:
