@@ -4,7 +4,6 @@ rendering again; --require-digests."""
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 
@@ -16,28 +15,17 @@ from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.images.listing import list_images
 from trainerctl.images.output import OC_MIRROR_API_VERSION, render_output
 from trainerctl.images.overrides import Unpinnable, overrides_for, verify
-from trainerctl.images.run import ImagesRequest, Rendered, images
-from trainerctl.render import RenderOptions, render
+from trainerctl.images.run import ImagesRequest, Rendered, images, render_for_images
+from trainerctl.render import RenderOptions
 from trainerctl.render.images import check_digests, image_fields, parse_image
 from trainerctl.render.overrides_file import read_overrides, write_overrides
 
 ODH = ("opendatahub-trainer", "odh-3.5.0")
 
 
-def _render(upstream, remotes, repo: str, ref: str, **over):
-    options = RenderOptions(source_path=upstream / repo / ref, platform="openshift", env={},
-                            remote_mirrors=list(remotes.mirrors), use_lock=False, **over)
-    return options, render(options)
-
-
 def _rendered(upstream, remotes, repo, ref, **over) -> Rendered:
-    options, result = _render(upstream, remotes, repo, ref, **over)
-
-    def rerender(overrides):
-        again = render(dataclasses.replace(options, images={**options.images, **overrides}))
-        return again.objects, again.components
-
-    return Rendered(result.objects, {"ref": ref}, result.source.images, result.image_keys, result.components, rerender)
+    return render_for_images(RenderOptions(source_path=upstream / repo / ref, platform="openshift", env={},
+                                           remote_mirrors=list(remotes.mirrors), use_lock=False, **over))
 
 
 def _fake_pin(listed) -> None:
@@ -104,7 +92,7 @@ def test_outputs(upstream, remotes):
     text, listed = images(rendered, ImagesRequest())
     assert text.splitlines() == [i.image for i in listed] and len(listed) == 14
     doc = json.loads(images(rendered, ImagesRequest(output="json"))[0])
-    assert doc["source"] == {"ref": "odh-3.5.0"} and len(doc["images"]) == len(listed)
+    assert doc["source"]["overlay"] == "rhoai" and "images" not in doc["source"] and len(doc["images"]) == len(listed)
     controller = next(i for i in doc["images"] if i["repository"] == "opendatahub/trainer")
     assert controller == {
         "image": "quay.io/opendatahub/trainer:odh-3.5-ea1", "registry": "quay.io", "repository": "opendatahub/trainer",

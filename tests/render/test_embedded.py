@@ -88,6 +88,18 @@ def test_the_build_fetches_when_no_checkout_is_at_hand(tmp_path, mirrors):
     assert "a fetch of" in line and walk_tree(tmp_path / "_embedded" / "manifests") == pinned_digest(COMMIT)
 
 
+def test_the_builds_own_fetch_names_the_url_and_no_temporary_path(tmp_path, monkeypatch):
+    def unreachable(repo, url, ref):
+        raise gitrepo.FetchError(f"cannot reach {url}: Could not resolve host: github.com")
+
+    monkeypatch.setattr(gitrepo, "ls_remote", unreachable)
+    with pytest.raises(EmbedError) as err:
+        embed(tmp_path / "_embedded", tmp_path / "lonely", env={}, log=lambda line: None)
+    message = str(err.value)
+    assert f"the fetch failed: cannot reach {URL}: Could not resolve host" in message
+    assert "trainerctl-embed-" not in message and str(tmp_path) not in message.split(" holds no tree")[1]
+
+
 def test_the_build_fails_in_one_line_when_nothing_verifies(tmp_path, odh_35):
     with pytest.raises(EmbedError) as err:
         embed(tmp_path / "_embedded", tmp_path / "lonely", env={}, fetch=_no_fetch, log=lambda line: None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -12,7 +13,9 @@ from trainerctl.images.output import FORMATS, render_output
 from trainerctl.images.overrides import overrides_for, verify
 from trainerctl.images.pinning import pin_digests
 from trainerctl.registry.client import Registries, RegistrySettings
+from trainerctl.render.options import RenderOptions
 from trainerctl.render.overrides_file import write_overrides
+from trainerctl.render.pipeline import render
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,19 @@ class Rendered:
     image_keys: dict[str, tuple[str, ...]] | None = None
     components: dict[str, list[dict]] | None = None
     rerender: Callable[[dict[str, str]], tuple[list[dict], dict[str, list[dict]]]] | None = None
+
+
+def render_for_images(options: RenderOptions) -> Rendered:
+    """Render as install would, keeping what the listing needs and how to render again with more
+    image overrides (each a setting of its own, as `--images-from` gives them)."""
+    result = render(options)
+
+    def rerender(overrides: dict[str, str]) -> tuple[list[dict], dict[str, list[dict]]]:
+        again = render(dataclasses.replace(options, images={**options.images, **overrides}))
+        return again.objects, again.components
+
+    source = {k: v for k, v in dataclasses.asdict(result.source).items() if k != "images" and v not in (None, "")}
+    return Rendered(result.objects, source, result.source.images, result.image_keys, result.components, rerender)
 
 
 def images(rendered: Rendered, request: ImagesRequest) -> tuple[str, list[ListedImage]]:

@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 from trainerctl.errors import TrainerctlError
-from trainerctl.source.cache import resolve_source
+from trainerctl.source.cache import SourceCache
 from trainerctl.source.embedded import FIELDS, RECORD
 from trainerctl.source.pins import default_ref, default_url, pinned_commit, pinned_digest
 from trainerctl.source.tree import walk_tree
@@ -79,7 +79,9 @@ def find_tree(repo_root: Path, env: dict | None = None, fetch=None) -> tuple[Pat
 
 
 def _fetch(url: str, ref: str, cache: Path) -> Path:
-    return resolve_source(url, ref, cache_dir=cache, refresh=True).manifests
+    """The pinned commit fetched into a throwaway cache (its errors name the URL, never the cache)."""
+    store = SourceCache(cache)
+    return store.tree_dir(store.fetch(url, ref, pinned_commit(url, ref))) / "manifests"
 
 
 def embed(dest: Path, repo_root: Path, env: dict | None = None, fetch=None, log=print) -> str:
