@@ -134,3 +134,47 @@ def test_require_digests(run, odh, tmp_path, shared_dir):
     (tmp_path / "trainerctl.yaml").write_text("requireDigests: sometimes\n")
     code, _, err = run("render", "--source", odh)
     assert code == 2 and "trainerctl.yaml: requireDigests: expected true or false" in err
+
+
+@pytest.fixture(scope="module")
+def hostile_registry():
+    from tests.support.registry import HostileRegistry
+
+    server = HostileRegistry()
+    yield server
+    server.stop()
+
+
+@pytest.mark.parametrize("case", ["missing tag", "bad credentials", "unreachable", "garbage", "huge"])
+def test_a_failing_registry_is_one_line_and_nothing_is_written(run, odh, tmp_path, monkeypatch, registry_stack,
+                                                                hostile_registry, case):
+    import base64
+    import socket
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("REGISTRY_AUTH_FILE", "DOCKER_CONFIG", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    wrong = "wrong-password-for-alice"
+    (tmp_path / "auth.json").write_text(json.dumps({"auths": {registry_stack.hosts["basic"]: {
+        "auth": base64.b64encode(f"alice:{wrong}".encode()).decode()}}}))
+    registry_stack.push("cli/vllm", "1")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{sock.getsockname()[1]}"
+    image, expected = {
+        "missing tag": (f"{registry_stack.hosts['tls']}/cli/vllm:absent", "not found at"),
+        "bad credentials": (f"{registry_stack.hosts['basic']}/cli/vllm:1", "refused the credentials from"),
+        "unreachable": (f"{closed}/cli/vllm:1", f"cannot reach the registry {closed}: connection refused"),
+        "garbage": (f"{hostile_registry.host}/garbage/vllm:1", "answered with something that is not a manifest"),
+        "huge": (f"{hostile_registry.host}/huge/vllm:1", "larger than the 4 MiB limit"),
+    }[case]
+    keys = ("odh-th-torch-cuda-py312-image", "odh-th-torch-rocm-py312-image", "odh-th-torch-cpu-py312-image",
+            "odh-speculator-model-opt-cuda-image", "odh-vllm-cuda-image")  # every image of the runtimes: this one
+    code, out, err = run("images", "--source", odh, "-c", "runtimes", *[a for k in keys for a in ("--image", f"{k}={image}")],
+                         "--pin-digests", "--write-overrides", "pins.yaml", "--registry-ca", str(registry_stack.ca_file),
+                         "--registry-config", "auth.json", "--plain-http", closed, "--plain-http", hostile_registry.host)
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert code == 1 and out == "" and len(errors) == 1 and err.endswith(errors[0] + "\n"), err
+    assert errors[0].startswith(f"error: --pin-digests: {image}: ") and expected in errors[0] and wrong not in err
+    assert "more image(s) failed" not in errors[0]
+    assert not (tmp_path / "pins.yaml").exists()
