@@ -106,3 +106,22 @@ def test_any_registry_body_is_a_manifest_digest_a_message_or_one_line(body, cont
         assert "\n" not in str(exc)
     else:
         assert digest.startswith("sha256:")
+
+
+@PROPERTY
+@given(doc=st.fixed_dictionaries({}, optional={"images": st.dictionaries(
+    st.sampled_from(["odh-vllm-cuda-image", "quay.io/a/b", "", "x"]) | st.text(max_size=10),
+    st.sampled_from(["quay.io/a/b@sha256:" + "c" * 64, "quay.io/a/b:1", "Not/Valid", ""]) | json_values,
+    max_size=4) | json_values, "extra": json_values}) | json_values)
+def test_any_overrides_file_is_a_mapping_of_valid_images_or_one_line(tmp_path_factory, doc):
+    from trainerctl.render.images import parse_image
+    from trainerctl.render.overrides_file import read_overrides
+
+    path = tmp_path_factory.mktemp("pins") / "pins.yaml"
+    path.write_text(json.dumps(doc))
+    try:
+        found = read_overrides(str(path))
+    except TrainerctlError as exc:
+        assert "\n" not in str(exc) and str(exc).startswith(f"--images-from {path}")
+    else:
+        assert all(isinstance(k, str) and k and parse_image(v) for k, v in found.items())
