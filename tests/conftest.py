@@ -11,7 +11,9 @@ import pytest
 
 from tests.support.cluster import env  # noqa: F401 (a fresh API server per test)
 from tests.support.e2e import api, tctl  # noqa: F401 (trainerctl and the API of the e2e cluster)
-from tests.support.render import mirrors, remotes, upstream  # noqa: F401 (git mirrors, remote resources)
+from tests.support.render import embedded_copy, installed_copy, mirrors, remotes, upstream  # noqa: F401 (git
+# mirrors, remote resources, the wheel's embedded release)
+from tests.support.registry import registry_stack  # noqa: F401 (crane and distribution registries)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = ROOT.parent / "shared"
@@ -24,6 +26,7 @@ def _env_true(name: str) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: needs the real kube-apiserver test cluster (tests/testenv)")
     config.addinivalue_line("markers", "e2e: runs the real controllers on the e2e cluster (tests/testenv/e2e.py)")
+    config.addinivalue_line("markers", "registry: runs real registries (crane, distribution: tests/support/registry.py)")
     _check_tested_package()
     _take_ctrl_c()
 
@@ -63,14 +66,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.cluster)
         if "e2e_cluster" in names:
             item.add_marker(pytest.mark.e2e)
+        if "registry_binaries" in names:
+            item.add_marker(pytest.mark.registry)
     # Tests without a cluster first, then the base cluster's, then the e2e tests (each in their own
     # order): the quick failures come first, a cold test-cluster build (.ci/run starts it beside
     # the suite) has time to finish, and the e2e cluster, which lives until the session ends, is
     # only started once everything else has run.
     # Among the e2e tests, those on the Flux controllers go last: .ci/run builds Flux (the
     # longest build) while the other e2e tests run.
+    # The registry tests wait on their own build (crane, distribution) like the cluster tests.
     items.sort(key=lambda item: (item.get_closest_marker("e2e") is not None,
-                                 item.get_closest_marker("cluster") is not None,
+                                 item.get_closest_marker("cluster") is not None
+                                 or item.get_closest_marker("registry") is not None,
                                  "flux" in getattr(item, "fixturenames", ())))
 
 
@@ -102,6 +109,18 @@ def cluster_binaries() -> Path:
         return ensure_binaries()
     except BuildError as exc:
         _unavailable(f"test cluster unavailable: {exc}")
+
+
+@pytest.fixture(scope="session")
+def registry_binaries() -> Path:
+    """crane, the distribution registry and htpasswd (built once into the cache); skips when Go is
+    missing (fails under CI=true)."""
+    from tests.testenv.build import BuildError, ensure_registry_binaries
+
+    try:
+        return ensure_registry_binaries()
+    except BuildError as exc:
+        _unavailable(f"registries unavailable: {exc}")
 
 
 @pytest.fixture(scope="session")

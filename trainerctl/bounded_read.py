@@ -20,12 +20,15 @@ from __future__ import annotations
 import errno
 import os
 import re
+import selectors
 import stat
+import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
-from trainerctl.errors import InputError
+from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.safe_text import clean
 
 _KI, _MI, _GI = 1024, 1024 ** 2, 1024 ** 3
@@ -53,6 +56,11 @@ LIMITS = {limit.name: limit for limit in (
     Limit("source-file", "TRAINERCTL_MAX_SOURCE_FILE", 64 * _MI, "another file of the source read outside kustomize"),
     Limit("api-response", "TRAINERCTL_MAX_API_RESPONSE", 512 * _MI, "one API server response body"),
     Limit("cache-file", "TRAINERCTL_MAX_CACHE_FILE", 64 * _MI, "a file of trainerctl's own cache"),
+    Limit("registry-response", "TRAINERCTL_MAX_REGISTRY_RESPONSE", 4 * _MI,
+          "one container registry response body (a manifest, a token)"),
+    Limit("registry-config", "TRAINERCTL_MAX_REGISTRY_CONFIG", 4 * _MI,
+          "a registry credentials file (docker config.json, containers auth.json)"),
+    Limit("images-file", "TRAINERCTL_MAX_IMAGES_FILE", 4 * _MI, "an image overrides file (--images-from)"),
 )}
 
 # Nesting deeper than this in a document from outside is refused before anything walks it (the
@@ -229,3 +237,46 @@ def yaml_problem(exc: Exception) -> str:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
     return clean(str(problem), 200) + where
+
+
+def read_process(proc: subprocess.Popen, limit: str, timeout: float, what: str,
+                 error: type[TrainerctlError] = TrainerctlError) -> tuple[bytes, bytes]:
+    """stdout (at most the `limit` input's bytes) and stderr (its first 64 KiB) of a program that
+    hands over a credential (an exec plugin, a docker credential helper), within `timeout`;
+    killed otherwise. `what` names it in the one line `error` carries."""
+    out, err = bytearray(), bytearray()
+    most = limit_for(limit)
+    deadline = time.monotonic() + timeout
+    sel = selectors.DefaultSelector()
+    try:
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise error(f"{what} did not finish within {timeout:.0f}s")
+            for key, _ in sel.select(min(remaining, 1.0)):
+                chunk = os.read(key.fileobj.fileno(), 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                if key.fileobj is proc.stdout:
+                    out += chunk
+                    if len(out) > most:
+                        raise error(f"{what} wrote more than {human_size(most)} "
+                                    f"(raise it with {LIMITS[limit].env}=SIZE)")
+                elif len(err) < 65536:
+                    err += chunk
+        proc.wait(max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        raise error(f"{what} did not finish within {timeout:.0f}s") from None
+    finally:
+        sel.close()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+    return bytes(out), bytes(err)

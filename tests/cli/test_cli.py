@@ -29,7 +29,7 @@ from trainerctl.cli import full_app, main
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check", "check",
-            "support-bundle", "completion"]
+            "support-bundle", "completion", "images"]
 
 
 def _entry() -> list[str]:
@@ -180,6 +180,16 @@ def test_completion_of_values():
     assert _complete("trainerctl render --platform ") == ["kubernetes", "openshift"]
     assert _complete("trainerctl install -o j") == ["json"]
     assert set(_complete("trainerctl render -c ")) == {"manifests", "runtimes", "imagestreams"}
+
+
+def test_completion_of_images_values(tmp_path):
+    assert _complete("trainerctl images -o o") == ["oc-mirror"]
+    config = tmp_path / "auth.json"
+    config.write_text(json.dumps({"auths": {"quay.io": {}, "https://registry.example.com:5000/v2/": {}},
+                                  "credHelpers": {"quay.example.org": "ecr-login"}}))
+    assert _complete(f"trainerctl images --registry-config {config} --plain-http ") == \
+        ["quay.example.org", "quay.io", "registry.example.com:5000"]
+    assert _complete(f"trainerctl images --registry-config {tmp_path / 'absent'} --plain-http ") == []
 
 
 def test_completion_of_kubeconfig_contexts(tmp_path):

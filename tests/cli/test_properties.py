@@ -167,7 +167,7 @@ def test_config_file(data):
 @given(st.integers(200, 299), texts)
 def test_api_response_bodies(status, body):
     from trainerctl.cluster.client.client import decode_body
-    from trainerctl.cluster.client.transport import Response
+    from trainerctl.net.transport import Response
 
     doc = only_trainerctl_errors(decode_body, Response(status, "OK", {}, body), "GET", "/x", "https://h")
     if doc is not None:
@@ -178,7 +178,7 @@ def test_api_response_bodies(status, body):
 @given(st.integers(300, 599), texts, st.none() | st.text(max_size=40))
 def test_api_error_bodies(status, body, retry_after):
     from trainerctl.cluster.client.client import _api_error, retry_after_seconds
-    from trainerctl.cluster.client.transport import Response
+    from trainerctl.net.transport import Response
 
     err = _api_error(Response(status, "X", {}, body), "GET", "/x", "ctx", "https://h")
     assert len(str(err)) <= 1200 and "\n" not in str(err) and "\x1b" not in str(err)

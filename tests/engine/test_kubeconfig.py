@@ -310,7 +310,7 @@ def test_process_substitution_is_a_kubeconfig_too(tmp_path):
 
 
 def test_proxy_rules(monkeypatch):
-    from trainerctl.cluster.client.proxy import no_proxy_matches, proxy_for
+    from trainerctl.net.proxy import no_proxy_matches, proxy_for
 
     assert no_proxy_matches("api.corp.example", 443, "example")  # suffix match
     assert no_proxy_matches("10.1.2.3", 6443, "10.0.0.0/8")

@@ -1,4 +1,5 @@
-"""Fixtures for the render tests: ../shared located (or skipped), local git mirrors of upstream/.
+"""Fixtures for the render tests: ../shared located (or skipped), local git mirrors of upstream/,
+the pinned release as the wheel build embeds it.
 
 The mirrors are what the render tests fetch from instead of GitHub: one repository per upstream
 repo, one commit per ref putting that ref's tree at the root as `manifests/`, tagged with the ref
@@ -67,3 +68,25 @@ def remotes(tmp_path_factory, upstream):
     served = remotes_mod.start(upstream.parent, tmp_path_factory.mktemp("remotes"))
     yield served
     served.stop()
+
+
+@pytest.fixture(scope="session")
+def embedded_copy(tmp_path_factory, upstream) -> Path:
+    """trainerctl/_embedded as the wheel build writes it (from ../shared, named by its env var)."""
+    from trainerctl.source.embedding import ENV, embed
+
+    root = tmp_path_factory.mktemp("wheel") / "_embedded"
+    embed(root, Path(__file__).resolve().parents[2], env={ENV: str(upstream / "opendatahub-trainer" / "odh-3.5.0")},
+          log=lambda line: None)
+    return root
+
+
+@pytest.fixture
+def installed_copy(tmp_path, embedded_copy, monkeypatch) -> Path:
+    """A writable copy of the embedded release, used as this installation's."""
+    from trainerctl.source import embedded
+
+    root = tmp_path / "_embedded"
+    shutil.copytree(embedded_copy, root)
+    monkeypatch.setattr(embedded, "EMBED_DIR", root)
+    return root

@@ -1,16 +1,17 @@
 """Build the test cluster's binaries from the Go module proxy.
 
-Three cache entries, each keyed by its pinned versions and a hash of what builds it, so a second
+Four cache entries, each keyed by its pinned versions and a hash of what builds it, so a second
 run (or a second CI run on the same machine) reuses them:
 
 - the base cluster (kube-apiserver, etcd, pki) that every cluster test needs;
 - the e2e parts (kube-controller-manager, kube-scheduler, kwok, and the real Trainer and JobSet
   controllers at every version an e2e test installs), which only `e2e` tests need;
-- the Flux controllers (source-controller, kustomize-controller, their CRDs) the GitOps e2e test runs.
+- the Flux controllers (source-controller, kustomize-controller, their CRDs) the GitOps e2e test runs;
+- the registries the `images` tests push to and ask (crane, the distribution registry).
 
 Go's own module and build caches stay at their defaults so rebuilds after a change are warm too.
 
-Run as a script to build all three and print the base bin dir: ``python tests/testenv/build.py``
+Run as a script to build them all and print the base bin dir: ``python tests/testenv/build.py``
 (``--base`` builds only the base cluster, ``--no-flux`` all but the Flux controllers).
 """
 
@@ -286,6 +287,65 @@ def _build_flux(go: str, out: Path, log) -> None:
             shutil.copyfile(crd, out / "crds" / crd.name)
 
 
+# -- the registry (tests/registry/) ----------------------------------------------------------
+# `trainerctl images` is tested against real registries: `crane registry serve` holds the images
+# the tests push (with `crane`), and the distribution registry stands in front of it as a
+# pull-through proxy with TLS and htpasswd basic or token auth, as a mirror registry would. Their
+# own cache entry: only the registry tests need them. The distribution registry's main and the
+# bcrypt htpasswd writer (registry/*/main.go) are built inside a copy of distribution's module,
+# so its go.mod and go.sum decide every dependency.
+CRANE_MODULE, CRANE_VERSION = "github.com/google/go-containerregistry", "v0.22.1"
+DISTRIBUTION_MODULE, DISTRIBUTION_VERSION = "github.com/distribution/distribution/v3", "v3.0.0"
+REGISTRY_MAINS = Path(__file__).resolve().parent / "registry"
+REGISTRY_PROGRAMS = ("registry", "htpasswd")  # folders of REGISTRY_MAINS, built in distribution's module
+REGISTRY_RECIPE = "1"
+
+
+def registry_binaries() -> tuple[str, ...]:
+    return ("crane", *REGISTRY_PROGRAMS)
+
+
+def registry_cache_key() -> str:
+    digest = hashlib.sha256(REGISTRY_RECIPE.encode())
+    for name in REGISTRY_PROGRAMS:
+        digest.update(name.encode())
+        digest.update((REGISTRY_MAINS / name / "main.go").read_bytes())
+    return f"registry-crane-{CRANE_VERSION}_distribution-{DISTRIBUTION_VERSION}_{digest.hexdigest()[:10]}"
+
+
+def registry_bin_dir() -> Path:
+    return cache_root() / registry_cache_key() / "bin"
+
+
+def _build_registry(go: str, out: Path, log) -> None:
+    env = _go_env(go, log)
+    crane = _download(go, env, CRANE_MODULE, CRANE_VERSION)
+    _run([go, "build", "-mod=readonly", "-trimpath", "-ldflags", "-s -w", "-o", str(out / "crane"), "./cmd/crane"],
+         env, log, cwd=crane)
+    source = _download(go, env, DISTRIBUTION_MODULE, DISTRIBUTION_VERSION)
+    work = Path(tempfile.mkdtemp(prefix="distribution.", dir=out.parent))
+    try:
+        tree = work / "src"
+        shutil.copytree(source, tree)
+        for path in (tree, *tree.rglob("*")):
+            path.chmod(path.stat().st_mode | 0o200)
+        for name in REGISTRY_PROGRAMS:
+            (tree / "cmd" / f"trainerctl-{name}").mkdir()
+            shutil.copyfile(REGISTRY_MAINS / name / "main.go", tree / "cmd" / f"trainerctl-{name}" / "main.go")
+            _run([go, "build", "-mod=readonly", "-trimpath", "-ldflags", "-s -w", "-o", str(out / name),
+                  f"./cmd/trainerctl-{name}"], env, log, cwd=tree)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def ensure_registry_binaries(log=None) -> Path:
+    """Return the bin dir holding crane, the distribution registry and htpasswd, building them
+    first if missing. Raises BuildError like ensure_binaries."""
+    return _ensure(registry_bin_dir(), registry_binaries(), _build_registry,
+                   f"crane {CRANE_VERSION} and the distribution registry {DISTRIBUTION_VERSION}", "registry-*",
+                   log or _stderr_log)
+
+
 # -- the cache ----------------------------------------------------------------------------
 # Another checkout (a branch with a different go.mod) may be using an older entry right now, and
 # a cluster starts its binaries per test: only entries nobody used for a day are removed.
@@ -367,6 +427,7 @@ def main(argv: list[str] | None = None) -> int:
         path = ensure_binaries()
         if "--base" not in argv:
             ensure_e2e_binaries()
+            ensure_registry_binaries()
             if "--no-flux" not in argv:
                 ensure_flux_binaries()
     except BuildError as exc:

@@ -16,6 +16,7 @@ from trainerctl.cli.flags import (
     DEFAULT_LOCK_TIMEOUT,
     DEFAULT_TIMEOUT,
     AllowBreaking,
+    CheckImages,
     ClusterFlags,
     RenderFlags,
     SourceFlags,
@@ -24,12 +25,14 @@ from trainerctl.cli.flags import (
     FieldManager,
     Filename,
     ForceConflicts,
+    ImagesCheck,
     LockTimeout,
     Namespace,
     NoPrune,
     NoRecreate,
     Output,
     OutputFile,
+    RegistryFlags,
     SkipPreflight,
     TakeOverHelm,
     TakeOverOperator,
@@ -37,6 +40,7 @@ from trainerctl.cli.flags import (
     Wait,
     Yes,
     cluster_flags,
+    registry_flags,
     render_flags,
     source_flags,
 )
@@ -71,11 +75,12 @@ def helm_namespace(api, namespace: str | None, source: SourceFlags) -> str | Non
 
 
 @command("install")
-@uses(cluster_flags, source_flags, render_flags)
+@uses(cluster_flags, source_flags, render_flags, registry_flags)
 def install_cmd(
     cluster: ClusterFlags,
     source: SourceFlags,
     render: RenderFlags,
+    registry: RegistryFlags,
     namespace: Namespace = None,
     filename: Filename = None,
     dry_run: DryRun = False,
@@ -91,6 +96,7 @@ def install_cmd(
     take_over_operator: TakeOverOperator = False,
     take_over_helm: TakeOverHelm = False,
     lock_timeout: LockTimeout = DEFAULT_LOCK_TIMEOUT,
+    check_images: CheckImages = False,
 ) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
     from trainerctl.cli.output import check_lock_timeout, check_output, check_timeout, emit, progress
@@ -102,6 +108,7 @@ def install_cmd(
     output = check_output(output)
     check_timeout(timeout)
     check_lock_timeout(lock_timeout)
+    registries = registry.for_step(check_images, "--check-images")
     given = read_first(filename)
     api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
     if take_over_operator:
@@ -109,6 +116,10 @@ def install_cmd(
     elif take_over_helm:
         namespace = helm_namespace(api, namespace, source)
     goal = target(api, filename, source, render, namespace, given)
+    if registries is not None:
+        from trainerctl.images.pinning import require_images
+
+        require_images(goal.objects, registries)
     opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
                           timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
                           allow_breaking=allow_breaking, take_over_operator=take_over_operator,
@@ -255,19 +266,22 @@ def status_cmd(
 
 
 @command("check")
-@uses(cluster_flags, source_flags, render_flags)
+@uses(cluster_flags, source_flags, render_flags, registry_flags)
 def check_cmd(
     cluster: ClusterFlags,
     source: SourceFlags,
     render: RenderFlags,
+    registry: RegistryFlags,
     namespace: Namespace = None,
     filename: Filename = None,
     output: Output = None,
     no_prune: NoPrune = False,
     field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
+    images: ImagesCheck = False,
 ) -> None:
     """Every check install makes before applying, all listed: the cluster, versions, JobSet,
-    permissions, the Go operator, the upgrade check; exit 0 when install may go ahead, 3 when not."""
+    permissions, the Go operator, the upgrade check, with --images the images; exit 0 when install
+    may go ahead, 3 when not."""
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.check import check
@@ -277,12 +291,18 @@ def check_cmd(
     from trainerctl.upgrade import guard
 
     output = check_output(output)
+    registries = registry.for_step(images, "--images")
     given = read_first(filename)
     api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
     goal = target(api, filename, source, render, namespace, given)
+    images_step = None
+    if registries is not None:
+        from trainerctl.images.pinning import image_check
+
+        images_step = image_check(registries)
     report = check(goal.objects, cluster=api, namespace=goal.namespace, source=source_dict(goal.source),
                    owner_label=goal.owner_label, field_manager=field_manager, prune=not no_prune,
-                   upgrade_guard=guard)
+                   upgrade_guard=guard, image_check=images_step)
     emit(report, output)
     if report.failed:
         first = report.failed[0]

@@ -15,6 +15,7 @@ import typer
 # Panels keep long help pages readable: what to render, where the cluster is, how to run.
 RENDER_PANEL = "Render"
 CLUSTER_PANEL = "Cluster"
+REGISTRY_PANEL = "Registry"
 
 
 def _choices(*values: str):
@@ -35,6 +36,19 @@ def _contexts(ctx: typer.Context, incomplete: str) -> list[str]:
     except TrainerctlError:  # completion must never fail loudly
         return []
     return [n for n in names if n.startswith(incomplete)]
+
+
+def _registry_hosts(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Registries the user has credentials for (docker's and podman's files), for completion."""
+    from trainerctl.errors import TrainerctlError
+    from trainerctl.registry.auth import CredentialStore
+
+    try:
+        files = CredentialStore(ctx.params.get("registry_config")).files()
+    except TrainerctlError:  # completion must never fail loudly
+        return []
+    hosts = {key.split("/", 1)[0] for f in files for key in (*f.auths, *f.helpers)}
+    return sorted(h for h in hosts if h.startswith(incomplete))
 
 
 # --- what to render -------------------------------------------------------------------------
@@ -66,12 +80,18 @@ Platform = Annotated[Optional[str], typer.Option(
 Image = Annotated[list[str], typer.Option(
     "--image", metavar="KEY=REF", rich_help_panel=RENDER_PANEL,
     help="Image override: a RELATED_IMAGE_* variable, a params.env key or an image name (repeatable).")]
+ImagesFrom = Annotated[Optional[str], typer.Option(
+    "--images-from", metavar="FILE", rich_help_panel=RENDER_PANEL,
+    help="Image overrides from a file (`images --pin-digests --write-overrides` writes one); --image wins over it.")]
 RemoteMirror = Annotated[list[str], typer.Option(
     "--remote-mirror", metavar="PREFIX=REPLACEMENT", rich_help_panel=RENDER_PANEL,
     help="Fetch remote kustomize resources under PREFIX from REPLACEMENT instead (repeatable).")]
 RequireRegistry = Annotated[Optional[str], typer.Option(
     "--require-registry", metavar="HOST[:PORT][/PATH]", rich_help_panel=RENDER_PANEL,
     help="Fail unless every image is under this registry.")]
+RequireDigests = Annotated[bool, typer.Option(
+    "--require-digests", rich_help_panel=RENDER_PANEL,
+    help="Fail unless every image is given by digest (a tag can move between mirroring and pulling).")]
 Offline = Annotated[bool, typer.Option(
     "--offline", rich_help_panel=RENDER_PANEL, help="Never contact the git remote; use the cache.")]
 Refresh = Annotated[bool, typer.Option(
@@ -140,10 +160,36 @@ LockTimeout = Annotated[float, typer.Option(
     "--lock-timeout", metavar="SECONDS", rich_help_panel=CLUSTER_PANEL,
     help="How long to wait for another run's install lock, 0 to fail at once (default: 600).")]
 
+# --- registries -----------------------------------------------------------------------------
+RegistryConfig = Annotated[Optional[str], typer.Option(
+    "--registry-config", metavar="FILE", rich_help_panel=REGISTRY_PANEL,
+    help="Registry credentials: a docker config.json or containers auth.json (default: $REGISTRY_AUTH_FILE, "
+         "else podman's auth.json, then ~/.docker/config.json; credential helpers included).")]
+RegistryCa = Annotated[Optional[str], typer.Option(
+    "--registry-ca", metavar="FILE", rich_help_panel=REGISTRY_PANEL,
+    help="PEM CA bundle trusted for every registry, beside the system's and each registry's certs.d folder.")]
+PlainHttp = Annotated[list[str], typer.Option(
+    "--plain-http", metavar="HOST[:PORT]", rich_help_panel=REGISTRY_PANEL, autocompletion=_registry_hosts,
+    help="Talk to this registry over http:// instead of https:// (repeatable).")]
+
+CheckImages = Annotated[bool, typer.Option(
+    "--check-images", rich_help_panel=REGISTRY_PANEL,
+    help="Before anything is applied, ask each image's registry whether it exists; refuse (exit 3) naming "
+         "those that do not.")]
+ImagesCheck = Annotated[bool, typer.Option(
+    "--images", rich_help_panel=REGISTRY_PANEL,
+    help="Also ask each image's registry whether it exists, and list those that do not.")]
+
 # --- output ---------------------------------------------------------------------------------
+def _output_formats(ctx: typer.Context, incomplete: str) -> list[str]:
+    formats = ("plain", "json", "oc-mirror") if ctx.info_name == "images" else ("text", "yaml", "json")
+    return [f for f in formats if f.startswith(incomplete)]
+
+
 Output = Annotated[Optional[str], typer.Option(
-    "-o", "--output", metavar="FORMAT", autocompletion=_choices("text", "yaml", "json"),
-    help="Output format: yaml or json (render's default: yaml; other commands: text).")]
+    "-o", "--output", metavar="FORMAT", autocompletion=_output_formats,
+    help="Output format: yaml or json (render's default: yaml; other commands: text); images: plain (default), "
+         "json or oc-mirror.")]
 
 OutputFile = Annotated[Optional[str], typer.Option(
     "--output-file", metavar="FILE",
@@ -163,6 +209,11 @@ GitopsBranch = Annotated[Optional[str], typer.Option(
 GitopsPath = Annotated[Optional[str], typer.Option(
     "--gitops-path", metavar="PATH",
     help="The folder's path in the repository (default: from the git work tree --output-dir is in).")]
+PinDigests = Annotated[bool, typer.Option(
+    "--pin-digests", help="Ask each image's registry for its digest, and list the images by digest.")]
+WriteOverrides = Annotated[Optional[str], typer.Option(
+    "--write-overrides", metavar="FILE",
+    help="With --pin-digests: write the digests as image overrides, for render and install --images-from FILE.")]
 UpdateLock = Annotated[bool, typer.Option(
     "--update-lock", rich_help_panel=RENDER_PANEL, help="Write the rendered source to the lock file.")]
 
@@ -177,11 +228,13 @@ FIELD_FLAGS = {
     "source_url": "--source", "source_path": "--source", "ref": "--ref", "cache_dir": "--cache-dir",
     "lock_file": "--lock", "config": "--config", "overlay": "--overlay", "namespace": "--namespace",
     "platform": "--platform", "components": "--component", "owner_label": "--owner-label",
-    "require_registry": "--require-registry", "images": "--image", "remote_mirrors": "--remote-mirror",
+    "require_registry": "--require-registry", "require_digests": "--require-digests", "images": "--image",
+    "remote_mirrors": "--remote-mirror",
     "manager": "--set",
 }
 # RenderFlags field -> its flag, for refusing render flags next to -f FILE.
-_RENDER_FLAGS = {"overlay": "--overlay", "platform": "--platform", "image": "--image",
+_RENDER_FLAGS = {"overlay": "--overlay", "platform": "--platform", "image": "--image", "images_from": "--images-from",
+                 "require_digests": "--require-digests",
                  "remote_mirror": "--remote-mirror", "require_registry": "--require-registry",
                  "offline": "--offline", "refresh": "--refresh", "set_values": "--set", "ha": "--ha"}
 _SOURCE_FLAGS = {"source": "--source", "ref": "--ref", "cache_dir": "--cache-dir", "lock": "--lock",
@@ -217,6 +270,8 @@ class RenderFlags:
     namespace: str | None = None
     component: list[str] = field(default_factory=list)
     owner_label: str | None = None  # KEY=VALUE
+    images_from: str | None = None  # FILE
+    require_digests: bool = False
 
 
 def source_flags(config: Config = None, source: Source = None, ref: Ref = None, cache_dir: CacheDir = None,
@@ -227,9 +282,9 @@ def source_flags(config: Config = None, source: Source = None, ref: Ref = None, 
 def render_flags(overlay: Overlay = None, platform: Platform = None, image: Image = [],  # noqa: B006 (typer)
                  remote_mirror: RemoteMirror = [], require_registry: RequireRegistry = None,  # noqa: B006
                  offline: Offline = False, refresh: Refresh = False, set_values: SetValues = [],  # noqa: B006
-                 ha: Ha = False) -> RenderFlags:
+                 ha: Ha = False, images_from: ImagesFrom = None, require_digests: RequireDigests = False) -> RenderFlags:
     return RenderFlags(overlay, platform, list(image), list(remote_mirror), require_registry, offline, refresh,
-                         list(set_values), ha)
+                       list(set_values), ha, images_from=images_from, require_digests=require_digests)
 
 
 def render_flags_given(source: SourceFlags, render: RenderFlags) -> list[str]:
@@ -266,3 +321,47 @@ class GitopsFlags:
 def gitops_flags(gitops: Gitops = None, gitops_repo: GitopsRepo = None, gitops_branch: GitopsBranch = None,
                  gitops_path: GitopsPath = None) -> GitopsFlags:
     return GitopsFlags(gitops, gitops_repo, gitops_branch, gitops_path)
+
+
+@dataclass
+class RegistryFlags:
+    """How to reach container registries (images --pin-digests, check --images, install --check-images)."""
+
+    config: str | None = None
+    ca: str | None = None
+    plain_http: list[str] = field(default_factory=list)
+
+    def given(self) -> list[str]:
+        return [flag for flag, value in (("--registry-config", self.config), ("--registry-ca", self.ca),
+                                         ("--plain-http", self.plain_http)) if value]
+
+    def for_step(self, asked: bool, step: str):
+        """The settings when `step` (--images, --check-images) was asked for, else None; the
+        registry flags alone, which would change nothing, are refused."""
+        if not asked:
+            if self.given():
+                from trainerctl.errors import InputError
+
+                raise InputError(f"{self.given()[0]}: only used with {step} (the registries are not asked otherwise)")
+            return None
+        return self.settings().checked()
+
+    def settings(self):
+        """trainerctl.registry.client.RegistrySettings, every value checked."""
+        from trainerctl.errors import InputError
+        from trainerctl.registry.client import RegistrySettings
+        from trainerctl.render.images import validate_registry
+
+        for flag, value in (("--registry-config", self.config), ("--registry-ca", self.ca)):
+            if value is not None and not value.strip():
+                raise InputError(f"{flag} '': expected a file")
+        for host in self.plain_http:
+            if "/" in validate_registry(host, "--plain-http").rstrip("/"):
+                raise InputError(f"--plain-http {host!r}: expected a registry host[:port], without a path")
+        return RegistrySettings(config_file=self.config, ca_file=self.ca,
+                                plain_http=frozenset(h.rstrip("/") for h in self.plain_http))
+
+
+def registry_flags(registry_config: RegistryConfig = None, registry_ca: RegistryCa = None,
+                   plain_http: PlainHttp = []) -> RegistryFlags:  # noqa: B006 (typer reads the default)
+    return RegistryFlags(registry_config, registry_ca, list(plain_http))

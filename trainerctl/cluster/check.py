@@ -3,7 +3,8 @@
 Where install stops at the first failure, check goes on so one run shows everything to fix: the
 API server and its version against the target release's floor, the rendered kinds, JobSet and its
 version, the upgrade path, the Go operator, every permission the install lacks, the CRD upgrade
-check, and the Istio hazard (a warning). A read the user may not make is a finding, not a crash.
+check, the Istio hazard (a warning), and with --images whether every image exists at its
+registry. A read the user may not make is a finding, not a crash.
 """
 
 from __future__ import annotations
@@ -65,9 +66,16 @@ def _read(findings: list[Finding], what: str, read: Callable[[], Any]) -> Any:
 
 def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict,
           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl", prune: bool = True,
-          upgrade_guard: Callable[..., Any] | None = None) -> CheckReport:
+          upgrade_guard: Callable[..., Any] | None = None,
+          image_check: Callable[[list[dict]], list[str]] | None = None) -> CheckReport:
+    """`image_check` (check --images): asks the registries and returns a line per image that is
+    missing or cannot be checked."""
     report = CheckReport(namespace)
     found = report.findings
+    if image_check is not None:  # first: it needs no cluster, so no cluster finding below can hide it
+        problems = image_check(objects)
+        found.append(Finding("images", FAIL, f"{len(problems)} image(s) missing or not checkable at their registries",
+                             problems) if problems else Finding("images", OK, "every image exists at its registry"))
     try:
         version = preflight.server_version(cluster)
     except PreflightError as exc:  # nothing else can be asked

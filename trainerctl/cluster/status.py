@@ -136,6 +136,9 @@ def not_ready_line(st: dict) -> str:
 
 
 def _source_line(src: dict) -> str:
+    if src.get("url") and src.get("embedded") is True:
+        return (f"source: the copy of {src['url']} ref {src.get('ref', '?')} embedded in trainerctl, "
+                f"commit {src.get('commit', '?')}")
     if src.get("url"):
         return f"source: {src['url']} ref {src.get('ref', '?')} commit {src.get('commit', '?')}"
     if src.get("path"):

@@ -28,6 +28,7 @@ SECTIONS: dict[str, tuple[type, ...]] = {
     "images": (dict,),
     "ownerLabel": (str,),
     "requireRegistry": (str,),
+    "requireDigests": (bool,),
     "cacheDir": (str,),
     "remoteMirrors": (list,),
     "manager": (dict,),
@@ -50,7 +51,8 @@ class Config:
 
 
 def _type_names(types: tuple[type, ...]) -> str:
-    return " or ".join({dict: "a mapping", list: "a list", str: "a string"}.get(t, t.__name__) for t in types)
+    return " or ".join({dict: "a mapping", list: "a list", str: "a string", bool: "true or false"}.get(t, t.__name__)
+                       for t in types)
 
 
 def parse_config(text: str, where: str) -> Config:

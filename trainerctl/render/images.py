@@ -92,6 +92,8 @@ class ImageOverrides:
     explicit_params: dict[str, str] = field(default_factory=dict)
     # image reference -> the setting that put it there ("--image KEY", "environment variable X")
     origins: dict[str, str] = field(default_factory=dict)
+    # explicit param key -> the setting that gave it (for "no params.env has that key")
+    key_origins: dict[str, str] = field(default_factory=dict)
 
 
 def resolve_overrides(images: Mapping[str, str], env: Mapping[str, str],
@@ -130,6 +132,7 @@ def resolve_overrides(images: Mapping[str, str], env: Mapping[str, str],
         else:
             out.params[key] = value
             out.explicit_params[key] = value
+            out.key_origins[key] = where(key)
     return out
 
 
@@ -149,24 +152,42 @@ def kustomize_image_entry(name: str, ref: str) -> dict:
 _POD_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
-def iter_images(obj: dict) -> Iterator[tuple[str, str]]:
-    """(field path, image) for every container image and ImageStream tag image in obj."""
+@dataclass(frozen=True)
+class ImageField:
+    """One image an object names: a container's image, or an ImageStream tag's."""
+
+    path: str  # the field, e.g. spec.template.spec.containers[manager].image
+    image: str
+    container: str | None = None  # the container's name
+    tag: str | None = None  # the ImageStream tag's name
+
+
+def image_fields(obj: dict) -> Iterator[ImageField]:
+    """Every container image and ImageStream tag image in obj."""
     if obj.get("kind") == "ImageStream" and str(obj.get("apiVersion", "")).startswith("image.openshift.io/"):
         for i, tag in enumerate((obj.get("spec") or {}).get("tags") or []):
             source = tag.get("from") or {}
             if source.get("kind") == "DockerImage" and source.get("name"):
-                yield f"spec.tags[{tag.get('name', i)}].from.name", source["name"]
+                name = tag.get("name", i)
+                yield ImageField(f"spec.tags[{name}].from.name", source["name"], tag=str(name))
     yield from _walk_containers(obj, "")
 
 
-def _walk_containers(node, path: str) -> Iterator[tuple[str, str]]:
+def iter_images(obj: dict) -> Iterator[tuple[str, str]]:
+    """(field path, image) for every container image and ImageStream tag image in obj."""
+    for found in image_fields(obj):
+        yield found.path, found.image
+
+
+def _walk_containers(node, path: str) -> Iterator[ImageField]:
     if isinstance(node, dict):
         for key, value in node.items():
             sub = f"{path}.{key}" if path else key
             if key in _POD_CONTAINER_LISTS and isinstance(value, list):
                 for item in value:
                     if isinstance(item, dict) and isinstance(item.get("image"), str):
-                        yield f"{sub}[{item.get('name', '?')}].image", item["image"]
+                        name = item.get("name", "?")
+                        yield ImageField(f"{sub}[{name}].image", item["image"], container=str(name))
             else:
                 yield from _walk_containers(value, sub)
     elif isinstance(node, list):
@@ -204,6 +225,22 @@ def check_registry(objects: list[dict], registry: str) -> None:
         raise TrainerctlError(
             f"--require-registry {registry}: {len(leftovers)} image(s) point elsewhere: {shown} "
             f"(override them with RELATED_IMAGE_* or --image KEY=REF)"
+        )
+
+
+def check_digests(objects: list[dict], where: str = "--require-digests") -> None:
+    """Fail when any rendered image is named by tag alone (a tag can move between mirror and pull)."""
+    by_tag: dict[str, str] = {}
+    for obj in objects:
+        for path, image in iter_images(obj):
+            if not parse_image(image, f"{describe(obj)} {path}").digest:
+                by_tag.setdefault(image, f"{describe(obj)} {path}")
+    if by_tag:
+        shown = "; ".join(f"{image} ({use})" for image, use in list(by_tag.items())[:3])
+        more = f"; and {len(by_tag) - 3} more" if len(by_tag) > 3 else ""
+        raise TrainerctlError(
+            f"{where}: {len(by_tag)} image(s) are given by tag alone: {shown}{more} (pin them: trainerctl images "
+            f"--pin-digests --write-overrides FILE, then --images-from FILE; docs/images.md#pinning-digests)"
         )
 
 

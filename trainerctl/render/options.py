@@ -81,6 +81,7 @@ class RenderOptions:
     owner_label: OwnerLabel = DEFAULT_OWNER_LABEL  # or a (key, value) pair
     cache_dir: str | Path | None = None
     require_registry: str | None = None
+    require_digests: bool = False  # fail unless every image is given by digest
     remote_mirrors: list[str] = field(default_factory=list)  # PREFIX=REPLACEMENT for remote bases
     offline: bool = False  # never contact the git remote
     refresh: bool = False  # ask the git remote again even when the ref is cached
@@ -133,6 +134,7 @@ class SourceInfo:
     path: str | None = None  # the local checkout, for --source PATH
     releases: tuple[dict, ...] = ()  # component_metadata.yaml releases: name, version, repoUrl
     images: dict[str, str] = field(default_factory=dict)  # rendered image -> where it came from
+    embedded: bool = False  # the manifests are the copy of url at ref inside trainerctl's wheel
 
     def __post_init__(self) -> None:
         # What a render reports (the inventory, -o json, the lock) never holds a URL's password.
@@ -150,3 +152,4 @@ class RenderResult:
     namespace: str
     owner_label: OwnerLabel
     platform: str = "kubernetes"
+    image_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)  # image -> params.env keys holding it

@@ -20,7 +20,7 @@ from trainerctl.kustomize.cachedread import resource_cache
 from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.parsed_cache import ParsedCache
 from trainerctl.render.assets import asset_dir
-from trainerctl.render.images import ImageOverrides, check_registry, image_origins, kustomize_image_entry
+from trainerctl.render.images import ImageOverrides, check_digests, check_registry, image_origins, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
 from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
 from trainerctl.render.params_env import ParamsEnv, check_image_values, image_keys
@@ -30,11 +30,13 @@ from trainerctl.source import (
     DEFAULT_LOCK_FILE,
     SourceTree,
     check_tree,
+    embedded_source,
     git_source,
     local_source,
     read_lock,
     resolve_source,
 )
+from trainerctl.source.cache import check_cache_dir
 from trainerctl.source.cachedir import default_cache_dir
 
 # Our sets ship their images as generated ConfigMaps (the replacements' source); those are
@@ -61,6 +63,13 @@ def _resolve(options: RenderOptions) -> SourceTree:
                 f"{lock_path} pins {lock.url} {lock.ref}, not {url} {ref}: render that source, "
                 f"update the lock (trainerctl fetch / render --update-lock), or pass --no-lock"
             )
+    # The pinned default ref comes from the copy inside the wheel: no network, no cache (a bad
+    # cache dir is still an error: a flag is never silently ignored). --refresh asks the remote,
+    # as it does for a cached ref.
+    check_cache_dir(Path(options.cache_dir) if options.cache_dir else default_cache_dir(), bool(options.cache_dir))
+    embedded = None if options.refresh else embedded_source(url, ref, lock)
+    if embedded is not None:
+        return embedded
     return resolve_source(url, ref, cache_dir=options.cache_dir, lock=lock, refresh=options.refresh,
                           offline=options.offline)
 
@@ -79,12 +88,14 @@ def _component_releases(manifests: Path) -> list[dict]:
     return out
 
 
-def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides) -> dict[str, str]:
+def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides,
+                    held: dict[str, set[str]]) -> dict[str, str]:
     """Every params.env under `roots`, with the overrides applied, checked; an edited one goes
     into `fs` in place of the file on disk (in a directory that is real, not a link to it).
 
     Returns image -> "params.env KEY (file)" for the image values the source ships (before the
-    overrides), so the render can say where an image came from."""
+    overrides), so the render can say where an image came from; fills `held` with image -> the
+    params.env keys that hold it after the overrides (what would change it: `trainerctl images`)."""
     applied: set[str] = set()
     shipped: dict[str, str] = {}
     for i, root in enumerate(roots):
@@ -97,6 +108,9 @@ def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides)
                     shipped.setdefault(value, f"params.env {key} ({shown})")
             changed = {key for key, value in overrides.params.items() if params.set(key, value)}
             check_image_values(params)
+            for key in image_keys(params):
+                if params.get(key):
+                    held.setdefault(params.get(key), set()).add(key)
             if changed:
                 fs.add_file(os.path.join(os.path.realpath(path.parent), path.name),
                             params.render().encode("utf-8"))
@@ -104,7 +118,7 @@ def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides)
     missing = sorted(set(overrides.explicit_params) - applied)
     if missing:
         raise InputError(
-            f"--image {missing[0]}: no params.env of this render has that key "
+            f"{overrides.key_origins.get(missing[0], f'--image {missing[0]}')}: no params.env of this render has that key "
             f"(use a RELATED_IMAGE_* variable, a params.env key, or an image name with '/')"
         )
     return shipped
@@ -188,7 +202,8 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         if name in components:
             sets[name] = asset_dir(name)
     fs = OverlayFS()
-    shipped = _params_overlay(fs, [source.manifests, *(sets[n] for n in sets if n != "manifests")], overrides)
+    held: dict[str, set[str]] = {}
+    shipped = _params_overlay(fs, [source.manifests, *(sets[n] for n in sets if n != "manifests")], overrides, held)
     # A fetched repository is untrusted: no base of it may leave it (kubectl's rule for clones).
     repo_root = str(source.manifests.parent) if source.url else None
     rendered: dict[str, list[dict]] = {}
@@ -228,6 +243,8 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         raise TrainerctlError(f"render: {len(unlabelled)} object(s) lack the ownership label, e.g. {_identity(unlabelled[0])}")
     if options.require_registry:
         check_registry(objects, options.require_registry)
+    if options.require_digests:
+        check_digests(objects, options.where("require_digests").rstrip(":"))
     info = SourceInfo(
         url=source.url,
         ref=source.ref,
@@ -238,6 +255,8 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         path=None if source.url else str(source.manifests),
         releases=tuple(releases),
         images=image_origins(objects, overrides, shipped),
+        embedded=source.embedded,
     )
     parsed.flush()
-    return RenderResult(objects, rendered, info, options.namespace, owner_label, platform)
+    return RenderResult(objects, rendered, info, options.namespace, owner_label, platform,
+                        image_keys={image: tuple(sorted(keys)) for image, keys in held.items()})

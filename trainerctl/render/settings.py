@@ -17,11 +17,13 @@ from trainerctl.errors import InputError
 from trainerctl.render.config_file import Config, load_config
 from trainerctl.render.controller import resolve as resolve_manager
 from trainerctl.render.options import CHECKS, DEFAULT_NAMESPACE, RenderOptions, validate_namespace
+from trainerctl.render.overrides_file import read_overrides
 from trainerctl.source.validate import is_git_url
 
 # RenderOptions field -> its trainerctl.yaml key (fields without one are command-line only).
 CONFIG_KEYS = {"namespace": "namespace", "platform": "platform", "components": "components",
                "owner_label": "ownerLabel", "require_registry": "requireRegistry", "overlay": "overlay",
+               "require_digests": "requireDigests",
                "cache_dir": "cacheDir", "remote_mirrors": "remoteMirrors", "images": "images", "manager": "manager"}
 
 
@@ -51,14 +53,16 @@ class RenderRequest(Protocol):
     namespace: str | None
     component: list[str]
     owner_label: str | None  # KEY=VALUE
+    images_from: str | None  # an image overrides file (trainerctl.images.overrides)
+    require_digests: bool
 
 
 @dataclass
 class _NothingGiven:
     """The render flags of a caller that gives none: every one unset."""
 
-    overlay = platform = require_registry = namespace = owner_label = None
-    offline = refresh = ha = False
+    overlay = platform = require_registry = namespace = owner_label = images_from = None
+    offline = refresh = ha = require_digests = False
     image: tuple = ()
     remote_mirror: tuple = ()
     set_values: tuple = ()
@@ -100,6 +104,7 @@ def resolve(source: SourceRequest, render: RenderRequest | None = None,
     given: dict[str, Any] = {
         "overlay": render.overlay, "namespace": render.namespace, "platform": render.platform,
         "components": set(render.component) or None, "require_registry": render.require_registry,
+        "require_digests": render.require_digests or None,
         "cache_dir": source.cache_dir, "remote_mirrors": list(render.remote_mirror) or None,
         "owner_label": pair(render.owner_label, flags.get("owner_label", "owner_label"))
         if render.owner_label is not None else None,
@@ -131,6 +136,12 @@ def resolve(source: SourceRequest, render: RenderRequest | None = None,
                          f"({origins['source_path']} {path}) has no ref to choose")
     images = dict(cfg.get("images") or {})
     origins.update({f"images.{key}": f"{_in_file(cfg, 'images')} {key}" for key in images})
+    if render.images_from is not None:  # over the settings file, under --image
+        if not str(render.images_from).strip():
+            raise InputError("--images-from '': expected a file")
+        pinned = read_overrides(render.images_from)
+        images.update(pinned)
+        origins.update({f"images.{key}": f"--images-from {render.images_from}: images: {key}" for key in pinned})
     images.update(pair(v, flags.get("images", "images")) for v in render.image)
     origins["images"] = flags.get("images", "images")
     manager = None

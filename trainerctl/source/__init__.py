@@ -11,7 +11,7 @@ _EXPORTS = {
     "resolve_source": "cache", "check_tree": "cache", "git_source": "pins", "default_cache_dir": "cachedir", "FetchError": "gitrepo",
     "DEFAULT_LOCK_FILE": "lock", "Lock": "lock", "read_lock": "lock", "write_lock": "lock",
     "default_ref": "pins", "default_url": "pins", "pinned_commit": "pins", "walk_tree": "tree",
-    "validate_ref": "validate", "validate_url": "validate",
+    "validate_ref": "validate", "validate_url": "validate", "embedded_source": "embedded",
 }
 __all__ = sorted(_EXPORTS)
 

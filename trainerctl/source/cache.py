@@ -26,7 +26,7 @@ from trainerctl.source import gitrepo
 from trainerctl.source.gitrepo import FetchError
 from trainerctl.source.cachedir import default_cache_dir
 from trainerctl.source.lock import Lock
-from trainerctl.source.pins import pinned_commit
+from trainerctl.source.pins import pinned_commit, pinned_digest
 from trainerctl.source.tree import walk_tree
 from trainerctl.source.validate import is_commit, normalize_url, shown_url, validate_ref, validate_url
 
@@ -44,6 +44,7 @@ class SourceTree:
     ref: str | None
     commit: str | None
     expected_digest: str | None
+    embedded: bool = False  # the copy of the pinned default ref inside the installed wheel
 
 
 def _repo_key(url: str) -> str:
@@ -162,6 +163,17 @@ def check_pin(url: str, ref: str, commit: str, expected: str | None) -> None:
         )
 
 
+def check_pinned_digest(url: str, ref: str, commit: str, digest: str | None, what: str) -> None:
+    """A pinned commit's manifests must hash to the digest pins.yaml records for it, wherever they
+    came from (a fetch, the cache, the copy inside the wheel)."""
+    pinned = pinned_digest(commit)
+    if pinned and digest != pinned:
+        raise PinError(
+            f"{what} of {shown_url(url)} {ref} ({commit}) has digest {digest}, but trainerctl pins {pinned} "
+            f"for that commit: the upstream tree or the copy was altered"
+        )
+
+
 def expected_commit(url: str, ref: str, lock: Lock | None) -> str | None:
     if is_commit(ref):
         return ref
@@ -206,6 +218,7 @@ def resolve_source(
             ) from None
     check_pin(url, ref, commit, expected)
     digest = cache.tree_digest(commit)
+    check_pinned_digest(url, ref, commit, digest, f"the cached tree {cache.tree_dir(commit)}")
     if lock is not None and lock.applies_to(url, ref) and digest != lock.digest:
         raise PinError(
             f"the cached tree of {shown_url(url)} {ref} ({commit}) has digest {digest}, but trainerctl.lock "
@@ -256,6 +269,12 @@ def _head_commit(path: Path) -> str | None:
 def check_tree(source: SourceTree, copy_to: Path | None = None) -> str:
     """Hash (and optionally copy) the source tree; refuse a cached tree that was modified."""
     digest = walk_tree(source.manifests, copy_to=copy_to)
+    if source.expected_digest and digest != source.expected_digest and source.embedded:
+        raise PinError(
+            f"{source.manifests}: the copy of {source.ref} embedded in trainerctl no longer matches its pinned "
+            f"digest ({source.expected_digest}, now {digest}): reinstall trainerctl, or render with --refresh "
+            f"(fetch) or --source PATH"
+        )
     if source.expected_digest and digest != source.expected_digest:
         raise PinError(
             f"{source.manifests} no longer matches the digest recorded when it was fetched "

@@ -27,6 +27,11 @@ def pinned_commit(url: str, ref: str) -> str | None:
     return _data()["pins"].get(normalize_url(url), {}).get(ref)
 
 
+def pinned_digest(commit: str | None) -> str | None:
+    """The manifests tree digest the pinned `commit` must have, or None when it is not pinned."""
+    return _data().get("digests", {}).get(commit) if commit else None
+
+
 def git_source(url: str | None, ref: str | None) -> tuple[str, str]:
     """The git URL and ref to fetch: the pinned default, or the given URL, which needs a ref."""
     if ref:

@@ -1,7 +1,7 @@
 """One connection to the cluster for the whole run: raw JSON requests to an untrusted server.
 
 The kubeconfig is read as kubectl reads it (client/kubeconfig.py), credentials come from
-client/credentials.py, and bytes travel through client/transport.py, which bounds every exchange
+client/credentials.py, and bytes travel through net/transport.py, which bounds every exchange
 in time and size. This module adds the API's rules on top:
 - a 2xx answer must be a JSON object (a list is an object with `items`); null, [], a string, HTML
   or a truncated body is one line, exit 1, naming the request;
@@ -21,7 +21,6 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -31,8 +30,8 @@ from trainerctl.bounded_read import MAX_DEPTH, too_deep
 from trainerctl.cluster.client import kubeconfig as kubeconfig_files
 from trainerctl.cluster.client.api_shape import check_body
 from trainerctl.cluster.client.credentials import Credentials
-from trainerctl.cluster.client.proxy import proxy_for
-from trainerctl.cluster.client.transport import RequestTimeout, Response, Transport, Unreachable
+from trainerctl.net.proxy import proxy_for
+from trainerctl.net.transport import RequestTimeout, Response, Transport, Unreachable, retry_after_seconds
 from trainerctl.errors import InputError, TrainerctlError, WaitTimeout
 from trainerctl.safe_text import clean
 
@@ -67,22 +66,6 @@ class ApiError(TrainerctlError):
 
 class BadResponse(TrainerctlError):
     """A 2xx answer that is not what the API promises (exit 1: the server misbehaved)."""
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """Retry-After as seconds to wait: delta-seconds or an HTTP date; None if absent or invalid."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    if when is None or when.tzinfo is None:
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 def _command_timeout() -> float:

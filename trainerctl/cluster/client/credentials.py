@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import selectors
 import ssl
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from trainerctl import redact
-from trainerctl.bounded_read import LIMITS, human_size, limit_for, load_yaml, read_input, shown_path
+from trainerctl.bounded_read import load_yaml, read_input, read_process, shown_path
 from trainerctl.cluster.client.kubeconfig import Selected
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.safe_text import clean
@@ -279,8 +278,8 @@ class Credentials:
                                   f"{clean((exc.strerror or str(exc)).lower(), 200)}") from None
         self._running = proc
         try:
-            out, err = _collect(proc, limit_for("exec-output"),
-                                EXEC_INTERACTIVE_TIMEOUT if interactive else EXEC_TIMEOUT, where, shown)
+            out, err = read_process(proc, "exec-output", EXEC_INTERACTIVE_TIMEOUT if interactive else EXEC_TIMEOUT,
+                                    f"{where}: exec plugin {shown}", ExecPluginFailed)
         finally:
             self._running = None
         err_lines = [clean(line, 300) for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
@@ -330,45 +329,6 @@ class Credentials:
             except ValueError:
                 raise ExecPluginFailed(f"{label}: status.expirationTimestamp is not an RFC 3339 time") from None
         return _ExecResult(token, cert.encode(), key.encode(), expires)
-
-
-def _collect(proc: subprocess.Popen, limit: int, timeout: float, where: str, shown: str) -> tuple[bytes, bytes]:
-    """stdout (bounded) and stderr (first 64 KiB) of a plugin, within `timeout`; killed otherwise."""
-    out, err = bytearray(), bytearray()
-    deadline = time.monotonic() + timeout
-    sel = selectors.DefaultSelector()
-    try:
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                sel.register(stream, selectors.EVENT_READ)
-        while sel.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise ExecPluginFailed(f"{where}: exec plugin {shown} did not finish within {timeout:.0f}s")
-            for key, _ in sel.select(min(remaining, 1.0)):
-                chunk = os.read(key.fileobj.fileno(), 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    continue
-                if key.fileobj is proc.stdout:
-                    out += chunk
-                    if len(out) > limit:
-                        raise ExecPluginFailed(f"{where}: exec plugin {shown} wrote more than "
-                                               f"{human_size(limit)} (raise it with {LIMITS['exec-output'].env}=SIZE)")
-                elif len(err) < 65536:
-                    err += chunk
-        proc.wait(max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        raise ExecPluginFailed(f"{where}: exec plugin {shown} did not finish within {timeout:.0f}s") from None
-    finally:
-        sel.close()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-    return bytes(out), bytes(err)
 
 
 def _jwt_expiry(token: str) -> float | None:

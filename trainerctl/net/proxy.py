@@ -1,6 +1,6 @@
-"""Which proxy a request to the API server goes through, by kubectl's rules.
+"""Which proxy a request to an API server or a registry goes through, by kubectl's rules.
 
-The cluster's `proxy-url` wins; else HTTPS_PROXY (HTTP_PROXY for an http server) unless NO_PROXY
+The cluster's `proxy-url` wins (an API server's); else HTTPS_PROXY (HTTP_PROXY for an http server) unless NO_PROXY
 matches, as Go's net/http/httpproxy reads them: upper case first, `*` for everything, host names
 matching themselves and their subdomains, IP addresses and CIDR ranges, an optional port. Loopback
 addresses and localhost never use a proxy.
@@ -17,7 +17,7 @@ import os
 from urllib.parse import unquote, urlsplit
 
 from trainerctl import redact
-from trainerctl.cluster.client.transport import Proxy
+from trainerctl.net.transport import Proxy
 from trainerctl.errors import InputError
 from trainerctl.safe_text import clean
 

@@ -1,10 +1,11 @@
-"""HTTP/1.1 to one API server: a small pool of keep-alive connections, and hard limits.
+"""HTTP/1.1 to one server (an API server, a registry): a small pool of keep-alive connections, and
+hard limits.
 
-An API server is not trusted to behave. So every request has:
+The server is not trusted to behave. So every request has:
 - a connect time-out, and a deadline for the whole exchange enforced by one watchdog thread that
   shuts the socket down when it passes (a server dripping one byte every few seconds cannot keep
   a request alive, whatever the per-read time-outs say);
-- a bound on the response body (bounded_read's "api-response" limit);
+- a bound on the response body (a bounded_read limit: "api-response" unless the caller names another);
 - no redirects: a 3xx is an answer like any other, so credentials never follow it elsewhere;
 - an abort: Ctrl-C or SIGTERM shuts down every socket in flight (trainerctl.interrupts), so worker
   threads return at once.
@@ -22,6 +23,7 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Callable
 from urllib.parse import urlsplit
 
@@ -31,6 +33,22 @@ from trainerctl.safe_text import clean
 
 CONNECT_TIMEOUT = 30.0  # as client-go's dialer
 _CHUNK = 1 << 20
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Retry-After as seconds to wait: delta-seconds or an HTTP date; None if absent or invalid."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class Unreachable(TrainerctlError):
@@ -178,7 +196,7 @@ class Transport:
 
     def __init__(self, server: str, *, tls: Callable[[], ssl.SSLContext] | None = None,
                  server_hostname: str | None = None, proxy: Proxy | None = None, pool_size: int = 16,
-                 describe: str = ""):
+                 describe: str = "", peer: str = "the API server", limit: str = "api-response"):
         parts = urlsplit(server)
         self.scheme = parts.scheme
         self.host = parts.hostname or ""
@@ -193,6 +211,8 @@ class Transport:
         self._lock = threading.Lock()
         self._aborted = False
         self.describe = describe or server
+        self.peer = peer  # what the messages call the server: "cannot reach {peer} {describe}"
+        self.limit = limit
 
     # -- connections -----------------------------------------------------------------------
     def _new(self, timeout: float) -> http.client.HTTPConnection:
@@ -303,7 +323,10 @@ class Transport:
         raise AssertionError("unreachable")
 
     def _read_body(self, resp: http.client.HTTPResponse, method: str, target: str) -> bytes:
-        limit = limit_for("api-response")
+        if method == "HEAD":  # no body, whatever Content-Length says (it is the GET's size)
+            resp.read()  # reads nothing; marks the response done, so the connection is reused
+            return b""
+        limit = limit_for(self.limit)
         length = resp.getheader("Content-Length")
         if length is not None and length.strip().isdigit() and int(length) > limit:
             raise self._too_large(method, target, limit)
@@ -320,7 +343,7 @@ class Transport:
 
     def _too_large(self, method: str, target: str, limit: int) -> ResponseTooLarge:
         return ResponseTooLarge(f"{method} {self._shown(target)}: the answer of {self.describe} is larger than the "
-                                f"{human_size(limit)} limit (raise it with {LIMITS['api-response'].env}=SIZE)")
+                                f"{human_size(limit)} limit (raise it with {LIMITS[self.limit].env}=SIZE)")
 
     @staticmethod
     def _shown(target: str) -> str:
@@ -329,7 +352,7 @@ class Transport:
     def _error(self, exc: BaseException, method: str, target: str) -> TrainerctlError:
         if isinstance(exc, TrainerctlError):
             return exc
-        what = f"cannot reach the API server {self.describe}"
+        what = f"cannot reach {self.peer} {self.describe}"
         if isinstance(exc, ssl.SSLCertVerificationError):
             return Unreachable(f"{what}: its certificate is not trusted "
                                   f"({clean(exc.verify_message or exc.reason or 'verify failed', 200)})")
