@@ -45,6 +45,8 @@ COMMANDS = {
     "diff": ["diff", "-f", "{objects}"],
     "status": ["status"],
     "upgrade-check": ["upgrade-check", "-f", "{objects}"],
+    "check": ["check", "-f", "{objects}"],
+    "support-bundle": ["support-bundle"],
 }
 COMMAND_TIMEOUT = 6  # TRAINERCTL_COMMAND_TIMEOUT: a drip feed or a silent server ends here
 LATER = ("garbage", "null", "wrong-shape", "escapes", "truncated", "huge", "500-json-list", "array")

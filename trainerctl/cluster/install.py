@@ -348,7 +348,7 @@ class Installer:
         self.helm = helm_handover.trainer_releases(releases, owners)
         for line in self.helm_unreadable:
             self.progress.message(f"warning: {line} (skipped: not read as a Helm release record)")
-        for line in (n for r in self.helm.releases for n in r.unreadable):
+        for line in (n for r in releases for n in r.unreadable):
             self.progress.message(f"warning: {line} (its revision is not read; a hand-over still deletes the record)")
         if not self.helm.present:
             return

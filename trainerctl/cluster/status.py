@@ -184,6 +184,7 @@ def status_text(st: dict) -> str:
             lines.extend(f"  {line}" for line in diagnose.cause_lines(cause))
         if len(causes) > diagnose.TEXT_CAUSES:
             lines.append(f"  and {len(causes) - diagnose.TEXT_CAUSES} more cause(s) (-o json lists them)")
+        lines.extend(f"  could not read: {what}" for what in d.get("unreadable") or [])
     summary = ", ".join(f"{n} {s}" for s, n in sorted(st["summary"].items())) or "no objects"
     lines.append(f"objects: {summary}")
     if st.get("lock"):

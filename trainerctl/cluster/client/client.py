@@ -135,6 +135,11 @@ class Cluster:
                 return None
             raise
 
+    def items(self, path: str, *, query: dict | None = None) -> list:
+        """GET a list whose items the caller reads through their views (client/views): the list is
+        checked here, each item by its view, so one item that does not fit costs only itself."""
+        return self.call("GET", path, query=query, items_checked=False)[1].get("items") or []
+
     def text(self, path: str, *, query: dict | None = None) -> str:
         """GET a plain-text answer, a container's log, within the "log" and "log-time" limits
         (whatever tailLines or limitBytes the query asks the server for); errors as for request()."""
@@ -143,16 +148,18 @@ class Cluster:
 
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",
-             timeout: float | None = None, raw: bool = False, limit: str = "api-response") -> tuple[int, Any]:
+             timeout: float | None = None, raw: bool = False, limit: str = "api-response",
+             items_checked: bool = True) -> tuple[int, Any]:
         """Send one request; returns (HTTP status, decoded JSON body, or the text when raw).
         `timeout`: seconds for each attempt (default: the "request-time" limit); `limit`: the
-        bounded_read limit on the answer's bytes."""
+        bounded_read limit on the answer's bytes; `items_checked=False`: see items()."""
         delay = 0.1
         refreshed = False
         timeout = seconds_for("request-time") if timeout is None else timeout
         for attempt in range(RETRIES):
             try:
-                return self._call_once(method, path, query, body, content_type, accept, timeout, raw, limit)
+                return self._call_once(method, path, query, body, content_type, accept, timeout, raw, limit,
+                                       items_checked)
             except ApiError as exc:
                 if exc.status == 401 and not refreshed and self.credentials is not None and self.credentials.forget():
                     refreshed = True  # an exec plugin's credential may have expired early: ask once more
@@ -188,7 +195,8 @@ class Cluster:
         self.transport.resume()
 
     def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, accept: str,
-                   timeout: float, raw_text: bool = False, limit: str = "api-response") -> tuple[int, Any]:
+                   timeout: float, raw_text: bool = False, limit: str = "api-response",
+                   items_checked: bool = True) -> tuple[int, Any]:
         now = time.monotonic()
         if now >= self.deadline:
             raise self._deadline_passed()
@@ -208,13 +216,13 @@ class Cluster:
         if 200 <= resp.status < 300:
             if raw_text:
                 return resp.status, resp.body.decode("utf-8", "replace")
-            return resp.status, decode_body(resp, method, path, self.server)
+            return resp.status, decode_body(resp, method, path, self.server, items_checked)
         err = _api_error(resp, method, path, self.context, self.server)
         err.retry_after = resp.headers.get("retry-after")
         raise err
 
 
-def decode_body(resp: Response, method: str, path: str, server: str) -> dict:
+def decode_body(resp: Response, method: str, path: str, server: str, items_checked: bool = True) -> dict:
     """A 2xx body: empty, or one JSON object of bounded nesting."""
     raw = resp.body
     if not raw.strip():
@@ -233,7 +241,7 @@ def decode_body(resp: Response, method: str, path: str, server: str) -> dict:
                           "object as the API promises")
     if too_deep(payload):
         raise BadResponse(f"{what} is nested deeper than {MAX_DEPTH} levels")
-    return check_body(payload, what)
+    return check_body(payload, what, items=items_checked)
 
 
 def _api_error(resp: Response, method: str, path: str, context: str, server: str) -> ApiError:

@@ -131,8 +131,7 @@ class Diagnosis:
             out.extend(f"  {line}" for line in cause.lines())
         if len(self.causes) > limit:
             out.append(f"  and {len(self.causes) - limit} more cause(s) (-o json lists them)")
-        if self.unreadable:
-            out.append(f"  could not read: {', '.join(self.unreadable)}")
+        out.extend(f"  could not read: {what}" for what in self.unreadable)
         return out
 
     def to_dict(self) -> dict:
@@ -163,8 +162,7 @@ class _Reader:
     def list(self, read: Callable[[dict], Any], group: str, version: str, resource: str,
              query: dict | None = None) -> list:
         try:
-            items = self.cluster.request("GET", object_path(group, version, resource, self.namespace),
-                                         query=query).get("items") or []
+            items = self.cluster.items(object_path(group, version, resource, self.namespace), query=query)
         except ApiError as exc:
             if exc.status in (401, 403):
                 self._note(resource)

@@ -154,9 +154,8 @@ def service_endpoint_ready(cluster: Cluster, namespace: str, service: str, port:
         if port_name is None:
             return False, "", f"Service has no port {port}"
         unreadable: list[str] = []
-        slices = read_each(EndpointSlice.read, cluster.request(
-            "GET", slices_path, query={"labelSelector": f"{SERVICE_NAME_LABEL}={service}"}).get("items") or [],
-            unreadable)
+        slices = read_each(EndpointSlice.read, cluster.items(
+            slices_path, query={"labelSelector": f"{SERVICE_NAME_LABEL}={service}"}), unreadable)
         if any(sl.ready and any(name == port_name and number for name, number in sl.ports) for sl in slices):
             return True, "", ""
         return False, "", "; ".join(["no ready endpoint", *unreadable[:1]])

@@ -40,7 +40,7 @@ def listed(bundle: b.Bundle, cluster: Cluster, path: str, read: Callable[[dict],
     """A list read into views; each item that does not fit is noted and skipped. None (noted)
     when the list cannot be read at all."""
     try:
-        items = cluster.request("GET", path, query=query).get("items") or []
+        items = cluster.items(path, query=query)
     except ApiError as exc:
         bundle.note(what, exc)
         return None

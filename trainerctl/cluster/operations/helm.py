@@ -210,8 +210,8 @@ def _records(cluster: Cluster, resource: str, namespace: str | None) -> list[dic
     path = object_path("", "v1", resource, namespace)
     items, token = [], None
     while True:
-        page = cluster.request("GET", path, query={"labelSelector": RECORD_SELECTOR, "limit": "100",
-                                                   "continue": token})
+        page = cluster.call("GET", path, query={"labelSelector": RECORD_SELECTOR, "limit": "100", "continue": token},
+                            items_checked=False)[1]  # each record is read by its view
         items.extend(page.get("items") or [])
         token = (page.get("metadata") or {}).get("continue")
         if not token:
@@ -225,7 +225,8 @@ def list_records(cluster: Cluster, namespace: str) -> list[dict]:
     for resource, kind in (("secrets", "Secret"), ("configmaps", "ConfigMap")):
         for scope in (None, namespace):
             try:
-                out.extend({**item, "kind": kind} for item in _records(cluster, resource, scope))
+                out.extend({**item, "kind": kind} if isinstance(item, dict) else item
+                           for item in _records(cluster, resource, scope))
                 break
             except ApiError as exc:
                 if exc.status not in (401, 403):

@@ -56,8 +56,8 @@ def installed_jobset(cluster: Cluster) -> tuple[str, str] | None:
     """(version, where) of a JobSet controller already running, read from its image tag; None
     when there is none we can see or its image has no version tag (a digest, as OpenShift's)."""
     try:
-        items = cluster.request("GET", object_path("apps", "v1", "deployments", None),
-                                query={"labelSelector": JOBSET_DEPLOYMENT_SELECTOR}).get("items") or []
+        items = cluster.items(object_path("apps", "v1", "deployments", None),
+                              query={"labelSelector": JOBSET_DEPLOYMENT_SELECTOR})
     except ApiError as exc:
         if exc.status in (401, 403, 404):
             return None

@@ -109,7 +109,7 @@ def find_deployments(cluster: Cluster) -> list[OperatorDeployment]:
     seen: dict[tuple[str, str], Deployment] = {}
     for query in ({"labelSelector": DEPLOYMENT_SELECTOR}, {"fieldSelector": f"metadata.name={DEPLOYMENT_NAME}"}):
         try:
-            items = cluster.request("GET", path, query=query).get("items") or []
+            items = cluster.items(path, query=query)
         except ApiError as exc:
             if exc.status in (401, 403):
                 return []
@@ -159,8 +159,7 @@ def _pods_left(cluster: Cluster, dep: Deployment) -> int:
         return -1
     selector = ",".join(f"{k}={v}" for k, v in sorted(dep.selector.match_labels.items()))
     try:
-        items = cluster.request("GET", object_path("", "v1", "pods", dep.meta.namespace),
-                                query={"labelSelector": selector}).get("items") or []
+        items = cluster.items(object_path("", "v1", "pods", dep.meta.namespace), query={"labelSelector": selector})
     except ApiError as exc:
         if exc.status in (401, 403):
             return -1

@@ -30,7 +30,7 @@ from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.client.views import CRD, Deployment, Pod, Unreadable
 from trainerctl.cluster.operations import bundle as b
-from trainerctl.cluster.operations import collect
+from trainerctl.cluster.operations import collect as parts
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager.diagnose import selector_query
 from trainerctl.cluster.manager.objects import Ref
@@ -74,35 +74,35 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
     rest is still collected."""
     created = datetime.now(timezone.utc)
     bundle = b.Bundle(f"trainerctl-support-{namespace}-{created.strftime('%Y%m%dT%H%M%SZ')}")
-    discovery = collect.part(bundle, cluster, "API discovery", _discovered)
-    inventory = collect.part(bundle, cluster, f"the inventory ConfigMap {namespace}/{inv_mod.NAME}",
+    discovery = parts.part(bundle, cluster, "API discovery", _discovered)
+    inventory = parts.part(bundle, cluster, f"the inventory ConfigMap {namespace}/{inv_mod.NAME}",
                              lambda c: _inventory(bundle, c, namespace))
     deployments = _objects(bundle, cluster, discovery, inventory) if discovery else []
-    collect.part(bundle, cluster, "versions", lambda c: _versions(bundle, c, inventory, deployments))
+    parts.part(bundle, cluster, "versions", lambda c: _versions(bundle, c, inventory, deployments))
     try:
-        bundle.add_json("status.json", collect.part(bundle, cluster, "status", status, default={}))
+        bundle.add_json("status.json", parts.part(bundle, cluster, "status", status, default={}))
     except Exception as exc:  # a bundle is most wanted when things are broken: keep collecting
         bundle.note("status", f"{type(exc).__name__}: {exc}")
     image_origins = (inventory.source.get("images") if inventory else None) or {}
     diagnoses = []
     for dep in deployments:
-        found = collect.part(bundle, cluster, f"the diagnosis of {dep.display}",
+        found = parts.part(bundle, cluster, f"the diagnosis of {dep.display}",
                              lambda c: diagnose.deployment(c, dep.meta.namespace, dep.meta.name,
                                                            image_origins=image_origins))
         if found is not None:
             diagnoses.append(found.to_dict())
     bundle.add_json("diagnosis.json", diagnoses)
-    collect.part(bundle, cluster, f"events in namespace {namespace}", lambda c: collect.events(bundle, c, namespace))
+    parts.part(bundle, cluster, f"events in namespace {namespace}", lambda c: parts.events(bundle, c, namespace))
     for dep in deployments:
-        pods = collect.part(bundle, cluster, f"pods of {dep.display}", lambda c: collect.listed(
+        pods = parts.part(bundle, cluster, f"pods of {dep.display}", lambda c: parts.listed(
             bundle, c, object_path("", "v1", "pods", dep.meta.namespace), Pod.read, f"pods of {dep.display}",
             {"labelSelector": selector_query(dep)}))
         for pod in pods or []:
-            collect.pod_logs(bundle, cluster, pod)
-    collect.part(bundle, cluster, "CustomResourceDefinitions", lambda c: _crds(bundle, c))
+            parts.pod_logs(bundle, cluster, pod)
+    parts.part(bundle, cluster, "CustomResourceDefinitions", lambda c: _crds(bundle, c))
     if discovery is not None:
-        collect.part(bundle, cluster, "TrainJob, JobSet and runtime counts", lambda c: _workloads(bundle, c, discovery))
-    collect.part(bundle, cluster, "nodes", lambda c: collect.nodes(bundle, c))
+        parts.part(bundle, cluster, "TrainJob, JobSet and runtime counts", lambda c: _workloads(bundle, c, discovery))
+    parts.part(bundle, cluster, "nodes", lambda c: parts.nodes(bundle, c))
     server = cluster.server
     bundle.add_json("manifest.json", {"created": created.isoformat(), "trainerctl": __version__,
                                       "namespace": namespace, "files": sorted(bundle.files) + ["manifest.json"],
@@ -143,7 +143,7 @@ def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory
             bundle.note(what, "its kind is no longer served")
             continue
         path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
-        obj = collect.part(bundle, cluster, what, lambda c: b.add_object(bundle, c, path, what))
+        obj = parts.part(bundle, cluster, what, lambda c: b.add_object(bundle, c, path, what))
         if obj is not None and (ref.group, ref.kind) == ("apps", "Deployment"):
             try:
                 deployments.append(Deployment.read(obj))
@@ -177,7 +177,7 @@ def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[D
 
 
 def _crds(bundle: b.Bundle, cluster: Cluster) -> None:
-    found = collect.listed(bundle, cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD.read,
+    found = parts.listed(bundle, cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD.read,
                            "CustomResourceDefinitions")
     if found is None:
         return
