@@ -435,12 +435,16 @@ class Lock:
                 if current is None:
                     self._lost = "the Lease was deleted"
                     return False
-                state = LeaseState.of(current)
+                try:
+                    state = LeaseState.of(current)
+                    rv = Lease.read(current).version()
+                except Unreadable as exc:  # edited by someone: we can no longer tell that it is ours
+                    self._lost = f"the Lease no longer fits ({exc})"
+                    return False
                 if state.holder != self.holder.identity:
                     self._lost = f"{state.description} holds it now"
                     return False
-                rv = Lease.read(current).version()  # ours still; our last write's answer was lost
-                continue
+                continue  # ours still; our last write's answer was lost
             with self._state_lock:
                 self._rv = Lease.read(out).version()
             return True

@@ -74,10 +74,13 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
     rest is still collected."""
     created = datetime.now(timezone.utc)
     bundle = b.Bundle(f"trainerctl-support-{namespace}-{created.strftime('%Y%m%dT%H%M%SZ')}")
-    discovery = parts.part(bundle, cluster, "API discovery", _discovered)
+    # The first contact is no part: a server that cannot be reached, or does not speak the API,
+    # ends the command (exit 3 or 1) rather than writing a bundle of "could not read" lines.
+    discovery = Discovery(cluster)
+    discovery.refresh()
     inventory = parts.part(bundle, cluster, f"the inventory ConfigMap {namespace}/{inv_mod.NAME}",
-                             lambda c: _inventory(bundle, c, namespace))
-    deployments = _objects(bundle, cluster, discovery, inventory) if discovery else []
+                           lambda c: _inventory(bundle, c, namespace))
+    deployments = _objects(bundle, cluster, discovery, inventory)
     parts.part(bundle, cluster, "versions", lambda c: _versions(bundle, c, inventory, deployments))
     try:
         bundle.add_json("status.json", parts.part(bundle, cluster, "status", status, default={}))
@@ -87,8 +90,8 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
     diagnoses = []
     for dep in deployments:
         found = parts.part(bundle, cluster, f"the diagnosis of {dep.display}",
-                             lambda c: diagnose.deployment(c, dep.meta.namespace, dep.meta.name,
-                                                           image_origins=image_origins))
+                           lambda c: diagnose.deployment(c, dep.meta.namespace, dep.meta.name,
+                                                         image_origins=image_origins))
         if found is not None:
             diagnoses.append(found.to_dict())
     bundle.add_json("diagnosis.json", diagnoses)
@@ -100,8 +103,7 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
         for pod in pods or []:
             parts.pod_logs(bundle, cluster, pod)
     parts.part(bundle, cluster, "CustomResourceDefinitions", lambda c: _crds(bundle, c))
-    if discovery is not None:
-        parts.part(bundle, cluster, "TrainJob, JobSet and runtime counts", lambda c: _workloads(bundle, c, discovery))
+    parts.part(bundle, cluster, "TrainJob, JobSet and runtime counts", lambda c: _workloads(bundle, c, discovery))
     parts.part(bundle, cluster, "nodes", lambda c: parts.nodes(bundle, c))
     server = cluster.server
     bundle.add_json("manifest.json", {"created": created.isoformat(), "trainerctl": __version__,
@@ -112,13 +114,6 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
         tail=b.LOG_TAIL_LINES, redacted=b.REDACTED, count=len(bundle.unreadable),
         unreadable="\n".join(f"- {line}" for line in bundle.unreadable) or "- nothing: every read succeeded"))
     return bundle
-
-
-def _discovered(cluster: Cluster) -> Discovery:
-    """Discovery, read whole within the part's deadline (its lookups read nothing later)."""
-    discovery = Discovery(cluster)
-    discovery.refresh()
-    return discovery
 
 
 def _inventory(bundle: b.Bundle, cluster: Cluster, namespace: str):
