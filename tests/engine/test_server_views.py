@@ -363,3 +363,19 @@ def test_bounded_decoders_give_a_value_or_say_why(data):
         bounded_read.load_yaml_stream(data.decode("utf-8", "replace"))
     except Undecodable as exc:
         assert "\n" not in str(exc)
+
+
+@PROPERTY
+@given(lease=bent(SAMPLES["Lease"]), holder=json_values)
+def test_any_lease_gives_the_lock_state_or_one_unreadable_line(lease, holder):
+    """What the lock and `status` make of a Lease: its state (said in words, whatever the holder
+    annotation holds), or the unreadable line; never another exception."""
+    if isinstance(lease, dict) and isinstance(lease.get("metadata"), dict):
+        lease["metadata"]["annotations"] = {lock.HOLDER_ANNOTATION: json.dumps(holder)}
+    try:
+        state = lock.LeaseState.of(lease)
+    except Unreadable as exc:
+        assert str(exc).startswith("unreadable Lease ") and "\n" not in str(exc)
+        return
+    assert isinstance(state.description, str) and state.since().startswith("since ")
+    assert isinstance(state.to_dict()["leaseDurationSeconds"], int)

@@ -37,6 +37,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+from trainerctl.bounded_read import load_json
 from trainerctl.cluster.operations.access import Need, Permission
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
@@ -120,6 +121,9 @@ def holder_from_env(command: str, env: dict[str, str] | None = None) -> Holder:
     return Holder(user, socket.gethostname(), os.getpid(), command, ci_identity(env))
 
 
+_HOLDER_FIELDS = ("user", "host", "command", "token")
+
+
 @dataclass
 class LeaseState:
     """What a Lease says about who holds it (for waiting lines and `status`)."""
@@ -138,12 +142,15 @@ class LeaseState:
         identity = lease.holder
         description = identity.rsplit(" #", 1)[0]
         try:
-            data = json.loads(lease.meta.annotations.get(HOLDER_ANNOTATION) or "{}")
-            if data.get("token") and identity.endswith("#" + data["token"]):
-                description = Holder(data["user"], data["host"], data["pid"], data["command"], data.get("ci", ""),
-                                     data["token"]).describe()
-        except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
-            pass  # someone else's Lease of that name, or an edited one: holderIdentity still says who
+            data = load_json(lease.meta.annotations.get(HOLDER_ANNOTATION) or "{}")
+        except ValueError:  # bounded_read.Undecodable
+            data = None
+        # Someone else's Lease of that name, or an edited one, does not fit: holderIdentity still says who.
+        if isinstance(data, dict) and all(isinstance(data.get(k), str) for k in _HOLDER_FIELDS) \
+                and isinstance(data.get("pid"), int) and isinstance(data.get("ci", ""), str) \
+                and data["token"] and identity.endswith("#" + data["token"]):
+            description = Holder(data["user"], data["host"], data["pid"], data["command"], data.get("ci", ""),
+                                 data["token"]).describe()
         return cls(identity, description, lease.acquired, lease.renewed, lease.duration or DURATION_SECONDS,
                    lease.meta.resource_version)
 
