@@ -53,9 +53,9 @@ class ReplicaCounts:
 
     @classmethod
     def read(cls, status: Cursor) -> "ReplicaCounts":
-        count = lambda key: status.integer(key, 0, INT32, 0)  # noqa: E731
-        return cls(status.integer("observedGeneration", 0, INT64, 0), count("replicas"), count("updatedReplicas"),
-                   count("readyReplicas"), count("availableReplicas"), count("terminatingReplicas"))
+        counts = [status.integer(key, 0, INT32, 0) for key in ("replicas", "updatedReplicas", "readyReplicas",
+                                                                "availableReplicas", "terminatingReplicas")]
+        return cls(status.integer("observedGeneration", 0, INT64, 0), *counts)
 
 
 def _replicas(spec: Cursor) -> int:

@@ -28,7 +28,7 @@ SUBDOMAIN_NAME = re.compile(r"(?=.{1,253}\Z)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z
 DNS_LABEL = "a Kubernetes name (DNS-1123 label: lower-case letters, digits and '-', at most 63)"
 DNS_SUBDOMAIN = "a Kubernetes name (DNS-1123 subdomain: lower-case letters, digits, '-' and '.', at most 253)"
 
-_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 _MISSING = object()
 
 
@@ -115,7 +115,7 @@ class Cursor:
     def where(self, key: str | int) -> str:
         if isinstance(key, int):
             return f"{self.path}[{key}]"
-        if not _PLAIN_KEY.match(key):  # an annotation key, say: quoted, so the path stays readable
+        if not _PLAIN_KEY.fullmatch(key):  # an annotation key, say: quoted, so the path stays readable
             return f"{self.path}[{clean(repr(key), 120)}]"
         return f"{self.path}.{key}" if self.path else key
 
@@ -209,7 +209,3 @@ class Cursor:
         if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             raise self.fail(key, "a mapping of strings", value)
         return dict(value)
-
-    def opaque(self, key: str) -> dict:
-        """A mapping trainerctl does not read into, only hands on whole (managedFields' fieldsV1)."""
-        return self.mapping(key).data
