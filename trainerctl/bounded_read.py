@@ -1,4 +1,5 @@
 """Reading input from outside: only what is a file, never more than its limit, one line if not.
+And every limit on what trainerctl takes from outside, in one table (LIMITS): bytes and seconds.
 
 Every reader of a file a user or a source names (kubeconfig, token file, CA and client
 certificates, lock, config, `-f`, stdin, params.env) goes through `read_input`, and the HTTP
@@ -13,11 +14,19 @@ or a socket anywhere else is refused (kubectl would block on a FIFO, or read /de
 
 Limits are generous for real inputs and can be raised per input with an environment variable,
 e.g. `TRAINERCTL_MAX_FILE=1Gi` (docs/trust.md).
+
+What an API server sends is bounded here too: each answer's bytes and each request's seconds, a
+container log's bytes and seconds, each support-bundle part's seconds, and what server data is
+decoded into (`b64decode`, `gunzip`, `load_json`: base64, gzip and JSON payloads inside objects,
+e.g. a Helm release record), so a 4 MB gzip never expands towards 4 GiB.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import errno
+import json
 import os
 import re
 import selectors
@@ -25,6 +34,7 @@ import stat
 import subprocess
 import sys
 import time
+import zlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,12 +46,14 @@ _KI, _MI, _GI = 1024, 1024 ** 2, 1024 ** 3
 
 @dataclass(frozen=True)
 class Limit:
-    """How many bytes one kind of input may have, and the variable that raises it."""
+    """How many bytes one kind of input may have (or how many seconds one exchange may take), and
+    the variable that raises it."""
 
     name: str  # the key callers use
     env: str  # raises it
-    default: int  # bytes
+    default: int  # bytes, or seconds for a time limit
     what: str  # for the docs and messages
+    unit: str = "bytes"  # or "seconds"
 
 
 LIMITS = {limit.name: limit for limit in (
@@ -61,6 +73,15 @@ LIMITS = {limit.name: limit for limit in (
     Limit("registry-config", "TRAINERCTL_MAX_REGISTRY_CONFIG", 4 * _MI,
           "a registry credentials file (docker config.json, containers auth.json)"),
     Limit("images-file", "TRAINERCTL_MAX_IMAGES_FILE", 4 * _MI, "an image overrides file (--images-from)"),
+    # What the server sends, beyond one answer's bytes.
+    Limit("decoded", "TRAINERCTL_MAX_DECODED", 64 * _MI,
+          "a payload inside a server object once decoded and decompressed (a Helm release record)"),
+    Limit("log", "TRAINERCTL_MAX_LOG", 4 * _MI, "one container log read (diagnosis, support bundle)"),
+    Limit("request-time", "TRAINERCTL_REQUEST_TIMEOUT", 60, "one API request, from connecting to the last byte",
+          "seconds"),
+    Limit("log-time", "TRAINERCTL_LOG_TIMEOUT", 30, "one container log read", "seconds"),
+    Limit("bundle-part-time", "TRAINERCTL_BUNDLE_PART_TIMEOUT", 60,
+          "each part of a support bundle (an object, the events, one container's log, ...)", "seconds"),
 )}
 
 # Nesting deeper than this in a document from outside is refused before anything walks it (the
@@ -80,6 +101,17 @@ def parse_size(text: str, where: str) -> int:
     return int(match[1]) * _UNITS[match[2]]
 
 
+_SECONDS = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|)\s*$")
+
+
+def parse_seconds(text: str, where: str) -> float:
+    match = _SECONDS.match(text)
+    value = float(match[1]) * (60 if match[2] == "m" else 1) if match else 0.0
+    if not 0 < value < 366 * 86400:
+        raise InputError(f"{where}: {clean(text, 40)!r}: expected a number of seconds (e.g. 30, 30s or 2m)")
+    return value
+
+
 def limit_for(name: str) -> int:
     """The limit in bytes of one kind of input, raised by its environment variable if set."""
     limit = LIMITS[name]
@@ -87,6 +119,21 @@ def limit_for(name: str) -> int:
     if value is None or not value.strip():
         return limit.default
     return parse_size(value, limit.env)
+
+
+def seconds_for(name: str) -> float:
+    """A time limit in seconds, changed by its environment variable if set."""
+    limit = LIMITS[name]
+    value = os.environ.get(limit.env)
+    if value is None or not value.strip():
+        return float(limit.default)
+    return parse_seconds(value, limit.env)
+
+
+def too_large(name: str, max_bytes: int) -> str:
+    """The words for input beyond a byte limit: the limit, what it is for, and how to raise it."""
+    return (f"larger than the {human_size(max_bytes)} limit for {LIMITS[name].what} "
+            f"(raise it with {LIMITS[name].env}=SIZE)")
 
 
 def human_size(n: int) -> str:
@@ -177,8 +224,7 @@ def _read_fd(fd: int, label: str, limit: str, max_bytes: int) -> bytes:
                 return bytes(data)
             data += chunk
             if len(data) > max_bytes:
-                raise InputError(f"{label}: larger than the {human_size(max_bytes)} limit for "
-                                 f"{LIMITS[limit].what} (raise it with {LIMITS[limit].env}=SIZE)")
+                raise InputError(f"{label}: {too_large(limit, max_bytes)}")
     except BlockingIOError:
         raise InputError(f"{label}: not a regular file (nothing to read without waiting)") from None
     except OSError as exc:
@@ -280,3 +326,118 @@ def read_process(proc: subprocess.Popen, limit: str, timeout: float, what: str,
             if stream is not None:
                 stream.close()
     return bytes(out), bytes(err)
+# -- payloads inside server data ----------------------------------------------------------------
+class Undecodable(ValueError):
+    """A payload inside server data that does not decode within its limits; the message says why
+    in words (the caller names the object and field)."""
+
+
+def b64decode(text: str | bytes, limit: str = "decoded") -> bytes:
+    """Strict base64 (no stray characters), refused before decoding when the result would pass
+    the limit."""
+    max_bytes = limit_for(limit)
+    if len(text) // 4 * 3 > max_bytes:
+        raise Undecodable(too_large(limit, max_bytes))
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise Undecodable("not base64") from None
+
+
+def gunzip(data: bytes, limit: str = "decoded") -> bytes:
+    """gzip data (one or more members) decompressed a bounded piece at a time: a small bomb is
+    refused once its output passes the limit, never expanded whole."""
+    max_bytes = limit_for(limit)
+    out = bytearray()
+    rest = data
+    while rest:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            chunk = inflater.decompress(rest, max_bytes + 1 - len(out))
+            out += chunk
+            while inflater.unconsumed_tail and len(out) <= max_bytes:
+                out += inflater.decompress(inflater.unconsumed_tail, max_bytes + 1 - len(out))
+        except zlib.error:
+            raise Undecodable("bad gzip data") from None
+        if len(out) > max_bytes:
+            raise Undecodable(too_large(limit, max_bytes))
+        if not inflater.eof:
+            raise Undecodable("gzip data cut short")
+        rest = inflater.unused_data
+    return bytes(out)
+
+
+def load_json(data: str | bytes, limit: str = "decoded") -> Any:
+    """JSON from server data: within the byte limit and MAX_DEPTH levels of nesting."""
+    max_bytes = limit_for(limit)
+    if len(data) > max_bytes:
+        raise Undecodable(too_large(limit, max_bytes))
+    try:
+        value = json.loads(data)
+    except RecursionError:
+        raise Undecodable(f"nested deeper than {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise Undecodable(f"not JSON ({clean(exc.msg, 80)}, line {exc.lineno} column {exc.colno})") from None
+    except UnicodeDecodeError:
+        raise Undecodable("not UTF-8 text") from None
+    except ValueError:  # Python refuses integers of more than 4,300 digits
+        raise Undecodable("not JSON trainerctl reads (a number of thousands of digits)") from None
+    if too_deep(value):
+        raise Undecodable(f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+# Aliases may repeat what an anchor holds; past this many nodes beyond the text's own, a document
+# is an alias bomb (a kilobyte expanding to billions of nodes), refused before it is built.
+ALIAS_SLACK = 100_000
+
+
+def alias_expansion_ok(text: str, slack: int = ALIAS_SLACK) -> bool:
+    """Whether a YAML stream's aliases add at most `slack` nodes to those it spells out: counted
+    on the parser's events, so a bomb is found without building (or walking) what it expands to."""
+    import yaml
+
+    sizes: dict[str, int] = {}
+    stack: list[list] = []  # [anchor, nodes] per open collection
+    added = 0
+    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if isinstance(event, yaml.CollectionStartEvent):
+            stack.append([event.anchor, 1])
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            anchor, nodes = stack.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, nodes = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, nodes = None, sizes.get(event.anchor, 1)
+            added += nodes
+            if added > slack:
+                return False
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = nodes
+        if stack:
+            stack[-1][1] += nodes
+    return True
+
+
+def load_yaml_stream(text: str, limit: str = "decoded") -> list:
+    """Every document of a YAML stream inside server data (a Helm release's manifest): safe types,
+    within the byte limit, MAX_DEPTH levels and the alias budget; Undecodable says why not."""
+    import yaml
+
+    max_bytes = limit_for(limit)
+    if len(text) > max_bytes:
+        raise Undecodable(too_large(limit, max_bytes))
+    try:
+        if not alias_expansion_ok(text):
+            raise Undecodable(f"its aliases expand to more than {ALIAS_SLACK:,} nodes (an alias bomb?)")
+        docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+    except yaml.YAMLError as exc:
+        raise Undecodable(f"not YAML: {yaml_problem(exc)}") from None
+    except RecursionError:
+        raise Undecodable(f"nested deeper than {MAX_DEPTH} levels") from None
+    if any(too_deep(doc) for doc in docs):
+        raise Undecodable(f"nested deeper than {MAX_DEPTH} levels")
+    return docs

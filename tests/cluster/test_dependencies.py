@@ -144,11 +144,13 @@ class _CrdCluster:
 
 
 def test_an_established_crd_counts_even_before_discovery_serves_its_kind():
-    established = {"status": {"conditions": [{"type": "Established", "status": "True"}]}}
+    established = {"metadata": {"name": dependencies.JOBSET_CRD},
+                   "status": {"conditions": [{"type": "Established", "status": "True"}]}}
     cluster = _CrdCluster(established)
     state = dependencies.check(cluster, _NoJobSetDiscovery(), openshift=False)
     assert state.ok and state.jobset == "cluster"
     assert cluster.paths == ["/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobsets.jobset.x-k8s.io"]
-    pending = {"status": {"conditions": [{"type": "Established", "status": "False"}]}}
+    pending = {"metadata": {"name": dependencies.JOBSET_CRD},
+               "status": {"conditions": [{"type": "Established", "status": "False"}]}}
     for crd_obj in (pending, None):
         assert dependencies.check(_CrdCluster(crd_obj), _NoJobSetDiscovery(), openshift=False).reason == "JobSetCRDNotFound"

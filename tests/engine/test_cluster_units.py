@@ -82,11 +82,13 @@ def test_upgrade_path_must_pass_through_2_3(old, new, refused):
         check_upgrade_path(old, new)
 
 
-def _deployment(**status) -> dict:
+def _deployment(**status):
+    from trainerctl.cluster.client.views import Deployment
+
     base = {"observedGeneration": 2, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 1,
             "conditions": [{"type": "Available", "status": "True"}]}
-    return {"metadata": {"namespace": "ns", "name": "d", "generation": 2}, "spec": {"replicas": 1},
-            "status": {**base, **status}}
+    return Deployment.read({"metadata": {"namespace": "ns", "name": "d", "generation": 2}, "spec": {"replicas": 1},
+                            "status": {**base, **status}})
 
 
 @pytest.mark.parametrize("status, why", [

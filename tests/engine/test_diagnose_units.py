@@ -16,6 +16,7 @@ import tarfile
 
 import pytest
 
+from trainerctl.cluster.client.views import Deployment, Event, Pod
 from trainerctl.cluster.operations import bundle as b
 from trainerctl.cluster.manager.diagnose import (CRASH_LOOP_RESTARTS, Cause, Diagnosis, log_excerpt, pod_causes,
                                                selector_query)
@@ -23,9 +24,9 @@ from trainerctl.cluster.trainer import floors
 
 
 def _pod(*statuses, phase="Pending", conditions=()):
-    return {"metadata": {"name": "p", "namespace": "ns", "uid": "u"},
-            "spec": {"containers": [{"name": "manager", "image": "example.com/c:v1"}]},
-            "status": {"phase": phase, "conditions": list(conditions), "containerStatuses": list(statuses)}}
+    return Pod.read({"metadata": {"name": "p", "namespace": "ns", "uid": "u"},
+                     "spec": {"containers": [{"name": "manager", "image": "example.com/c:v1"}]},
+                     "status": {"phase": phase, "conditions": list(conditions), "containerStatuses": list(statuses)}})
 
 
 def _no_log(pod, container):
@@ -85,7 +86,7 @@ def test_not_ready_takes_the_newest_readiness_event():
     pod = _pod({"name": "manager", "ready": False, "state": {"running": {}}}, phase="Running")
     events = [{"reason": "Unhealthy", "message": "Readiness probe failed: old", "lastTimestamp": "2026-01-01T00:00:01Z"},
               {"reason": "Unhealthy", "message": "Readiness probe failed: new", "lastTimestamp": "2026-01-01T00:00:02Z"}]
-    assert pod_causes(pod, events, _no_log)[0].message == "Readiness probe failed: new"
+    assert pod_causes(pod, [Event.read(e) for e in events], _no_log)[0].message == "Readiness probe failed: new"
 
 
 def test_diagnosis_text_is_a_few_lines_and_json_has_everything():
@@ -97,8 +98,9 @@ def test_diagnosis_text_is_a_few_lines_and_json_has_everything():
 
 
 def test_selector_query_covers_match_expressions():
-    assert selector_query({"matchLabels": {"a": "1"}, "matchExpressions": [
-        {"key": "b", "operator": "In", "values": ["x", "y"]}, {"key": "c", "operator": "DoesNotExist"}]}) == \
+    assert selector_query(Deployment.read({"metadata": {"name": "d"}, "spec": {"selector": {
+        "matchLabels": {"a": "1"}, "matchExpressions": [
+            {"key": "b", "operator": "In", "values": ["x", "y"]}, {"key": "c", "operator": "DoesNotExist"}]}}})) == \
         "a=1,b in (x,y),!c"
 
 

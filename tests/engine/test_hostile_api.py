@@ -2,9 +2,12 @@
 
 Whatever the server does (garbage, null, [], truncated or endless bodies, escape sequences, a
 drip feed, silence, redirects, 429s with either form of Retry-After, discovery documents of the
-wrong shape), each command ends in time, with at most one `error:` line (the last line), one of
-the documented exit codes, no traceback, no terminal escape sequence, no line of unbounded
-length, and no credential sent anywhere but to the server it was meant for.
+wrong shape; and, in an installed world, wrong-shaped Leases, pods, events and Helm records,
+endless or dripping logs), each command ends in time, with at most one `error:` line (the last
+line), one of the documented exit codes, no traceback, no terminal escape sequence, no line of
+unbounded length, and no credential sent anywhere but to the server it was meant for. Where a
+command can go on past an object that does not fit (status, the support bundle, install past a
+Helm record), it names the object and goes on; the lock cannot, and refuses (exit 3).
 """
 
 from __future__ import annotations
@@ -13,13 +16,14 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.support.hostile_api import MODES, HostileServer
+from tests.support.hostile_api import LEASE_VARIANTS, MODES, WORLD_MODES, HostileServer
 
 OBJECTS = """apiVersion: v1
 kind: ConfigMap
@@ -45,8 +49,13 @@ COMMANDS = {
     "diff": ["diff", "-f", "{objects}"],
     "status": ["status"],
     "upgrade-check": ["upgrade-check", "-f", "{objects}"],
+    "check": ["check", "-f", "{objects}"],
+    "support-bundle": ["support-bundle"],
 }
 COMMAND_TIMEOUT = 6  # TRAINERCTL_COMMAND_TIMEOUT: a drip feed or a silent server ends here
+# A log read and a support bundle's part give up sooner, so the world modes show the command
+# going on past them within COMMAND_TIMEOUT.
+LIMITS = {"TRAINERCTL_LOG_TIMEOUT": "2", "TRAINERCTL_BUNDLE_PART_TIMEOUT": "3"}
 LATER = ("garbage", "null", "wrong-shape", "escapes", "truncated", "huge", "500-json-list", "array")
 
 
@@ -62,17 +71,21 @@ def _cases() -> list[tuple[str, str, int]]:
     return cases
 
 
-def _run_case(cmd: str, mode: str, after: int, tmp: Path) -> tuple[subprocess.CompletedProcess, float, list, list]:
+def _run_case(cmd: str, mode: str, after: int, tmp: Path, *, variant: str = "",
+              env_extra: dict | None = None) -> tuple[subprocess.CompletedProcess, float, list, list]:
+    """One command against one server; a bad-lease world's variant, unless given, by the command
+    (so the matrix meets every wrong-shaped Lease)."""
     tmp.mkdir(parents=True, exist_ok=True)
     objects = tmp / "objects.yaml"
     objects.write_text(OBJECTS)
+    variant = variant or LEASE_VARIANTS[list(COMMANDS).index(cmd) % len(LEASE_VARIANTS)]
     with HostileServer("healthy", tls=True) as elsewhere, \
             HostileServer(mode, healthy_requests=after, tls=True, drip_seconds=1.0,
-                          redirect_to=elsewhere.url) as server:
+                          redirect_to=elsewhere.url, variant=variant) as server:
         kubeconfig = server.kubeconfig(tmp / "kubeconfig", token="hostile-test-token-0123456789")
         env = {**os.environ, "TRAINERCTL_COMMAND_TIMEOUT": str(COMMAND_TIMEOUT), "TRAINERCTL_MAX_API_RESPONSE": "4Mi",
                "HOME": str(tmp), "TRAINERCTL_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1", "CI": "true",
-               "KUBECONFIG": str(kubeconfig)}
+               "KUBECONFIG": str(kubeconfig), **LIMITS, **(env_extra or {})}
         args = [a.format(objects=objects) for a in COMMANDS[cmd]]
         started = time.monotonic()
         proc = subprocess.run([*_entry(), *args], capture_output=True, text=True, env=env, cwd=tmp,
@@ -125,6 +138,112 @@ def test_retry_after_in_both_forms_is_honoured(tmp_path, mode):
 def test_a_drip_feed_cannot_hang_a_command(tmp_path):
     proc, elapsed, _, _ = _run_case("status", "drip", 0, tmp_path)
     assert proc.returncode in (3, 4) and elapsed < COMMAND_TIMEOUT + 10, (elapsed, proc.stderr)
+
+
+# -- objects that do not fit their views (client/views), in an installed world ---------------------
+LEASE_FIELDS = {"duration-abc": "spec.leaseDurationSeconds: expected an integer 1..2147483647, got 'abc'",
+                "duration-1e400": "spec.leaseDurationSeconds: expected an integer 1..2147483647, got inf",
+                "holder-list": "spec.holderIdentity: expected a string, got a list of 1",
+                "acquire-no-zone": "spec.acquireTime: expected an RFC 3339 time with a zone",
+                "create-no-rv": "metadata.resourceVersion: expected a non-empty string"}
+
+
+@pytest.mark.parametrize("variant", LEASE_VARIANTS)
+def test_a_lease_that_does_not_fit_refuses_the_lock_and_status_names_it(tmp_path, variant):
+    for cmd in ("install", "uninstall"):
+        proc, _, requests, _ = _run_case(cmd, "bad-lease", 0, tmp_path / cmd, variant=variant)
+        last = proc.stderr.splitlines()[-1]
+        assert proc.returncode == 3 and last.startswith(
+            f"error: unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}"), proc.stderr
+        assert "stopped before changing anything" in last
+        assert not [r for r in requests if r.method in ("PATCH", "PUT") or "/leases" not in r.path and r.method != "GET"]
+    proc, _, _, _ = _run_case("status", "bad-lease", 0, tmp_path / "status", variant=variant)
+    assert proc.returncode == 1 and "not Ready" in proc.stderr.splitlines()[-1], proc.stderr  # went on to the end
+    if variant != "create-no-rv":  # status only reads a Lease that is there
+        assert f"unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}" in proc.stdout
+
+
+def test_wrong_shaped_pods_and_replicasets_are_named_and_the_rest_diagnosed(tmp_path):
+    proc, _, _, _ = _run_case("status", "bad-pods", 0, tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout
+    assert "container c crashes (CrashLoopBackOff, exit code 1, 5 restart(s))" in out  # from the pod that fits
+    for line in ("unreadable ReplicaSet opendatahub/d1-abc: metadata.annotations['deployment.kubernetes.io/revision']: "
+                 "expected a revision number, got 'abc'",
+                 "unreadable Pod opendatahub/d1-5f7c9-string: status.containerStatuses[0].restartCount: expected an "
+                 "integer 0..2147483647, got '5'",
+                 "unreadable Pod opendatahub/d1-5f7c9-scalars: status.containerStatuses[0]: expected a mapping",
+                 "unreadable Pod opendatahub/d1-5f7c9-nameless: spec.containers[0].name: expected a Kubernetes name"):
+        assert f"  could not read: {line}" in out, out
+
+
+def _bundle(tmp: Path) -> dict[str, str]:
+    [archive] = tmp.glob("trainerctl-support-*.tar.gz")
+    with tarfile.open(archive) as tar:
+        return {m.name.split("/", 1)[1]: tar.extractfile(m).read().decode() for m in tar.getmembers() if m.isfile()}
+
+
+@pytest.mark.parametrize("mode, unreadable, present", [
+    ("bad-pods", ["nodes: unreadable Node (without a name): metadata.name",
+                  "CustomResourceDefinitions: unreadable CustomResourceDefinition (without a name): metadata.name",
+                  "pods of Deployment opendatahub/d1: unreadable Pod opendatahub/d1-5f7c9-nameless: spec.containers[0]",
+                  "pods of Deployment opendatahub/d1: unreadable Pod opendatahub/../../../../tmp/pwned: metadata.name"],
+     ["nodes.json", "crds.json", "logs/opendatahub/d1-5f7c9-x2k4q/c.log"]),
+    ("bad-events", ["events in namespace opendatahub: unreadable Event opendatahub/e-no-zone: lastTimestamp: expected "
+                    "an RFC 3339 time with a zone",
+                    "events in namespace opendatahub: unreadable Event opendatahub/e-series: series: expected a mapping",
+                    "events in namespace opendatahub: unreadable Event opendatahub/e-count: count: expected an integer",
+                    "events in namespace opendatahub: unreadable Event opendatahub/e-micro: eventTime: expected an "
+                    "RFC 3339 time with a zone and microseconds",
+                    "events in namespace opendatahub: unreadable Event opendatahub/e-source: source: expected a mapping",
+                    "events in namespace opendatahub: unreadable Event (without a name): the object: expected a mapping"],
+     ["events/opendatahub.json"]),
+    ("endless-log", ["log of opendatahub/d1-5f7c9-x2k4q c: GET /api/v1/namespaces/opendatahub/pods/d1-5f7c9-x2k4q/log: "
+                     "the answer of", "is larger than the 4 MiB limit for one container log read"],
+     ["nodes.json", "events/opendatahub.json"]),
+    ("drip-log", ["log of opendatahub/d1-5f7c9-x2k4q c: GET /api/v1/namespaces/opendatahub/pods/d1-5f7c9-x2k4q/log"],
+     ["nodes.json", "crds.json"]),
+])
+def test_the_support_bundle_is_written_and_lists_what_it_could_not_read(tmp_path, mode, unreadable, present):
+    """A container without a name, a Node or CRD without metadata.name, a wrong-shaped event, an
+    endless or dripping log: each costs its own part, never the bundle."""
+    proc, elapsed, _, _ = _run_case("support-bundle", mode, 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
+    assert proc.returncode == 0, proc.stderr
+    files = _bundle(tmp_path)
+    readme = files["README.txt"]
+    for line in unreadable:
+        assert line in readme, readme
+    assert set(present) <= set(files), sorted(files)
+    assert all(".." not in name for name in files)
+    assert elapsed < 30
+
+
+@pytest.mark.parametrize("mode, said", [("endless-log", "is larger than the 4 MiB limit for one container log read"),
+                                        ("drip-log", "did not answer completely in time")])
+def test_a_log_that_never_ends_is_reported_and_status_goes_on(tmp_path, mode, said):
+    """The docs promise it: an unreadable log is reported, never fatal (status exits 1 for not
+    Ready, never 3)."""
+    proc, elapsed, _, _ = _run_case("status", mode, 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
+    assert proc.returncode == 1 and "not Ready" in proc.stderr.splitlines()[-1], proc.stderr
+    assert "could not read: the previous log of Pod opendatahub/d1-5f7c9-x2k4q container c: " in proc.stdout
+    assert said in proc.stdout and elapsed < 20
+
+
+def test_helm_records_that_do_not_fit_are_named_and_install_goes_on(tmp_path):
+    proc, elapsed, _, _ = _run_case("install", "bad-helm", 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: unreadable ")]
+    expected = {"info-string": "release.info: expected a mapping, got 'deployed'",
+                "chart-list": "release.chart: expected a mapping, got a list of 1",
+                "long-revision": "metadata.name: expected sh.helm.release.v1.NAME.vREVISION with a revision",
+                "revision-digits": "release.version: expected an integer 0..2147483647, got a number of about 401",
+                "deep-json": "nested deeper than 200 levels", "deep-yaml": "exceeded maximum nesting depth",
+                "bomb": "larger than the 64 MiB limit for a payload inside a server object",
+                "not-base64": "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): not base64",
+                "in-a-configmap": "release.info: expected a mapping, got 7"}
+    for name, why in expected.items():
+        assert any(f".{name}." in w and why in w for w in warnings), (name, warnings)
+    assert len(warnings) == len(expected) and elapsed < 30
 
 
 FUZZ_SEEDS = int(os.environ.get("TRAINERCTL_FUZZ_SEEDS", "4"))  # more: TRAINERCTL_FUZZ_SEEDS=200

@@ -18,14 +18,33 @@ gets the hostile `mode`:
   bad-status   not HTTP at all          wrong-shape   discovery documents of the wrong types
   500-json-list  500 whose body is a JSON list
 
+The world modes answer like a small cluster with Trainer installed (an inventory listing the
+Deployment d1, which is not available: a crash-looping pod, its ReplicaSet, events, logs, a node,
+CRDs; JobSet there), every request of them, except that one kind is what a confused controller,
+an old cluster or anyone allowed to create it in the namespace could write:
+
+  bad-lease    the install lock's Lease: `variant` picks one of LEASE_VARIANTS (a duration of
+               "abc" or 1e400, a list as holder, an acquire time without a zone, a create answer
+               without resourceVersion)
+  bad-pods     pods whose restart count is "5", whose statuses are not mappings, whose container
+               has no name; a ReplicaSet with revision "abc" and one with spec.replicas null; a
+               Node and a CRD without metadata.name
+  bad-events   events with times without a zone, a series that is a list, a count of "3"
+  bad-helm     Helm release records with info a string, chart a list, a 5000-digit revision,
+               JSON and YAML nested past any limit, a gzip bomb
+  endless-log  every container log is endless         drip-log   a container log drips a byte a second
+
 With `tls=True` it serves https with a throwaway CA (`ca_pem`), so credentials are sent to it (kubectl
 and trainerctl send none over plain http). Every request is recorded (method, path, headers).
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import email.utils
+import functools
+import gzip
 import http.server
 import json
 import socket
@@ -36,9 +55,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+WORLD_MODES = ("bad-lease", "bad-pods", "bad-events", "bad-helm", "endless-log", "drip-log")
 MODES = ("garbage", "null", "array", "string", "number", "deep", "truncated", "drip", "drip-body", "silent",
          "close", "huge", "huge-error", "escapes", "redirect", "429-seconds", "429-date", "429-forever",
-         "bad-status", "wrong-shape", "500-json-list")
+         "bad-status", "wrong-shape", "500-json-list", *WORLD_MODES)
+LEASE_VARIANTS = ("duration-abc", "duration-1e400", "holder-list", "acquire-no-zone", "create-no-rv")
 
 ESCAPES = ("\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x1b]52;c;ZXZpbA==\x07 \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\"
            "\nerror: forged second line\r\u202eevil\u202c \x9b2J \x00nul")
@@ -90,10 +111,13 @@ _RESOURCES = {
 
 class HostileServer:
     def __init__(self, mode: str = "garbage", *, healthy_requests: int = 0, tls: bool = False,
-                 drip_seconds: float = 2.0, throttle_count: int = 2, redirect_to: str = ""):
+                 drip_seconds: float = 2.0, throttle_count: int = 2, redirect_to: str = "", variant: str = ""):
         if mode not in MODES + ("healthy",):
             raise ValueError(mode)
+        if variant and variant not in LEASE_VARIANTS:
+            raise ValueError(variant)
         self.mode = mode
+        self.variant = variant or LEASE_VARIANTS[0]
         self.healthy_requests = healthy_requests
         self.drip_seconds = drip_seconds
         self.throttle_count = throttle_count
@@ -162,6 +186,10 @@ class HostileServer:
     def _handle(self, h: http.server.BaseHTTPRequestHandler) -> None:
         length = int(h.headers.get("Content-Length") or 0)
         body = h.rfile.read(length) if length else b""
+        try:
+            h.trainerctl_body = json.loads(body) if body else None
+        except ValueError:
+            h.trainerctl_body = None
         with self._lock:
             self.requests.append(Recorded(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}))
             hostile = len(self.requests) > self.healthy_requests and self.mode != "healthy"
@@ -218,6 +246,8 @@ class HostileServer:
 
     def _hostile(self, h) -> None:
         mode = self.mode
+        if mode in WORLD_MODES:
+            return World(self, h).answer()
         if mode == "garbage":
             return self._send(h, 200, b"<html><body>Welcome to nginx!</body></html>", "text/html")
         if mode in ("null", "array", "string", "number"):
@@ -298,6 +328,299 @@ class HostileServer:
                 return self._json(h, 200, {"major": ["1"], "minor": {"x": 1}})
             return self._json(h, 200, {"kind": "List", "items": "not-a-list", "metadata": []})
         raise AssertionError(mode)
+
+
+# -- a small installed world, for the world modes ------------------------------------------------
+NS = "opendatahub"
+_WORLD_RESOURCES = {
+    "/api/v1": [("namespaces", "Namespace", False), ("configmaps", "ConfigMap", True), ("secrets", "Secret", True),
+                ("serviceaccounts", "ServiceAccount", True), ("pods", "Pod", True), ("events", "Event", True),
+                ("nodes", "Node", False), ("services", "Service", True)],
+    "/apis/apps/v1": [("deployments", "Deployment", True), ("replicasets", "ReplicaSet", True)],
+    "/apis/apiextensions.k8s.io/v1": [("customresourcedefinitions", "CustomResourceDefinition", False)],
+    "/apis/coordination.k8s.io/v1": [("leases", "Lease", True)],
+    "/apis/jobset.x-k8s.io/v1alpha2": [("jobsets", "JobSet", True)],
+}
+_WORLD_GROUPS = {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+    {"name": path.split("/")[2], "versions": [{"groupVersion": path[len("/apis/"):], "version": path.rsplit("/", 1)[1]}]}
+    for path in _WORLD_RESOURCES if path.startswith("/apis/")]}
+_T = "2026-01-01T00:00:00Z"
+_MICRO = "2026-01-01T00:00:00.000000Z"
+INF = "__1e400__"  # written as the JSON number 1e400 (Python reads it as inf)
+
+
+def _meta(name, ns=NS, **more):
+    return {"name": name, "namespace": ns, "uid": f"uid-{name}", "resourceVersion": "1", "creationTimestamp": _T,
+            **more}
+
+
+def _inventory():
+    entry = {"api_version": "apps/v1", "resource": "deployments", "namespaced": True, "stage": "controllers"}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("trainerctl-inventory"), "data": {
+        "complete": "true", "objects": json.dumps({f"apps/Deployment/{NS}/d1": entry}),
+        "source": json.dumps({"url": "https://example.invalid/trainer.git", "ref": "v2.2.0",
+                              "trainer_version": "2.2.0", "images": {"busybox": "the upstream manifests"}})}}
+
+
+def _deployment():
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta("d1", generation=1),
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {
+                "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}},
+            "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 0,
+                       "conditions": [{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable",
+                                       "message": "Deployment does not have minimum availability.",
+                                       "lastTransitionTime": _T}]}}
+
+
+def _owned(uid):
+    return [{"apiVersion": "apps/v1", "kind": "Deployment" if uid == "uid-d1" else "ReplicaSet", "name": "x",
+             "uid": uid, "controller": True}]
+
+
+def _replicaset(name="d1-5f7c9", revision="1", **spec):
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": _meta(
+        name, ownerReferences=_owned("uid-d1"), labels={"a": "b"},
+        annotations={"deployment.kubernetes.io/revision": revision}),
+        "spec": {"replicas": 1, **spec}, "status": {"replicas": 1}}
+
+
+def _pod(name="d1-5f7c9-x2k4q", *, statuses=None, containers=None):
+    crash = {"name": "c", "image": "busybox", "ready": False, "restartCount": 5,
+             "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 5m0s"}},
+             "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": _T}}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(name, ownerReferences=_owned("uid-d1-5f7c9"),
+                                                                  labels={"a": "b"}),
+            "spec": {"containers": containers if containers is not None else [{"name": "c", "image": "busybox"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}],
+                       "containerStatuses": statuses if statuses is not None else [crash]}}
+
+
+def _event(name, **fields):
+    return {"apiVersion": "v1", "kind": "Event", "metadata": _meta(name),
+            "involvedObject": {"kind": "Pod", "name": "d1-5f7c9-x2k4q", "namespace": NS, "uid": "uid-d1-5f7c9-x2k4q"},
+            "reason": "BackOff", "message": "Back-off restarting failed container c", "type": "Warning",
+            "count": 3, "firstTimestamp": _T, "lastTimestamp": _T, "source": {"component": "kubelet"}, **fields}
+
+
+def _node(name="n1"):
+    meta = {"name": name, "uid": "uid-node", "labels": {"topology.kubernetes.io/zone": "z1"}} if name else \
+        {"uid": "uid-nameless-node"}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": meta,
+            "status": {"conditions": [{"type": "Ready", "status": "True"}],
+                       "nodeInfo": {"kubeletVersion": "v1.37.2", "machineID": "m-123"}, "allocatable": {"cpu": "4"}}}
+
+
+def _crd(name, group, kind, plural):
+    meta = {"name": name, "uid": f"uid-{name}"} if name else {"uid": "uid-nameless-crd"}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": meta,
+            "spec": {"group": group, "scope": "Namespaced", "names": {"kind": kind, "plural": plural},
+                     "versions": [{"name": "v1alpha2", "served": True, "storage": True}]},
+            "status": {"storedVersions": ["v1alpha2"], "conditions": [
+                {"type": "Established", "status": "True"}, {"type": "NamesAccepted", "status": "True"}]}}
+
+
+def _lease(**spec):
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": _meta("trainerctl-lock"),
+            "spec": {"holderIdentity": "someone@elsewhere pid 1 (install) #0123456789ab", "leaseDurationSeconds": 20,
+                     "acquireTime": _MICRO, "renewTime": _MICRO, "leaseTransitions": 0, **spec}}
+
+
+def helm_record(name: str, revision: str, payload: bytes | str, *, kind: str = "Secret") -> dict:
+    """A Helm release record as the API shows it (`payload`: Helm's own text, base64; a Secret's
+    data is base64 once more)."""
+    text = payload.decode("ascii") if isinstance(payload, bytes) else payload
+    record = {"apiVersion": "v1", "kind": kind, "metadata": _meta(
+        f"sh.helm.release.v1.{name}.v{revision}", labels={"owner": "helm", "name": name, "status": "deployed",
+                                                           "version": revision[:10]}),
+        "data": {"release": base64.b64encode(text.encode()).decode() if kind == "Secret" else text}}
+    if kind == "Secret":
+        record["type"] = "helm.sh/release.v1"
+    return record
+
+
+def helm_payload(release) -> bytes:
+    """Helm's own encoding, before the API's base64: base64 of gzip of JSON."""
+    raw = release if isinstance(release, bytes) else json.dumps(release).encode()
+    return base64.b64encode(gzip.compress(raw, 1))
+
+
+@functools.lru_cache(maxsize=4)
+def gzip_bomb(size: int) -> bytes:
+    """gzip data that expands to `size` zero bytes (a multiple of 16 MiB): one 16 MiB member of
+    about 16 KB, repeated; so 4 GiB take 4 MB, made in a moment."""
+    return gzip.compress(bytes(1 << 24), 9) * (size >> 24)
+
+
+@functools.lru_cache(maxsize=1)
+def _bad_helm_records() -> list[dict]:
+    good = {"name": "r", "namespace": NS, "version": 1, "info": {"status": "deployed"},
+            "chart": {"metadata": {"name": "other-chart", "version": "1.0.0"}}, "manifest": ""}
+    deep = b'{"name": "deep", "info": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+    return [helm_record("info-string", "1", helm_payload({**good, "info": "deployed"})),
+            helm_record("chart-list", "1", helm_payload({**good, "chart": ["kubeflow-trainer"]})),
+            helm_record("long-revision", "9" * 5000, helm_payload(good)),
+            helm_record("revision-digits", "1", helm_payload({**good, "version": int("9" * 400)})),
+            helm_record("deep-json", "1", helm_payload(deep)),
+            helm_record("deep-yaml", "1", helm_payload({**good, "manifest": "a: " + "[" * 20000})),
+            helm_record("bomb", "1", base64.b64encode(gzip_bomb(1 << 30))),
+            helm_record("not-base64", "1", "%%%"),
+            helm_record("in-a-configmap", "1", helm_payload({**good, "info": 7}).decode(), kind="ConfigMap")]
+
+
+class World:
+    """One answer of the world modes (HostileServer._hostile hands them over)."""
+
+    def __init__(self, server: "HostileServer", h):
+        self.server, self.h = server, h
+        self.mode, self.variant = server.mode, server.variant
+        self.path = h.path.split("?", 1)[0].rstrip("/")
+        self.query = h.path.partition("?")[2]
+
+    def json(self, status: int, doc) -> None:
+        body = json.dumps(doc).replace(f'"{INF}"', "1e400").encode()
+        self.server._send(self.h, status, body)
+
+    def items(self, kind: str, items: list) -> None:
+        self.json(200, {"kind": f"{kind}List", "apiVersion": "v1", "metadata": {"resourceVersion": "1"},
+                        "items": items})
+
+    def missing(self) -> None:
+        self.json(404, {"kind": "Status", "status": "Failure", "reason": "NotFound", "code": 404,
+                        "message": f"{self.path.rsplit('/', 1)[-1]} not found"})
+
+    def answer(self) -> None:
+        h, path, method = self.h, self.path, self.h.command
+        if path == "/version":
+            return self.json(200, {"major": "1", "minor": "37", "gitVersion": "v1.37.2", "platform": "linux/amd64"})
+        if path == "/api":
+            return self.json(200, _DISCOVERY_CORE)
+        if path == "/apis":
+            return self.json(200, _WORLD_GROUPS)
+        if path in _WORLD_RESOURCES:
+            return self.json(200, {"kind": "APIResourceList", "groupVersion": path.split("/", 2)[-1], "resources": [
+                {"name": n, "kind": k, "namespaced": ns, "verbs": ["get", "list", "patch", "delete", "create", "update"]}
+                for n, k, ns in _WORLD_RESOURCES[path]]})
+        if path.endswith("/log"):
+            return self.log()
+        if "/leases" in path:
+            return self.lease(method)
+        if method == "DELETE":
+            return self.json(200, {"kind": "Status", "status": "Success"})
+        if method in ("PATCH", "PUT", "POST"):
+            return self.echo()
+        return self.get(path)
+
+    def echo(self) -> None:
+        doc = getattr(self.h, "trainerctl_body", None) or {}
+        if self.path.endswith(("/selfsubjectaccessreviews", "/selfsubjectreviews")):  # every access is granted
+            return self.json(201, {**doc, "status": {"allowed": True, "userInfo": {"username": "hostile-admin"}}})
+        if isinstance(doc, dict):
+            doc.setdefault("metadata", {}).update(resourceVersion="2", uid="uid-applied")
+        self.json(201 if self.h.command == "POST" else 200, doc)
+
+    def lease(self, method: str) -> None:
+        if method == "POST":
+            doc = getattr(self.h, "trainerctl_body", None) or {}
+            if self.mode == "bad-lease" and self.variant == "create-no-rv":
+                doc.get("metadata", {}).pop("resourceVersion", None)
+            else:
+                doc.setdefault("metadata", {})["resourceVersion"] = "2"
+            return self.json(201, doc)
+        if method == "PUT":
+            return self.echo()
+        if method == "DELETE":
+            return self.json(200, {"kind": "Status", "status": "Success"})
+        if self.mode != "bad-lease" or self.variant == "create-no-rv":
+            return self.missing()
+        return self.json(200, _lease(**{
+            "duration-abc": {"leaseDurationSeconds": "abc"}, "duration-1e400": {"leaseDurationSeconds": INF},
+            "holder-list": {"holderIdentity": ["someone"]},
+            "acquire-no-zone": {"acquireTime": "2026-08-21T09:40:12"}}[self.variant]))
+
+    def get(self, path: str) -> None:
+        ns = f"/namespaces/{NS}"
+        lists = {
+            f"/api/v1{ns}/pods": ("Pod", self.pods),
+            f"/apis/apps/v1{ns}/replicasets": ("ReplicaSet", self.replicasets),
+            f"/api/v1{ns}/events": ("Event", self.events),
+            "/api/v1/nodes": ("Node", self.nodes),
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions": ("CustomResourceDefinition", self.crds),
+            "/api/v1/secrets": ("Secret", lambda: self.helm("Secret")),
+            f"/api/v1{ns}/secrets": ("Secret", lambda: self.helm("Secret")),
+            "/api/v1/configmaps": ("ConfigMap", lambda: self.helm("ConfigMap")),
+        }
+        if path in lists:
+            kind, make = lists[path]
+            return self.items(kind, make())
+        one = {f"/api/v1{ns}/configmaps/trainerctl-inventory": _inventory,
+               f"/apis/apps/v1{ns}/deployments/d1": _deployment,
+               "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobsets.jobset.x-k8s.io":
+                   lambda: _crd("jobsets.jobset.x-k8s.io", "jobset.x-k8s.io", "JobSet", "jobsets"),
+               f"/api/v1/namespaces/{NS}": lambda: {"apiVersion": "v1", "kind": "Namespace",
+                                                    "metadata": {"name": NS, "uid": "uid-ns", "resourceVersion": "1"}}}
+        if path in one:
+            return self.json(200, one[path]())
+        if method_is_list(path):
+            return self.items("", [])
+        return self.missing()
+
+    def pods(self) -> list:
+        if self.mode != "bad-pods":
+            return [_pod()]
+        return [_pod(), _pod("d1-5f7c9-string", statuses=[{**_pod()["status"]["containerStatuses"][0],
+                                                          "restartCount": "5"}]),
+                _pod("d1-5f7c9-scalars", statuses=["not-a-mapping", 7]),
+                _pod("d1-5f7c9-nameless", containers=[{"image": "busybox"}]),
+                _pod("../../../../tmp/pwned")]
+
+    def replicasets(self) -> list:
+        if self.mode != "bad-pods":
+            return [_replicaset()]
+        return [_replicaset(replicas=None), _replicaset("d1-abc", revision="abc")]
+
+    def events(self) -> list:
+        if self.mode != "bad-events":
+            return [_event("e1")]
+        return [_event("e1"), _event("e-no-zone", lastTimestamp="2026-01-01T00:00:00"),
+                _event("e-series", series=[{"count": 2}]), _event("e-count", count="3"),
+                _event("e-micro", eventTime="yesterday", lastTimestamp=None),
+                _event("e-source", source="kubelet"), "not-an-event"]
+
+    def nodes(self) -> list:
+        return [_node(), _node("")] if self.mode == "bad-pods" else [_node()]
+
+    def crds(self) -> list:
+        found = [_crd("jobsets.jobset.x-k8s.io", "jobset.x-k8s.io", "JobSet", "jobsets"),
+                 _crd("trainjobs.trainer.kubeflow.org", "trainer.kubeflow.org", "TrainJob", "trainjobs")]
+        return found + [_crd("", "trainer.kubeflow.org", "X", "xs")] if self.mode == "bad-pods" else found
+
+    def helm(self, kind: str) -> list:
+        if self.mode != "bad-helm" or "owner%3Dhelm" not in self.query:
+            return []
+        return [r for r in _bad_helm_records() if r["kind"] == kind]
+
+    def log(self) -> None:
+        h = self.h
+        if self.mode not in ("endless-log", "drip-log"):
+            return self.server._send(h, 200, b"starting\nerror: flag provided but not defined: -x\n", "text/plain")
+        h.send_response(200)
+        h.send_header("Content-Type", "text/plain")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        chunk = b"E0101 12:00:00 reconcile failed: the same line again\n" * (1 if self.mode == "drip-log" else 2000)
+        while not self.server._stop.is_set():
+            h.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            h.wfile.flush()
+            if self.mode == "drip-log" and self.server._stop.wait(self.server.drip_seconds):
+                return
+
+
+def method_is_list(path: str) -> bool:
+    """A collection path (its last segment a resource name) rather than one object."""
+    parts = path.strip("/").split("/")
+    if len(parts) >= 2 and parts[-2] == "namespaces":
+        return False
+    return parts[-1] in {r for rows in _WORLD_RESOURCES.values() for r, _, _ in rows}
 
 
 class MutatingProxy:

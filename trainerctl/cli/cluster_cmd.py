@@ -329,6 +329,6 @@ def support_bundle_cmd(
     ns = namespace_setting(namespace)
     api = connect(cluster.kubeconfig, cluster.context)
     written = support_bundle(cluster=api, namespace=ns, output_file=output_file,
-                             status=lambda: json.loads(json.dumps(status(cluster=api, namespace=ns))))
+                             status=lambda part: json.loads(json.dumps(status(cluster=part, namespace=ns))))
     ui.info(written.line())
     sys.stdout.write(written.path + "\n")

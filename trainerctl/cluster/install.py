@@ -101,6 +101,7 @@ class Installer:
         self.labelled: list = []  # labelled objects found while looking for the operator's install
         self.helm = helm_handover.HelmState()
         self.release: helm_handover.ReleaseObjects | None = None  # set while handing over from Helm
+        self.helm_unreadable: list[str] = []  # Helm release records that did not fit their view
         self.kubectl_leftovers: list[leftovers.Leftover] = []
         self.check_lock: Callable[[], None] = lambda: None  # raises once another run took the lock
         self.namespace_created = False  # this run created the namespace first, to hold its lock in
@@ -170,7 +171,7 @@ class Installer:
         steps: dict[str, Callable[[], Any]] = {
             "discovery": self.discovery.refresh, "inventory": lambda: inv_mod.read(self.cluster, self.namespace),
             "cr": lambda: go_operator.read_cr(self.cluster), "deployments": lambda: go_operator.find_deployments(self.cluster),
-            "helm": lambda: helm.find_releases(self.cluster, self.namespace)}
+            "helm": lambda: helm.find_releases(self.cluster, self.namespace, self.helm_unreadable)}
         if check:  # first: its error is the clearest
             steps = {"version": lambda: preflight.server_version(self.cluster), **steps}
         results = dict(zip(steps, parallel_map(_attempt, list(steps.values()))))
@@ -345,6 +346,10 @@ class Installer:
         """A Helm release of Trainer (or owning what we render) is refused until handed over."""
         owners = {owner for p in planned if (owner := helm.owner_of((p.live or {}).get("metadata")))}
         self.helm = helm_handover.trainer_releases(releases, owners)
+        for line in self.helm_unreadable:
+            self.progress.message(f"warning: {line} (skipped: not read as a Helm release record)")
+        for line in (n for r in releases for n in r.unreadable):
+            self.progress.message(f"warning: {line} (its revision is not read; a hand-over still deletes the record)")
         if not self.helm.present:
             return
         if not self.options.take_over_helm:

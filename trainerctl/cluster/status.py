@@ -1,5 +1,9 @@
 """`status`: what is installed (from the inventory), whether each object is there and as rendered,
-and the Go operator's conditions over it (conditions.py), so a pipeline can gate on `Ready`."""
+and the Go operator's conditions over it (conditions.py), so a pipeline can gate on `Ready`.
+
+Server objects are read through their views (client/views): a Deployment or the lock's Lease
+that does not fit is one line under `unreadable` (a Deployment then counts as not available),
+and the rest is still reported."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.operations import lock
 from trainerctl.cluster.manager.apply import get_meta
 from trainerctl.cluster.client.client import Cluster, object_path
+from trainerctl.cluster.client.views import Deployment, Unreadable
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.client.pool import parallel_map
@@ -45,6 +50,7 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
                  "releases": [r for r in source.get("releases") or [] if isinstance(r, dict)]
                  if isinstance(source.get("releases"), list) else [], "conditions": [], "objects": [],
                  "deployments": []}
+    unreadable: list[str] = []
     states: dict[str, str] = {}
     if objects is not None:
         result = engine_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label,
@@ -74,9 +80,12 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
         out["objects"].append({"kind": ref.kind, "group": ref.group, "namespace": ref.namespace, "name": ref.name,
                                "state": states[key]})
         if ref.kind == "Deployment" and ref.group == "apps" and states[key] != "missing":
-            dep = cluster.request("GET", object_path("apps", "v1", "deployments", ref.namespace, ref.name))
+            raw = cluster.request("GET", object_path("apps", "v1", "deployments", ref.namespace, ref.name))
             try:
-                ok, why = deployment_is_available(dep)
+                ok, why = deployment_is_available(Deployment.read(raw))
+            except Unreadable as exc:
+                unreadable.append(str(exc))
+                ok, why = False, "unreadable"
             except TrainerctlError as exc:
                 ok, why = False, str(exc)
             entry = {"namespace": ref.namespace, "name": ref.name, "available": ok, **({"reason": why} if why else {})}
@@ -102,9 +111,15 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
                                   out["objects"], operator_managed),
         conditions.deployments(out["deployments"]))
     out["ready"] = conditions.is_ready(out["conditions"])
-    held = lock.read(cluster, namespace)
+    try:
+        held = lock.read(cluster, namespace)
+    except Unreadable as exc:
+        unreadable.append(str(exc))
+        held = None
     if held is not None:  # another run is installing or uninstalling right now
         out["lock"] = {**held.to_dict(), "since": held.since()}
+    if unreadable:
+        out["unreadable"] = unreadable
     return out
 
 
@@ -172,8 +187,10 @@ def status_text(st: dict) -> str:
             lines.extend(f"  {line}" for line in diagnose.cause_lines(cause))
         if len(causes) > diagnose.TEXT_CAUSES:
             lines.append(f"  and {len(causes) - diagnose.TEXT_CAUSES} more cause(s) (-o json lists them)")
+        lines.extend(f"  could not read: {what}" for what in d.get("unreadable") or [])
     summary = ", ".join(f"{n} {s}" for s, n in sorted(st["summary"].items())) or "no objects"
     lines.append(f"objects: {summary}")
     if st.get("lock"):
         lines.append(f"lock: held by {st['lock']['holder']} {st['lock']['since']} (an install or uninstall is running)")
+    lines.extend(st.get("unreadable") or [])
     return "\n".join(lines) + "\n"

@@ -1,5 +1,7 @@
-"""`support-bundle`: one .tar.gz to attach to a ticket (trainer/support.py says what is in it;
-operations/bundle.py keeps every secret out and writes it 0600)."""
+"""`support-bundle`: one .tar.gz to attach to a ticket (trainer/support.py says what is in it,
+operations/collect.py reads each part under its own deadline, operations/bundle.py keeps every
+secret out and writes it 0600). What could not be read is listed, never fatal: the bundle is
+written whatever the cluster answers."""
 
 from __future__ import annotations
 
@@ -23,8 +25,9 @@ class Written:
 
 
 def support_bundle(*, cluster: Cluster, namespace: str, output_file: str | None,
-                   status: Callable[[], dict]) -> Written:
-    """Collect and write the bundle; `status()` is what `trainerctl status -o json` prints."""
+                   status: Callable[[Cluster], dict]) -> Written:
+    """Collect and write the bundle; `status(cluster)` is what `trainerctl status -o json` prints
+    (given the connection with the status part's deadline)."""
     bundle = support.collect(cluster, namespace, status=status)
     path = output_file or f"{bundle.root}.tar.gz"
     bundle.write(path)

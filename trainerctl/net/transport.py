@@ -5,7 +5,8 @@ The server is not trusted to behave. So every request has:
 - a connect time-out, and a deadline for the whole exchange enforced by one watchdog thread that
   shuts the socket down when it passes (a server dripping one byte every few seconds cannot keep
   a request alive, whatever the per-read time-outs say);
-- a bound on the response body (a bounded_read limit: "api-response" unless the caller names another);
+- a bound on the response body (a bounded_read limit: the transport's, "api-response" unless its
+  maker names another, or one request's: "log");
 - no redirects: a 3xx is an answer like any other, so credentials never follow it elsewhere;
 - an abort: Ctrl-C or SIGTERM shuts down every socket in flight (trainerctl.interrupts), so worker
   threads return at once.
@@ -27,7 +28,7 @@ from email.utils import parsedate_to_datetime
 from typing import Callable
 from urllib.parse import urlsplit
 
-from trainerctl.bounded_read import human_size, limit_for, LIMITS
+from trainerctl.bounded_read import limit_for, too_large
 from trainerctl.errors import EXIT_PREFLIGHT, Interrupted, TrainerctlError
 from trainerctl.safe_text import clean
 
@@ -277,9 +278,11 @@ class Transport:
 
     # -- one exchange ----------------------------------------------------------------------
     def request(self, method: str, target: str, *, headers: list[tuple[str, str]], body: bytes | None,
-                deadline: float) -> Response:
+                deadline: float, limit: str | None = None) -> Response:
         """Send one request (target: path and query) and read the whole answer by `deadline`
-        (time.monotonic()). A stale keep-alive connection is replaced once, transparently."""
+        (time.monotonic()), at most bounded_read's `limit` bytes of it (the transport's own limit
+        unless the request names one). A stale keep-alive
+        connection is replaced once, transparently."""
         for attempt in (0, 1):
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -299,7 +302,7 @@ class Transport:
                 conn.endheaders(body)
                 sent = True
                 resp = conn.getresponse()
-                data = self._read_body(resp, method, target)
+                data = self._read_body(resp, method, target, limit or self.limit)
                 _WATCHDOG.release(ticket)
                 if getattr(conn, "_trainerctl_killed", False):
                     raise TimeoutError("deadline")
@@ -322,14 +325,14 @@ class Transport:
                 raise self._error(exc, method, target) from None
         raise AssertionError("unreachable")
 
-    def _read_body(self, resp: http.client.HTTPResponse, method: str, target: str) -> bytes:
+    def _read_body(self, resp: http.client.HTTPResponse, method: str, target: str, name: str) -> bytes:
         if method == "HEAD":  # no body, whatever Content-Length says (it is the GET's size)
             resp.read()  # reads nothing; marks the response done, so the connection is reused
             return b""
-        limit = limit_for(self.limit)
+        limit = limit_for(name)
         length = resp.getheader("Content-Length")
         if length is not None and length.strip().isdigit() and int(length) > limit:
-            raise self._too_large(method, target, limit)
+            raise self._too_large(method, target, name, limit)
         data = bytearray()
         while True:
             chunk = resp.read(min(_CHUNK, limit + 1 - len(data)))
@@ -339,11 +342,11 @@ class Transport:
                 return bytes(data)
             data += chunk
             if len(data) > limit:
-                raise self._too_large(method, target, limit)
+                raise self._too_large(method, target, name, limit)
 
-    def _too_large(self, method: str, target: str, limit: int) -> ResponseTooLarge:
-        return ResponseTooLarge(f"{method} {self._shown(target)}: the answer of {self.describe} is larger than the "
-                                f"{human_size(limit)} limit (raise it with {LIMITS[self.limit].env}=SIZE)")
+    def _too_large(self, method: str, target: str, name: str, limit: int) -> ResponseTooLarge:
+        return ResponseTooLarge(f"{method} {self._shown(target)}: the answer of {self.describe} is "
+                                f"{too_large(name, limit)}")
 
     @staticmethod
     def _shown(target: str) -> str:

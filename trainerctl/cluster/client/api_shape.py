@@ -1,6 +1,7 @@
 """What the Kubernetes API promises about the JSON it returns, checked where it arrives.
 
-The client checks every 2xx body with `check_body` before any caller sees it: objects and list
+The client checks every 2xx body with `check_body` before any caller sees it (the items of a
+list read with `Cluster.items` are left to their views): objects and list
 items have a metadata mapping of the documented types, lists hold objects, status conditions are
 mappings of strings, replica counts are integers, a ConfigMap's data maps strings to strings. The
 rest of trainerctl can then index those fields without guarding each access, and a server that
@@ -112,16 +113,18 @@ def check_object(obj: Any, where: str, path: str = "") -> None:
         raise _fail(where, prefix + "data", "a mapping of strings")
 
 
-def check_body(doc: dict, where: str) -> dict:
-    """A decoded 2xx answer: one object, or a list whose items are objects."""
+def check_body(doc: dict, where: str, *, items: bool = True) -> dict:
+    """A decoded 2xx answer: one object, or a list whose items are objects. `items=False`: the
+    list only; its items are the caller's to read, each through its view (client/views), so one
+    that does not fit costs only itself."""
     check_object(doc, where)
     if "items" in doc:
-        items = doc["items"]
-        if items is None:
+        found = doc["items"]
+        if found is None:
             return doc
-        if not isinstance(items, list):
+        if not isinstance(found, list):
             raise _fail(where, "items", "a list")
-        for i, item in enumerate(items):
+        for i, item in enumerate(found if items else ()):
             check_object(item, where, f"items[{i}]")
     if "metadata" in doc and isinstance(doc["metadata"], dict):
         if "continue" in doc["metadata"] and not isinstance(doc["metadata"]["continue"], str):

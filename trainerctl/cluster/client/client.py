@@ -11,12 +11,15 @@ in time and size. This module adds the API's rules on top:
 - the server's own words (Status.message, or the body) are cleaned of control characters and cut
   to a sane length before anything prints them;
 - every command has a deadline (TRAINERCTL_COMMAND_TIMEOUT, default one hour) beyond the time-out
-  of each request.
+  of each request (bounded_read's "request-time"), and a part of a command can have its own
+  (`within`: each part of a support bundle); a container log is read within the "log" and
+  "log-time" limits.
 """
 
 from __future__ import annotations
 
 import json
+import dataclasses
 import os
 import threading
 import time
@@ -26,7 +29,7 @@ from urllib.parse import quote, urlencode
 
 from trainerctl import interrupts
 from trainerctl import redact
-from trainerctl.bounded_read import MAX_DEPTH, too_deep
+from trainerctl.bounded_read import MAX_DEPTH, seconds_for, too_deep
 from trainerctl.cluster.client import kubeconfig as kubeconfig_files
 from trainerctl.cluster.client.api_shape import check_body
 from trainerctl.cluster.client.credentials import Credentials
@@ -92,6 +95,15 @@ class Cluster:
     deadline: float = field(default_factory=lambda: time.monotonic() + _command_timeout())
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _pause: threading.Event = field(default_factory=threading.Event, repr=False)
+    part: str = ""  # set by within(): what the deadline is for, when it is not the command's
+
+    def within(self, seconds: float, what: str) -> "Cluster":
+        """The same connection for one part of the command, whose requests all end by `seconds`
+        from now (or the command's deadline, if sooner): a slow part is given up, the rest goes on."""
+        deadline = time.monotonic() + seconds
+        if deadline >= self.deadline:
+            return self
+        return dataclasses.replace(self, deadline=deadline, part=f"{what} ({seconds:g}s)")
 
     def request(self, method: str, path: str, **kwargs: Any) -> dict:
         """Send one request; returns the decoded JSON body (empty dict for no body)."""
@@ -106,19 +118,31 @@ class Cluster:
                 return None
             raise
 
-    def text(self, path: str, *, query: dict | None = None, timeout: float = 30.0) -> str:
-        """GET a plain-text answer (a pod's log); errors as for request()."""
-        return self.call("GET", path, query=query, accept="text/plain, */*", timeout=timeout, raw=True)[1]
+    def items(self, path: str, *, query: dict | None = None) -> list:
+        """GET a list whose items the caller reads through their views (client/views): the list is
+        checked here, each item by its view, so one item that does not fit costs only itself."""
+        return self.call("GET", path, query=query, items_checked=False)[1].get("items") or []
+
+    def text(self, path: str, *, query: dict | None = None) -> str:
+        """GET a plain-text answer, a container's log, within the "log" and "log-time" limits
+        (whatever tailLines or limitBytes the query asks the server for); errors as for request()."""
+        return self.call("GET", path, query=query, accept="text/plain, */*", timeout=seconds_for("log-time"),
+                         raw=True, limit="log")[1]
 
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",
-             timeout: float = 60.0, raw: bool = False) -> tuple[int, Any]:
-        """Send one request; returns (HTTP status, decoded JSON body, or the text when raw)."""
+             timeout: float | None = None, raw: bool = False, limit: str = "api-response",
+             items_checked: bool = True) -> tuple[int, Any]:
+        """Send one request; returns (HTTP status, decoded JSON body, or the text when raw).
+        `timeout`: seconds for each attempt (default: the "request-time" limit); `limit`: the
+        bounded_read limit on the answer's bytes; `items_checked=False`: see items()."""
         delay = 0.1
         refreshed = False
+        timeout = seconds_for("request-time") if timeout is None else timeout
         for attempt in range(RETRIES):
             try:
-                return self._call_once(method, path, query, body, content_type, accept, timeout, raw)
+                return self._call_once(method, path, query, body, content_type, accept, timeout, raw, limit,
+                                       items_checked)
             except ApiError as exc:
                 if exc.status == 401 and not refreshed and self.credentials is not None and self.credentials.forget():
                     refreshed = True  # an exec plugin's credential may have expired early: ask once more
@@ -137,6 +161,8 @@ class Cluster:
             raise KeyboardInterrupt
 
     def _deadline_passed(self) -> WaitTimeout:
+        if self.part:
+            return WaitTimeout(f"{self.part} did not finish in time talking to {self.server}")
         return WaitTimeout(f"the command did not finish within {COMMAND_TIMEOUT_ENV} "
                            f"({_command_timeout():.0f}s) talking to {self.server}")
 
@@ -152,7 +178,8 @@ class Cluster:
         self.transport.resume()
 
     def _call_once(self, method: str, path: str, query: dict | None, body: Any, content_type: str, accept: str,
-                   timeout: float, raw_text: bool = False) -> tuple[int, Any]:
+                   timeout: float, raw_text: bool = False, limit: str = "api-response",
+                   items_checked: bool = True) -> tuple[int, Any]:
         now = time.monotonic()
         if now >= self.deadline:
             raise self._deadline_passed()
@@ -168,17 +195,17 @@ class Cluster:
                 body.encode("utf-8") if isinstance(body, str) else json.dumps(body, separators=(",", ":")).encode())
             headers.append(("Content-Type", content_type))
         resp = self.transport.request(method, target, headers=headers, body=data,
-                                      deadline=min(now + timeout, self.deadline))
+                                      deadline=min(now + timeout, self.deadline), limit=limit)
         if 200 <= resp.status < 300:
             if raw_text:
                 return resp.status, resp.body.decode("utf-8", "replace")
-            return resp.status, decode_body(resp, method, path, self.server)
+            return resp.status, decode_body(resp, method, path, self.server, items_checked)
         err = _api_error(resp, method, path, self.context, self.server)
         err.retry_after = resp.headers.get("retry-after")
         raise err
 
 
-def decode_body(resp: Response, method: str, path: str, server: str) -> dict:
+def decode_body(resp: Response, method: str, path: str, server: str, items_checked: bool = True) -> dict:
     """A 2xx body: empty, or one JSON object of bounded nesting."""
     raw = resp.body
     if not raw.strip():
@@ -197,7 +224,7 @@ def decode_body(resp: Response, method: str, path: str, server: str) -> dict:
                           "object as the API promises")
     if too_deep(payload):
         raise BadResponse(f"{what} is nested deeper than {MAX_DEPTH} levels")
-    return check_body(payload, what)
+    return check_body(payload, what, items=items_checked)
 
 
 def _api_error(resp: Response, method: str, path: str, context: str, server: str) -> ApiError:

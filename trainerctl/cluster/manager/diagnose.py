@@ -5,6 +5,11 @@ them: the Deployment's conditions, its newest ReplicaSet (FailedCreate: a quota,
 missing ServiceAccount), that ReplicaSet's pods (PodScheduled, each container's state), the
 events of each, and for a container that crashed the last lines of its previous log.
 
+Every object is read through its view (client/views): one that does not fit (a restart count of
+"5", a revision of "abc", statuses that are not mappings) is named in the diagnosis' "could not
+read" line and skipped; the rest is still diagnosed. So is a log that cannot be read in time or
+within its size: reported, never fatal.
+
 Generic: nothing here knows the product installed. Where an image reference came from is the
 caller's to say (`image_origins`, image reference -> where it came from).
 
@@ -20,9 +25,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import (ContainerStatus, Deployment, Event, Pod, ReplicaSet, Service,
+                                             Unreadable, by_time, condition, read_each)
+from trainerctl.errors import Interrupted, TrainerctlError, WaitTimeout
 
 CRASH_LOOP_RESTARTS = 3
 LOG_TAIL_LINES = 10  # the log lines a crash cause shows
@@ -32,7 +40,6 @@ _ERROR_LINE = re.compile(r"error|fatal|panic|fail|invalid|not defined|unable|can
 IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
                  "RegistryUnavailable", "SignatureValidationFailed")
 CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
-_REVISION = "deployment.kubernetes.io/revision"
 TEXT_CAUSES = 3  # causes per object in text; -o json has them all
 
 
@@ -104,7 +111,7 @@ class Diagnosis:
     name: str
     causes: list[Cause] = field(default_factory=list)
     pods: list[str] = field(default_factory=list)  # the pods looked at (a Service: those that back it)
-    unreadable: list[str] = field(default_factory=list)  # what the credentials could not read
+    unreadable: list[str] = field(default_factory=list)  # what could not be read: forbidden, or not fitting its view
 
     @property
     def display(self) -> str:
@@ -124,8 +131,7 @@ class Diagnosis:
             out.extend(f"  {line}" for line in cause.lines())
         if len(self.causes) > limit:
             out.append(f"  and {len(self.causes) - limit} more cause(s) (-o json lists them)")
-        if self.unreadable:
-            out.append(f"  could not read: {', '.join(self.unreadable)}")
+        out.extend(f"  could not read: {what}" for what in self.unreadable)
         return out
 
     def to_dict(self) -> dict:
@@ -140,7 +146,8 @@ class Diagnosis:
 
 class _Reader:
     """The reads one diagnosis makes; a 403 becomes a note instead of an error (a read-only
-    troubleshooter may not list events or read logs)."""
+    troubleshooter may not list events or read logs), and so does an object that does not fit
+    its view, or a log that does not come in time."""
 
     def __init__(self, cluster: Cluster, namespace: str, logs: bool):
         self.cluster = cluster
@@ -152,20 +159,25 @@ class _Reader:
         if what not in self.unreadable:
             self.unreadable.append(what)
 
-    def list(self, group: str, version: str, resource: str, query: dict | None = None) -> list[dict]:
+    def list(self, read: Callable[[dict], Any], group: str, version: str, resource: str,
+             query: dict | None = None) -> list:
         try:
-            return self.cluster.request("GET", object_path(group, version, resource, self.namespace),
-                                        query=query).get("items") or []
+            items = self.cluster.items(object_path(group, version, resource, self.namespace), query=query)
         except ApiError as exc:
             if exc.status in (401, 403):
                 self._note(resource)
                 return []
             raise
+        skipped: list[str] = []
+        found = read_each(read, items, skipped)
+        for line in skipped:
+            self._note(line)
+        return found
 
-    def events(self, uid: str) -> list[dict]:
+    def events(self, uid: str) -> list[Event]:
         """The object's events, newest last."""
-        items = self.list("", "v1", "events", {"fieldSelector": f"involvedObject.uid={uid}"})
-        return sorted(items, key=_event_time)
+        return sorted(self.list(Event.read, "", "v1", "events", {"fieldSelector": f"involvedObject.uid={uid}"}),
+                      key=by_time)
 
     def previous_log(self, pod: str, container: str) -> list[str]:
         if not self.logs:
@@ -178,6 +190,11 @@ class _Reader:
             if exc.status in (401, 403):
                 self._note("pods/log")
             return []  # 400: no previous container (yet), or the node cannot serve logs
+        except (Interrupted, WaitTimeout):
+            raise  # Ctrl-C, or the command's own deadline: not this log's
+        except TrainerctlError as exc:  # endless, dripping, cut off: reported, never fatal
+            self._note(f"the previous log of Pod {self.namespace}/{pod} container {container}: {exc}")
+            return []
         lines = [line for line in text.splitlines() if line.strip()]
         return log_excerpt(lines, whole=len(text.splitlines()) < LOG_READ_LINES)
 
@@ -196,93 +213,68 @@ def log_excerpt(lines: list[str], limit: int = LOG_TAIL_LINES, whole: bool = Fal
     return [head, "...", *lines[-(limit - 2):]] if head else lines[-limit:]
 
 
-def _event_time(event: dict) -> str:
-    series = event.get("series") or {}
-    return (series.get("lastObservedTime") or event.get("lastTimestamp") or event.get("eventTime")
-            or event.get("firstTimestamp") or "")
-
-
-def _latest(events: list[dict], reason: str, contains: str = "") -> str:
+def _latest(events: list[Event], reason: str, contains: str = "") -> str:
     for event in reversed(events):
-        if event.get("reason") == reason and contains in (event.get("message") or ""):
-            return event.get("message") or ""
+        if event.reason == reason and contains in event.message:
+            return event.message
     return ""
 
 
-def _condition(obj: dict, type_: str) -> dict:
-    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == type_), {})
-
-
-def selector_query(selector: dict) -> str:
-    """A LabelSelector (matchLabels, matchExpressions) as a labelSelector query string."""
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or []:
-        op, key, values = expr.get("operator"), expr.get("key"), ",".join(expr.get("values") or [])
-        parts.append({"In": f"{key} in ({values})", "NotIn": f"{key} notin ({values})", "Exists": key,
-                      "DoesNotExist": f"!{key}"}.get(op, key))
-    return ",".join(parts)
-
-
-def _owned_by(obj: dict, uid: str) -> bool:
-    return any(ref.get("uid") == uid for ref in (obj.get("metadata") or {}).get("ownerReferences") or [])
+def selector_query(dep: Deployment) -> str:
+    """A Deployment's selector as a labelSelector query string."""
+    return dep.selector.query()
 
 
 # -- pods ------------------------------------------------------------------------------------
-def pod_causes(pod: dict, events: list[dict], previous_log: Callable[[str, str], list[str]],
+def pod_causes(pod: Pod, events: list[Event], previous_log: Callable[[str, str], list[str]],
                image_origins: Mapping[str, str] | None = None) -> list[Cause]:
     """What keeps one pod from being ready, from its status and its events."""
-    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
-    where = f"Pod {meta.get('namespace')}/{meta.get('name')}"
-    scheduled = _condition(pod, "PodScheduled")
-    if scheduled.get("status") == "False":
-        message = scheduled.get("message") or _latest(events, "FailedScheduling")
+    where = f"Pod {pod.namespace}/{pod.name}"
+    scheduled = condition(pod.conditions, "PodScheduled")
+    if scheduled.status == "False":
+        message = scheduled.message or _latest(events, "FailedScheduling")
         return [Cause("unschedulable", "FailedScheduling", where, message)]
-    if status.get("phase") == "Failed":
-        return [Cause("failed", status.get("reason") or "Failed", where, status.get("message") or "")]
-    images = {c.get("name"): c.get("image", "") for key in ("initContainers", "containers")
-              for c in spec.get(key) or []}
+    if pod.phase == "Failed":
+        return [Cause("failed", pod.reason or "Failed", where, pod.message)]
+    images = {c.name: c.image for c in (*pod.init_containers, *pod.containers)}
     causes: list[Cause] = []
-    for cs in [*(status.get("initContainerStatuses") or []), *(status.get("containerStatuses") or [])]:
-        cause = _container_cause(where, cs, images.get(cs.get("name"), cs.get("image", "")), events, previous_log,
-                                 image_origins or {})
+    for cs in (*pod.init_statuses, *pod.statuses):
+        cause = _container_cause(pod, cs, images.get(cs.name, cs.image), events, previous_log, image_origins or {})
         if cause is not None:
             causes.append(cause)
-    if not causes and not (status.get("containerStatuses") or []):
+    if not causes and not pod.statuses:
         mount = _latest(events, "FailedMount")
         if mount:
             causes.append(Cause("mount", "FailedMount", where, mount))
     return causes
 
 
-def _container_cause(where: str, cs: dict, image: str, events: list[dict],
+def _container_cause(pod: Pod, cs: ContainerStatus, image: str, events: list[Event],
                      previous_log: Callable[[str, str], list[str]], image_origins: Mapping[str, str]) -> Cause | None:
-    name = cs.get("name", "")
-    state = cs.get("state") or {}
-    waiting, terminated = state.get("waiting"), state.get("terminated")
-    running = state.get("running") is not None
-    last = (cs.get("lastState") or {}).get("terminated") or {}
-    restarts = cs.get("restartCount") or 0
-    reason = (waiting or {}).get("reason", "")
+    where, name = f"Pod {pod.namespace}/{pod.name}", cs.name
+    waiting, terminated, running = cs.state.waiting, cs.state.terminated, cs.state.running
+    last = cs.last_state.terminated
+    restarts = cs.restarts
+    reason = waiting.reason if waiting else ""
     if reason in IMAGE_REASONS:
-        message = (waiting or {}).get("message") or _latest(events, "Failed", "Failed to pull image")
+        message = waiting.message or _latest(events, "Failed", "Failed to pull image")
         return Cause("image", reason, where, message, container=name, image=image,
                      image_origin=image_origins.get(image, ""), final=reason == "InvalidImageName")
     if reason in CONFIG_REASONS:
-        return Cause("config", reason, where, (waiting or {}).get("message") or "", container=name)
-    crashed = terminated if terminated and terminated.get("exitCode") else last
-    if reason == "CrashLoopBackOff" or (terminated and terminated.get("exitCode")) or \
-            (running and not cs.get("ready") and restarts and last.get("exitCode")):
-        code = crashed.get("exitCode")
-        why = crashed.get("reason") or "Error"
+        return Cause("config", reason, where, waiting.message, container=name)
+    crashed = terminated if terminated and terminated.exit_code else last
+    if reason == "CrashLoopBackOff" or (terminated and terminated.exit_code) or \
+            (running and not cs.ready and restarts and last and last.exit_code):
+        code = crashed.exit_code if crashed else None
+        why = (crashed.reason if crashed else "") or "Error"
         # The container's termination message when it wrote one; its log lines say the rest.
-        return Cause("crash", reason or why, where, crashed.get("message") or "", container=name, exit_code=code,
-                     restarts=restarts,
-                     log=previous_log(where.rsplit("/", 1)[1], name),
+        return Cause("crash", reason or why, where, crashed.message if crashed else "", container=name,
+                     exit_code=code, restarts=restarts, log=previous_log(pod.name, name),
                      final=reason == "CrashLoopBackOff" and restarts >= CRASH_LOOP_RESTARTS)
     if reason in ("ContainerCreating", "PodInitializing"):
         mount = _latest(events, "FailedMount")
         return Cause("mount", "FailedMount", where, mount, container=name) if mount else None
-    if running and not cs.get("ready"):
+    if running and not cs.ready:
         probe = _latest(events, "Unhealthy", "Readiness probe")
         if probe:
             return Cause("not-ready", "Unhealthy", where, probe, container=name)
@@ -305,54 +297,58 @@ def _merge(causes: list[Cause]) -> list[Cause]:
 
 # -- Deployments and Services ------------------------------------------------------------------
 def _begin(cluster: Cluster, kind: str, resource: tuple[str, str, str], namespace: str, name: str,
-           logs: bool) -> tuple[Diagnosis, _Reader, dict | None]:
+           logs: bool, read: Callable[[dict], Any]) -> tuple[Diagnosis, _Reader, Any]:
     out = Diagnosis(kind, namespace, name)
+    reader = _Reader(cluster, namespace, logs)
     obj = cluster.get_or_none(object_path(*resource, namespace, name))
     if obj is None:
         out.causes.append(Cause("missing", "NotFound", out.display, f"the {kind} does not exist"))
-    return out, _Reader(cluster, namespace, logs), obj
+        return out, reader, None
+    try:
+        return out, reader, read(obj)
+    except Unreadable as exc:
+        out.unreadable.append(str(exc))
+        return out, reader, None
 
 
 def deployment(cluster: Cluster, namespace: str, name: str, *, logs: bool = True,
                image_origins: Mapping[str, str] | None = None) -> Diagnosis:
     """Why Deployment namespace/name is not rolled out and available (empty causes: none found)."""
-    out, read, dep = _begin(cluster, "Deployment", ("apps", "v1", "deployments"), namespace, name, logs)
+    out, read, dep = _begin(cluster, "Deployment", ("apps", "v1", "deployments"), namespace, name, logs,
+                            Deployment.read)
     if dep is None:
         return out
     causes: list[Cause] = []
-    progressing = _condition(dep, "Progressing")
-    if progressing.get("status") == "False" and progressing.get("reason") == "ProgressDeadlineExceeded":
-        causes.append(Cause("rollout", "ProgressDeadlineExceeded", out.display, progressing.get("message", ""),
-                            final=True))
-    selector = selector_query((dep.get("spec") or {}).get("selector") or {})
-    uid = dep["metadata"].get("uid", "")
-    owned = [rs for rs in read.list("apps", "v1", "replicasets", {"labelSelector": selector}) if _owned_by(rs, uid)]
-    newest = max(owned, key=lambda rs: int((rs["metadata"].get("annotations") or {}).get(_REVISION, "0") or 0),
-                 default=None)
+    progressing = condition(dep.conditions, "Progressing")
+    if progressing.status == "False" and progressing.reason == "ProgressDeadlineExceeded":
+        causes.append(Cause("rollout", "ProgressDeadlineExceeded", out.display, progressing.message, final=True))
+    selector = selector_query(dep)
+    owned = [rs for rs in read.list(ReplicaSet.read, "apps", "v1", "replicasets", {"labelSelector": selector})
+             if rs.meta.owned_by(dep.meta.uid)]
+    newest = max(owned, key=lambda rs: rs.revision, default=None)
     if newest is not None:
-        rs_name = f"ReplicaSet {namespace}/{newest['metadata']['name']}"
-        failure = _condition(newest, "ReplicaFailure")
-        if failure.get("status") == "True":
-            causes.append(Cause("create-failed", failure.get("reason") or "FailedCreate", rs_name,
-                                failure.get("message", "")))
-        elif (newest.get("status") or {}).get("replicas", 0) < (newest.get("spec") or {}).get("replicas", 0):
-            created = _latest(read.events(newest["metadata"]["uid"]), "FailedCreate")
+        rs_name = f"ReplicaSet {namespace}/{newest.meta.name}"
+        failure = condition(newest.conditions, "ReplicaFailure")
+        if failure.status == "True":
+            causes.append(Cause("create-failed", failure.reason or "FailedCreate", rs_name, failure.message))
+        elif newest.status.replicas < newest.replicas:
+            created = _latest(read.events(newest.meta.uid), "FailedCreate")
             if created:
                 causes.append(Cause("create-failed", "FailedCreate", rs_name, created))
-        pods = [p for p in read.list("", "v1", "pods", {"labelSelector": selector})
-                if _owned_by(p, newest["metadata"]["uid"]) and not p["metadata"].get("deletionTimestamp")]
+        pods = [p for p in read.list(Pod.read, "", "v1", "pods", {"labelSelector": selector})
+                if p.meta.owned_by(newest.meta.uid) and not p.meta.deleting]
         causes.extend(_pods_causes(read, pods, image_origins, out))
     out.causes = _merge(causes)
     out.unreadable = read.unreadable
     return out
 
 
-def _pods_causes(read: _Reader, pods: list[dict], image_origins: Mapping[str, str] | None,
+def _pods_causes(read: _Reader, pods: list[Pod], image_origins: Mapping[str, str] | None,
                  out: Diagnosis) -> list[Cause]:
     causes = []
-    for pod in sorted(pods, key=lambda p: p["metadata"]["name"]):
-        out.pods.append(pod["metadata"]["name"])
-        causes.extend(pod_causes(pod, read.events(pod["metadata"]["uid"]), read.previous_log, image_origins))
+    for pod in sorted(pods, key=lambda p: p.name):
+        out.pods.append(pod.name)
+        causes.extend(pod_causes(pod, read.events(pod.meta.uid), read.previous_log, image_origins))
     return causes
 
 
@@ -360,26 +356,25 @@ def service(cluster: Cluster, namespace: str, name: str, *, logs: bool = True,
             image_origins: Mapping[str, str] | None = None) -> Diagnosis:
     """Why Service namespace/name has no ready endpoint: the pods that back it and, for each that
     is not ready, why."""
-    out, read, svc = _begin(cluster, "Service", ("", "v1", "services"), namespace, name, logs)
+    out, read, svc = _begin(cluster, "Service", ("", "v1", "services"), namespace, name, logs, Service.read)
     if svc is None:
         return out
-    selector = (svc.get("spec") or {}).get("selector") or {}
-    if not selector:
+    if not svc.selector:
         out.causes.append(Cause("no-endpoint", "NoSelector", out.display,
                                 "the Service has no selector, so nothing publishes its endpoints"))
         return out
-    query = selector_query({"matchLabels": selector})
-    pods = [p for p in read.list("", "v1", "pods", {"labelSelector": query}) if not p["metadata"].get("deletionTimestamp")]
+    query = ",".join(f"{k}={v}" for k, v in sorted(svc.selector.items()))
+    pods = [p for p in read.list(Pod.read, "", "v1", "pods", {"labelSelector": query}) if not p.meta.deleting]
     if not pods:
         out.causes.append(Cause("no-endpoint", "NoPods", out.display, f"no pod matches its selector {query}"))
     causes = _pods_causes(read, pods, image_origins, out)
-    if pods and not causes and all(_condition(p, "Ready").get("status") == "True" for p in pods):
-        ports = ", ".join(str(p.get("targetPort", p.get("port"))) for p in (svc.get("spec") or {}).get("ports") or [])
+    if pods and not causes and all(condition(p.conditions, "Ready").status == "True" for p in pods):
+        ports = ", ".join(p.target for p in svc.ports)
         causes.append(Cause("no-endpoint", "NoReadyEndpoint", out.display,
                             f"its pods are ready, but no EndpointSlice lists them as ready for target port(s) {ports} "
                             "(a port the pods do not declare, or a mesh sidecar in front of the port)"))
     out.causes.extend(_merge(causes))
-    out.unreadable = read.unreadable
+    out.unreadable = [*out.unreadable, *read.unreadable]
     return out
 
 

@@ -7,6 +7,10 @@ the hash of the body we applied and the resourceVersion we last saw, which toget
 re-apply would be a no-op, and a digest of the fields our apply owned afterwards: when someone else
 edits or takes one of them, server-side apply moves it out of our set, so `status` sees the drift
 without the render (status changes and controllers' own fields leave our set alone).
+
+The ConfigMap lives on the server, so it is read through its view (client/views/inventory.py):
+one that does not fit is refused with the line naming the field (views.Unreadable, exit 3), as
+no command can tell what it installed without it.
 """
 
 from __future__ import annotations
@@ -18,8 +22,7 @@ from dataclasses import dataclass, field
 
 from trainerctl import __version__
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
-from trainerctl.errors import TrainerctlError
-from trainerctl.safe_text import clean
+from trainerctl.cluster.client.views import Entry, InventoryRecord
 
 NAME = "trainerctl-inventory"
 _PATH_ARGS = ("", "v1", "configmaps")
@@ -28,17 +31,6 @@ _PATH_ARGS = ("", "v1", "configmaps")
 def applyset_id(name: str, namespace: str) -> str:
     digest = hashlib.sha256(f"{name}.{namespace}.ConfigMap.".encode()).digest()
     return "applyset-" + base64.urlsafe_b64encode(digest).decode().rstrip("=") + "-v1"
-
-
-@dataclass
-class Entry:
-    api_version: str
-    resource: str
-    namespaced: bool
-    stage: str
-    hash: str = ""
-    rv: str = ""
-    fields: str = ""  # fields_digest() right after our apply; "" when unknown (older inventories)
 
 
 @dataclass
@@ -72,35 +64,10 @@ class Inventory:
 
     @classmethod
     def from_configmap(cls, cm: dict) -> "Inventory":
-        """The inventory a ConfigMap holds; ValueError naming the field when it holds something
-        else (it lives on the server, which may answer anything)."""
-        data = cm.get("data") or {}
-        objects, source = _json_mapping(data, "objects"), _json_mapping(data, "source")
-        entries = {}
-        for key, value in objects.items():
-            if key.count("/") < 3:
-                raise ValueError(f"objects: {key[:100]!r} is not a group/kind/namespace/name key")
-            if not isinstance(value, dict) or set(value) - _ENTRY_FIELDS or not all(
-                    isinstance(value.get(f), t) for f, t in _ENTRY_TYPES.items() if f in value):
-                raise ValueError(f"objects: the entry of {key[:100]!r} is not an inventory entry")
-            entries[key] = Entry(**value)
-        meta = cm.get("metadata") or {}
-        return cls(meta.get("namespace") or "", source, entries, data.get("complete", "true") == "true")
-
-
-_ENTRY_TYPES = {"api_version": str, "resource": str, "namespaced": bool, "stage": str, "hash": str, "rv": str,
-                "fields": str}
-_ENTRY_FIELDS = set(_ENTRY_TYPES)
-
-
-def _json_mapping(data: dict, key: str) -> dict:
-    try:
-        value = json.loads(data.get(key) or "{}")
-    except RecursionError:
-        raise ValueError(f"{key}: nested too deeply") from None
-    if not isinstance(value, dict):
-        raise ValueError(f"{key}: expected a JSON object")
-    return value
+        """The inventory a ConfigMap holds; views.Unreadable naming the field when it holds
+        something else (it lives on the server, which may answer anything)."""
+        record = InventoryRecord.read(cm)
+        return cls(record.meta.namespace, record.source, record.entries, record.complete)
 
 
 def fields_digest(meta: dict | None, field_manager: str) -> str:
@@ -126,11 +93,7 @@ def read(cluster: Cluster, namespace: str) -> Inventory | None:
     configmap = cluster.get_or_none(path(namespace))
     if configmap is None:
         return None
-    try:
-        return Inventory.from_configmap(configmap)
-    except (ValueError, TypeError, KeyError) as exc:
-        raise TrainerctlError(f"ConfigMap {namespace}/{NAME}: not a trainerctl inventory ({clean(str(exc), 200)})") \
-            from None
+    return Inventory.from_configmap(configmap)
 
 
 def write(cluster: Cluster, inv: Inventory, field_manager: str, dry_run: bool = False) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import CRD as CRDView
 from trainerctl.cluster.client.discovery import Discovery, Resource
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.client.pool import parallel_map
@@ -79,9 +80,8 @@ def candidate_types(discovery: Discovery, inventory) -> list[Resource]:
 
 def custom_resource_type(cluster: Cluster, discovery: Discovery, crd: Found) -> tuple[str, Resource | None]:
     """The kind a CRD defines and its served resource (None when discovery does not list it)."""
-    spec = cluster.request("GET", crd.path).get("spec") or {}
-    kind = (spec.get("names") or {}).get("kind", "")
-    return kind or crd.ref.name, discovery.preferred(spec.get("group", ""), kind)
+    found = CRDView.read(cluster.request("GET", crd.path))  # views.Unreadable: one line, the command ends
+    return found.kind or crd.ref.name, discovery.preferred(found.group, found.kind)
 
 
 def count_custom_resources(cluster: Cluster, discovery: Discovery, crds: list[Found]) -> dict[str, int]:

@@ -142,7 +142,7 @@ class StagedApply:
         pending = []
         for p in items:
             obj = p.applied
-            if obj is not None and wait.crd_is_established(obj)[0]:
+            if wait.established_answer(obj):
                 continue
             if obj is None and p.live is not None:
                 continue  # unchanged since we saw it established

@@ -3,6 +3,9 @@
 Every waiter returns the resourceVersion it last saw, so the inventory can record the state
 after status writers (CRD establishment, the deployment controller) touched the objects.
 
+Objects are judged through their views (client/views): one that does not fit is not ready, and
+the unreadable line is the reason given (a controller that wrote it may still fix it).
+
 A wait item may say why it is not ready (`diagnose`, manager/diagnose.py): while waiting, the
 progress line carries the cause as soon as one is found; a cause that will not heal (final)
 ends the wait at once (RolloutFailed, exit 1); a time-out names each item's cause
@@ -13,9 +16,11 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import (CRD, Deployment, EndpointSlice, Service, Unreadable, condition,
+                                             read_each)
 from trainerctl.cluster.manager.diagnose import Diagnosis
 from trainerctl.errors import TrainerctlError, WaitTimeout
 
@@ -57,71 +62,77 @@ class RolloutTimeout(WaitTimeout):
         self.diagnoses = diagnoses
 
 
-def _object_check(cluster: Cluster, path: str,
-                  judge: Callable[[dict], tuple[bool, str]]) -> Callable[[], tuple[bool, str, str]]:
-    """A check that reads one object and judges it: (ready, resourceVersion, why not)."""
+def _object_check(cluster: Cluster, path: str, read: Callable[[dict], Any],
+                  judge: Callable[[Any], tuple[bool, str]]) -> Callable[[], tuple[bool, str, str]]:
+    """A check that reads one object through its view and judges it: (ready, resourceVersion, why not)."""
 
     def check() -> tuple[bool, str, str]:
         obj = cluster.get_or_none(path)
         if obj is None:
             return False, "", "not found"
-        ok, why = judge(obj)
-        return ok, obj["metadata"].get("resourceVersion", ""), why
+        try:
+            view = read(obj)
+        except Unreadable as exc:
+            return False, "", str(exc)
+        ok, why = judge(view)
+        return ok, view.meta.resource_version, why
 
     return check
 
 
 def crd_established(cluster: Cluster, name: str) -> Callable[[], tuple[bool, str, str]]:
     path = object_path("apiextensions.k8s.io", "v1", "customresourcedefinitions", None, name)
-    return _object_check(cluster, path, crd_is_established)
+    return _object_check(cluster, path, CRD.read, crd_is_established)
 
 
-def crd_is_established(crd: dict) -> tuple[bool, str]:
-    conds = {c.get("type"): c for c in (crd.get("status") or {}).get("conditions") or []}
-    names = conds.get("NamesAccepted")
-    if names and names.get("status") == "False":
-        raise TrainerctlError(f"CustomResourceDefinition {crd['metadata']['name']}: names not accepted: "
-                              f"{names.get('message', '')}")
-    est = conds.get("Established")
-    if est and est.get("status") == "True":
+def crd_is_established(crd: CRD) -> tuple[bool, str]:
+    names = condition(crd.conditions, "NamesAccepted")
+    if names.status == "False":
+        raise TrainerctlError(f"CustomResourceDefinition {crd.meta.name}: names not accepted: {names.message}")
+    est = condition(crd.conditions, "Established")
+    if est.status == "True":
         return True, ""
-    return False, f"Established={est.get('status') if est else 'unset'}"
+    return False, f"Established={est.status or 'unset'}"
+
+
+def established_answer(raw: dict | None) -> bool:
+    """Whether an apply's answer already shows the CRD Established (an answer that does not fit
+    its view is waited for like any other)."""
+    try:
+        return raw is not None and crd_is_established(CRD.read(raw))[0]
+    except Unreadable:
+        return False
 
 
 def deployment_available(cluster: Cluster, namespace: str, name: str) -> Callable[[], tuple[bool, str, str]]:
-    return _object_check(cluster, object_path("apps", "v1", "deployments", namespace, name),
+    return _object_check(cluster, object_path("apps", "v1", "deployments", namespace, name), Deployment.read,
                          deployment_is_available)
 
 
-def deployment_is_available(dep: dict) -> tuple[bool, str]:
+def deployment_is_available(dep: Deployment) -> tuple[bool, str]:
     """Rolled out, as `kubectl rollout status` means it, and available: every replica runs the
     current spec and no pod of an older one is left, terminating ones included. An old controller
     still running undoes what an install does next (Trainer 2.2 puts the legacy finalizer back)
     and may still answer webhook calls. A rollout past its progress deadline is a failure, not a wait."""
-    meta, spec, status = dep.get("metadata") or {}, dep.get("spec") or {}, dep.get("status") or {}
-    conds = {c.get("type"): c for c in status.get("conditions") or []}
-    progressing = conds.get("Progressing") or {}
-    if progressing.get("status") == "False" and progressing.get("reason") == "ProgressDeadlineExceeded":
+    status = dep.status
+    progressing = condition(dep.conditions, "Progressing")
+    if progressing.status == "False" and progressing.reason == "ProgressDeadlineExceeded":
         raise TrainerctlError(
-            f"Deployment {meta.get('namespace')}/{meta.get('name')}: rollout failed "
-            f"(ProgressDeadlineExceeded): {progressing.get('message', '')}".rstrip(": "))
-    if status.get("observedGeneration", 0) < meta.get("generation", 0):
+            f"{dep.display}: rollout failed (ProgressDeadlineExceeded): {progressing.message}".rstrip(": "))
+    if status.observed_generation < dep.meta.generation:
         return False, "rollout of the new spec not observed yet"
-    want = spec.get("replicas", 1)
-    updated = status.get("updatedReplicas") or 0
+    want, updated = dep.replicas, status.updated
     if updated < want:
         return False, f"{updated} of {want} replica(s) updated"
-    old = (status.get("replicas") or 0) - updated
-    terminating = status.get("terminatingReplicas") or 0  # counted where the API server has the field
+    old = status.replicas - updated
+    terminating = status.terminating  # counted where the API server has the field
     if old > 0 or terminating > 0:
         return False, f"{max(old, 0) + terminating} old replica(s) still running"
-    available = status.get("availableReplicas") or 0
-    if available < updated:
-        return False, f"{available} of {updated} updated replica(s) available"
-    avail = conds.get("Available") or {}
-    if avail.get("status") != "True":
-        reason = avail.get("reason") or "no Available condition"
-        return False, f"Available={avail.get('status', 'unset')} ({reason})"
+    if status.available < updated:
+        return False, f"{status.available} of {updated} updated replica(s) available"
+    avail = condition(dep.conditions, "Available")
+    if avail.status != "True":
+        return False, f"Available={avail.status or 'unset'} ({avail.reason or 'no Available condition'})"
     return True, ""
 
 
@@ -132,23 +143,22 @@ def service_endpoint_ready(cluster: Cluster, namespace: str, service: str, port:
     slices_path = object_path("discovery.k8s.io", "v1", "endpointslices", namespace)
 
     def check() -> tuple[bool, str, str]:
-        svc = cluster.get_or_none(svc_path)
-        if svc is None:
+        raw = cluster.get_or_none(svc_path)
+        if raw is None:
             return False, "", "Service not found"
-        port_name = None
-        for p in (svc.get("spec") or {}).get("ports") or []:
-            if p.get("port") == port:
-                port_name = p.get("name") or ""
+        try:
+            svc = Service.read(raw)
+        except Unreadable as exc:
+            return False, "", str(exc)
+        port_name = next((p.name for p in reversed(svc.ports) if p.port == port), None)
         if port_name is None:
             return False, "", f"Service has no port {port}"
-        slices = cluster.request("GET", slices_path, query={"labelSelector": f"{SERVICE_NAME_LABEL}={service}"})
-        for sl in slices.get("items") or []:
-            if not any((p.get("name") or "") == port_name and p.get("port") for p in sl.get("ports") or []):
-                continue
-            for ep in sl.get("endpoints") or []:
-                if (ep.get("conditions") or {}).get("ready") is not False and ep.get("addresses"):
-                    return True, "", ""
-        return False, "", "no ready endpoint"
+        unreadable: list[str] = []
+        slices = read_each(EndpointSlice.read, cluster.items(
+            slices_path, query={"labelSelector": f"{SERVICE_NAME_LABEL}={service}"}), unreadable)
+        if any(sl.ready and any(name == port_name and number for name, number in sl.ports) for sl in slices):
+            return True, "", ""
+        return False, "", "; ".join(["no ready endpoint", *unreadable[:1]])
 
     return check
 

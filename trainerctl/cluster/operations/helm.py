@@ -12,32 +12,33 @@ Helm marks what it created with `meta.helm.sh/release-name` and `meta.helm.sh/re
 annotations and the `app.kubernetes.io/managed-by: Helm` label (charts add it), and applies as
 field manager `helm` (Helm 4 with server-side apply, Helm 3 with updates). Hooks get neither the
 annotations nor the label unless the chart sets them.
+
+Anyone allowed to create a Secret in a namespace can write a record, so records are read through
+their view (client/views/helm.py), decoded within bounded_read's limits, manifests parsed within
+them too: a record that does not fit is skipped and named, never fatal to the command.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import gzip
 import json
-import re
 from dataclasses import dataclass, field
 
-import yaml
-
+from trainerctl.bounded_read import Undecodable, b64decode, load_yaml_stream
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import split_api_version
+from trainerctl.cluster.client.views import HelmRecord, HelmRelease, Unreadable
+from trainerctl.cluster.client.views import helm as record_view
 from trainerctl.cluster.manager.objects import Ref
 
-RELEASE_TYPE = "helm.sh/release.v1"
-RECORD_PREFIX = "sh.helm.release.v1."
+RELEASE_TYPE = record_view.RELEASE_TYPE
+RECORD_PREFIX = record_view.RECORD_PREFIX
 RECORD_SELECTOR = "owner=helm"
 NAME_ANNOTATION = "meta.helm.sh/release-name"
 NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
 MANAGED_BY_LABEL = ("app.kubernetes.io/managed-by", "Helm")
 FIELD_MANAGER = "helm"
-_RECORD_NAME = re.compile(r"^sh\.helm\.release\.v1\.(?P<name>.+)\.v(?P<revision>\d+)$")
-_GZIP_MAGIC = b"\x1f\x8b\x08"
 
 
 class ReleaseDecodeError(ValueError):
@@ -45,20 +46,12 @@ class ReleaseDecodeError(ValueError):
 
 
 def decode_payload(payload: str | bytes) -> dict:
-    """Helm's encoding of a release (base64 of gzip of JSON; older Helm 3 wrote it uncompressed)."""
+    """Helm's encoding of a release (base64 of gzip of JSON; older Helm 3 wrote it uncompressed),
+    decoded within bounded_read's limits."""
     try:
-        raw = base64.b64decode(payload, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ReleaseDecodeError(f"not base64: {exc}") from None
-    if raw[:3] == _GZIP_MAGIC:
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as exc:
-            raise ReleaseDecodeError(f"bad gzip data: {exc}") from None
-    try:
-        release = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ReleaseDecodeError(f"not JSON: {exc}") from None
+        release = record_view.decode_payload(payload)
+    except Undecodable as exc:
+        raise ReleaseDecodeError(str(exc)) from None
     if not isinstance(release, dict):
         raise ReleaseDecodeError("not a JSON object")
     return release
@@ -71,8 +64,8 @@ def decode_record(record: dict) -> dict:
         raise ReleaseDecodeError("no data.release")
     if record.get("kind") == "Secret":
         try:
-            data = base64.b64decode(data, validate=True).decode("ascii")
-        except (binascii.Error, ValueError, UnicodeDecodeError) as exc:
+            data = b64decode(data).decode("ascii")
+        except (Undecodable, UnicodeDecodeError) as exc:
             raise ReleaseDecodeError(f"data.release is not base64 text: {exc}") from None
     return decode_payload(data)
 
@@ -103,6 +96,15 @@ class Record:
         return f"{self.kind} {self.namespace}/{self.name}"
 
 
+@dataclass(frozen=True)
+class Revision:
+    """A stored revision read whole: the release's fields, and the objects its manifest and hooks name."""
+
+    release: HelmRelease
+    objects: list[dict]
+    hooks: list[dict]
+
+
 @dataclass
 class Release:
     """A release (all its stored revisions) and what it owns."""
@@ -110,30 +112,31 @@ class Release:
     name: str
     namespace: str
     records: list[Record] = field(default_factory=list)
-    revisions: dict[int, dict] = field(default_factory=dict)  # revision -> decoded release JSON
+    revisions: dict[int, Revision] = field(default_factory=dict)  # revision -> what its record holds
+    unreadable: list[str] = field(default_factory=list)  # records kept (they go at a hand-over) but not read
 
     @property
-    def current(self) -> dict:
+    def current(self) -> HelmRelease:
         """The deployed revision, else the newest (a failed or pending install still created objects)."""
         deployed = [r.revision for r in self.records if r.status == "deployed" and r.revision in self.revisions]
         revision = max(deployed) if deployed else max(self.revisions, default=0)
-        return self.revisions.get(revision, {})
+        return self.revisions[revision].release if revision in self.revisions else HelmRelease()
 
     @property
     def revision(self) -> int:
-        return int(self.current.get("version") or 0)
+        return self.current.version
 
     @property
     def status(self) -> str:
-        return str((self.current.get("info") or {}).get("status") or "unknown")
+        return self.current.status or "unknown"
 
     @property
     def chart(self) -> str:
-        return str(((self.current.get("chart") or {}).get("metadata") or {}).get("name") or "")
+        return self.current.chart
 
     @property
     def chart_version(self) -> str:
-        return str(((self.current.get("chart") or {}).get("metadata") or {}).get("version") or "")
+        return self.current.chart_version
 
     @property
     def display(self) -> str:
@@ -146,13 +149,10 @@ class Release:
     def manifest_objects(self) -> list[dict]:
         """Every object the stored revisions' manifests name (Helm deletes what an upgrade
         dropped, so an older revision's object that is still there is still the release's)."""
-        return _unique(obj for rev in sorted(self.revisions) for obj in
-                       parse_manifest(self.revisions[rev].get("manifest") or ""))
+        return _unique(obj for rev in sorted(self.revisions) for obj in self.revisions[rev].objects)
 
     def hook_objects(self) -> list[dict]:
-        return _unique(obj for rev in sorted(self.revisions)
-                       for hook in self.revisions[rev].get("hooks") or [] if isinstance(hook, dict)
-                       for obj in parse_manifest(hook.get("manifest") or ""))
+        return _unique(obj for rev in sorted(self.revisions) for obj in self.revisions[rev].hooks)
 
     def owns(self, meta: dict) -> bool:
         """Whether live metadata names this release as its owner (Helm's annotations)."""
@@ -162,15 +162,17 @@ class Release:
 
 
 def parse_manifest(text: str) -> list[dict]:
-    """The objects of a rendered manifest. Whether an object without a namespace is namespaced is
-    for discovery to say (ref_in puts the release's namespace on those that are)."""
-    out = []
+    """The objects of a rendered manifest, within bounded_read's limits (size, nesting, aliases).
+    Whether an object without a namespace is namespaced is for discovery to say (ref_in puts the
+    release's namespace on those that are)."""
     try:
-        docs = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as exc:
-        raise ReleaseDecodeError(f"manifest is not YAML: {exc}") from None
+        docs = load_yaml_stream(text)
+    except Undecodable as exc:
+        raise ReleaseDecodeError(f"manifest: {exc}") from None
+    out = []
     for doc in docs:
-        if isinstance(doc, dict) and str(doc.get("kind", "")).endswith("List") and isinstance(doc.get("items"), list):
+        if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"].endswith("List") \
+                and isinstance(doc.get("items"), list):
             out.extend(d for d in doc["items"] if _is_object(d))
         elif _is_object(doc):
             out.append(doc)
@@ -178,8 +180,11 @@ def parse_manifest(text: str) -> list[dict]:
 
 
 def _is_object(doc) -> bool:
-    return isinstance(doc, dict) and bool(doc.get("kind")) and isinstance(doc.get("metadata"), dict) \
-        and bool(doc["metadata"].get("name"))
+    """An object trainerctl can name: kind, apiVersion, metadata.name and .namespace of their types."""
+    meta = doc.get("metadata") if isinstance(doc, dict) else None
+    return isinstance(meta, dict) and isinstance(doc.get("kind"), str) and bool(doc["kind"]) \
+        and isinstance(doc.get("apiVersion", ""), str) and isinstance(meta.get("name"), str) and bool(meta["name"]) \
+        and isinstance(meta.get("namespace", ""), (str, type(None)))
 
 
 def ref_in(obj: dict, namespace: str, namespaced: bool) -> Ref:
@@ -205,8 +210,8 @@ def _records(cluster: Cluster, resource: str, namespace: str | None) -> list[dic
     path = object_path("", "v1", resource, namespace)
     items, token = [], None
     while True:
-        page = cluster.request("GET", path, query={"labelSelector": RECORD_SELECTOR, "limit": "100",
-                                                   "continue": token})
+        page = cluster.call("GET", path, query={"labelSelector": RECORD_SELECTOR, "limit": "100", "continue": token},
+                            items_checked=False)[1]  # each record is read by its view
         items.extend(page.get("items") or [])
         token = (page.get("metadata") or {}).get("continue")
         if not token:
@@ -220,7 +225,8 @@ def list_records(cluster: Cluster, namespace: str) -> list[dict]:
     for resource, kind in (("secrets", "Secret"), ("configmaps", "ConfigMap")):
         for scope in (None, namespace):
             try:
-                out.extend({**item, "kind": kind} for item in _records(cluster, resource, scope))
+                out.extend({**item, "kind": kind} if isinstance(item, dict) else item
+                           for item in _records(cluster, resource, scope))
                 break
             except ApiError as exc:
                 if exc.status not in (401, 403):
@@ -228,33 +234,45 @@ def list_records(cluster: Cluster, namespace: str) -> list[dict]:
     return out
 
 
-def releases_from_records(records: list[dict]) -> list[Release]:
-    """Group release records by release; records that are not Helm's are left out."""
+def _revision(record: HelmRecord) -> Revision:
+    """What one record holds, read whole; Unreadable when any of it does not fit."""
+    release = record.decoded()
+    try:
+        return Revision(release, parse_manifest(release.manifest),
+                        [obj for hook in release.hooks for obj in parse_manifest(hook)])
+    except ReleaseDecodeError as exc:
+        raise Unreadable(record.kind, record.meta.display, "release.manifest", f"a YAML stream of objects ({exc})") \
+            from None
+
+
+def releases_from_records(records: list[dict], unreadable: list[str] | None = None) -> list[Release]:
+    """Group release records by release; records that are not Helm's are left out, and so is one
+    that does not fit its view (its line goes to `unreadable`). A record whose release cannot be
+    read is kept (it goes when the release is handed over), its line in the release's `unreadable`."""
     found: dict[tuple[str, str], Release] = {}
-    for rec in records:
-        meta = rec.get("metadata") or {}
-        kind = rec.get("kind") or "Secret"
-        if kind == "Secret" and rec.get("type") != RELEASE_TYPE:
-            continue
-        match = _RECORD_NAME.match(meta.get("name") or "")
-        labels = meta.get("labels") or {}
-        if not match or labels.get("owner") != "helm":
-            continue
-        name, revision = labels.get("name") or match["name"], int(match["revision"])
-        ns = meta.get("namespace") or ""
-        release = found.setdefault((ns, name), Release(name, ns))
-        release.records.append(Record(kind, ns, meta["name"], revision, labels.get("status") or ""))
+    for raw in records:
+        kind = raw.get("kind") if isinstance(raw, dict) and raw.get("kind") in ("Secret", "ConfigMap") else "Secret"
         try:
-            release.revisions[revision] = decode_record({**rec, "kind": kind})
-        except ReleaseDecodeError:
-            pass  # an unreadable revision: its record still goes when the release is handed over
+            rec = HelmRecord.read(raw, kind)
+        except Unreadable as exc:
+            if unreadable is not None:
+                unreadable.append(str(exc))
+            continue
+        if rec is None:
+            continue
+        release = found.setdefault((rec.meta.namespace, rec.release), Release(rec.release, rec.meta.namespace))
+        release.records.append(Record(kind, rec.meta.namespace, rec.meta.name, rec.revision, rec.status))
+        try:
+            release.revisions[rec.revision] = _revision(rec)
+        except Unreadable as exc:
+            release.unreadable.append(str(exc))
     for release in found.values():
         release.records.sort(key=lambda r: r.revision)
     return [found[k] for k in sorted(found)]
 
 
-def find_releases(cluster: Cluster, namespace: str) -> list[Release]:
-    return releases_from_records(list_records(cluster, namespace))
+def find_releases(cluster: Cluster, namespace: str, unreadable: list[str] | None = None) -> list[Release]:
+    return releases_from_records(list_records(cluster, namespace), unreadable)
 
 
 def owner_of(meta: dict | None) -> tuple[str, str] | None:

@@ -17,6 +17,11 @@ is the usual Kubernetes one, as controllers use for leader election:
 
 The holder is said in words a person can act on: user, host, pid, the command, and the CI job's
 identity when the environment gives one (holder_from_env).
+
+Every Lease is read through its view (client/views): a Lease that does not fit (a duration of
+"abc", an acquire time without a zone, a list as holder, an answer without a resourceVersion) is
+refused with one line naming the field (views.Unreadable, exit 3): the lock cannot be judged, so
+no run goes on as if it held it. `status` reports the same line and goes on.
 """
 
 from __future__ import annotations
@@ -32,8 +37,10 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Callable
 
+from trainerctl.bounded_read import load_json
 from trainerctl.cluster.operations.access import Need, Permission
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import Lease, Unreadable
 from trainerctl.errors import TrainerctlError, WaitTimeout
 
 NAME = "trainerctl-lock"
@@ -46,6 +53,7 @@ REPORT_EVERY = 30.0  # a waiting run says it is still waiting this often
 # with the default waits to finish, well inside any CI job's time limit (docs/lock.md).
 DEFAULT_WAIT_SECONDS = 600.0
 _MICROTIME = "%Y-%m-%dT%H:%M:%S.%fZ"
+LOCK_DOC = "docs/lock.md#one-run-at-a-time-the-install-lock"
 
 
 # CI systems and the environment variables that identify a job, first match wins. Tekton sets
@@ -113,32 +121,38 @@ def holder_from_env(command: str, env: dict[str, str] | None = None) -> Holder:
     return Holder(user, socket.gethostname(), os.getpid(), command, ci_identity(env))
 
 
+_HOLDER_FIELDS = ("user", "host", "command", "token")
+
+
 @dataclass
 class LeaseState:
     """What a Lease says about who holds it (for waiting lines and `status`)."""
 
     holder: str  # holderIdentity; "" when released
     description: str  # the holder in words (from the annotation, else holderIdentity)
-    acquired: str  # acquireTime as written by the holder
-    renewed: str
+    acquired: _dt.datetime | None
+    renewed: _dt.datetime | None
     duration: int
     resource_version: str
 
     @classmethod
-    def of(cls, lease: dict) -> "LeaseState":
-        spec = lease.get("spec") or {}
-        meta = lease.get("metadata") or {}
-        identity = spec.get("holderIdentity") or ""
+    def of(cls, raw: dict) -> "LeaseState":
+        """The state of a Lease as the API answered it; views.Unreadable when it does not fit."""
+        lease = Lease.read(raw)
+        identity = lease.holder
         description = identity.rsplit(" #", 1)[0]
         try:
-            data = json.loads((meta.get("annotations") or {}).get(HOLDER_ANNOTATION) or "{}")
-            if data.get("token") and identity.endswith("#" + data["token"]):
-                description = Holder(data["user"], data["host"], data["pid"], data["command"], data.get("ci", ""),
-                                     data["token"]).describe()
-        except (ValueError, TypeError, KeyError, AttributeError):
-            pass  # someone else's Lease of that name, or an edited one: holderIdentity still says who
-        return cls(identity, description, spec.get("acquireTime") or "", spec.get("renewTime") or "",
-                   int(spec.get("leaseDurationSeconds") or DURATION_SECONDS), meta.get("resourceVersion", ""))
+            data = load_json(lease.meta.annotations.get(HOLDER_ANNOTATION) or "{}")
+        except ValueError:  # bounded_read.Undecodable
+            data = None
+        # Someone else's Lease of that name, or an edited one, does not fit: holderIdentity still says who.
+        if isinstance(data, dict) and all(isinstance(data.get(k), str) for k in _HOLDER_FIELDS) \
+                and isinstance(data.get("pid"), int) and isinstance(data.get("ci", ""), str) \
+                and data["token"] and identity.endswith("#" + data["token"]):
+            description = Holder(data["user"], data["host"], data["pid"], data["command"], data.get("ci", ""),
+                                 data["token"]).describe()
+        return cls(identity, description, lease.acquired, lease.renewed, lease.duration or DURATION_SECONDS,
+                   lease.meta.resource_version)
 
     @property
     def held(self) -> bool:
@@ -146,16 +160,15 @@ class LeaseState:
 
     def since(self, now: _dt.datetime | None = None) -> str:
         """'since 2026-08-21T09:40:12Z (35s ago)'; the age is by our clock and only for reading."""
-        started = parse_time(self.acquired)
-        if started is None:
+        if self.acquired is None:
             return "since an unknown time"
-        age = ((now or _now()) - started).total_seconds()
-        shown = started.strftime("%Y-%m-%dT%H:%M:%SZ")
-        return f"since {shown} ({_ago(age)})"
+        age = ((now or _now()) - self.acquired).total_seconds()
+        return f"since {_shown(self.acquired)} ({_ago(age)})"
 
     def to_dict(self) -> dict:
-        return {"holder": self.description, "holderIdentity": self.holder, "acquireTime": self.acquired,
-                "renewTime": self.renewed, "leaseDurationSeconds": self.duration}
+        return {"holder": self.description, "holderIdentity": self.holder,
+                "acquireTime": format_time(self.acquired) if self.acquired else "",
+                "renewTime": format_time(self.renewed) if self.renewed else "", "leaseDurationSeconds": self.duration}
 
 
 class LockTimeout(WaitTimeout):
@@ -171,16 +184,12 @@ def _now() -> _dt.datetime:
 
 
 def format_time(t: _dt.datetime) -> str:
-    return t.strftime(_MICROTIME)
+    """A MicroTime as the API writes it (UTC)."""
+    return t.astimezone(_dt.timezone.utc).strftime(_MICROTIME)
 
 
-def parse_time(text: str) -> _dt.datetime | None:
-    if not text:
-        return None
-    try:
-        return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+def _shown(t: _dt.datetime) -> str:
+    return t.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _ago(seconds: float) -> str:
@@ -222,7 +231,7 @@ def read(cluster: Cluster, namespace: str, name: str = NAME) -> LeaseState | Non
         raise
     if lease is None:
         return None
-    state = LeaseState.of(lease)
+    state = LeaseState.of(lease)  # views.Unreadable: the caller reports it
     return state if state.held else None
 
 
@@ -285,7 +294,15 @@ class Lock:
 
     # -- taking it ---------------------------------------------------------------------
     def acquire(self, timeout: float) -> "Lock":
-        """Take the lock, waiting up to `timeout` seconds (0: try once). Raises LockTimeout."""
+        """Take the lock, waiting up to `timeout` seconds (0: try once). Raises LockTimeout, and
+        views.Unreadable (exit 3) for a Lease it cannot judge."""
+        try:
+            return self._acquire(timeout)
+        except Unreadable as exc:
+            raise exc.hinted("the install lock cannot be judged, so this run stopped before changing anything; "
+                             f"if no run holds it, delete the Lease ({LOCK_DOC})") from None
+
+    def _acquire(self, timeout: float) -> "Lock":
         started = time.monotonic()
         deadline = started + timeout
         observed: tuple[str, float] | None = None  # (resourceVersion, when we first saw it)
@@ -360,12 +377,12 @@ class Lock:
             return True
         return False
 
-    def _take(self, lease: dict, expired: LeaseState | None) -> bool:
+    def _take(self, raw: dict, expired: LeaseState | None) -> bool:
         """Update a released or expired Lease, guarded by the resourceVersion we judged."""
-        spec = lease.get("spec") or {}
+        lease = Lease.read(raw)
         acquire_time = format_time(_now())
-        transitions = int(spec.get("leaseTransitions") or 0) + (1 if spec.get("holderIdentity") else 0)
-        body = self._body(acquire_time, transitions, lease["metadata"].get("resourceVersion", ""))
+        transitions = lease.transitions + (1 if lease.holder else 0)
+        body = self._body(acquire_time, transitions, lease.version())
         try:
             out = self.cluster.request("PUT", self.path, body=body, query={"fieldManager": self.field_manager})
         except ApiError as exc:
@@ -373,8 +390,7 @@ class Lock:
                 return False  # released (deleted) or taken meanwhile: judge again
             raise LockError(f"cannot take the install lock ({self.display}): {exc}", exc.status) from None
         if expired is not None:
-            renewed = parse_time(expired.renewed)
-            last = renewed.strftime("%Y-%m-%dT%H:%M:%SZ") if renewed else "an unknown time"
+            last = _shown(expired.renewed) if expired.renewed else "an unknown time"
             self.acquired.took_over_from = expired.description
             self.on_message(f"took over the install lock ({self.display}) from {expired.description}: it held it "
                             f"{expired.since()} and stopped renewing it (last renewed {last}; not renewed for "
@@ -382,12 +398,17 @@ class Lock:
         self._hold(out, acquire_time)
         return True
 
-    def _hold(self, lease: dict, acquire_time: str) -> None:
+    def _hold(self, raw: dict, acquire_time: str) -> None:
+        """Remember the Lease our write made. An answer we cannot read (no resourceVersion, say)
+        leaves a Lease nobody can renew or release safely: it expires by itself, and this run
+        stops with the unreadable line (exit 3)."""
+        lease = Lease.read(raw)
+        rv = lease.version()
         self.acquired.acquire_time = acquire_time
         with self._state_lock:
-            self._rv = lease["metadata"]["resourceVersion"]
+            self._rv = rv
             self._acquire_time = acquire_time
-            self._transitions = int((lease.get("spec") or {}).get("leaseTransitions") or 0)
+            self._transitions = lease.transitions
 
     # -- holding it --------------------------------------------------------------------
     def _start_renewing(self) -> None:
@@ -421,13 +442,18 @@ class Lock:
                 if current is None:
                     self._lost = "the Lease was deleted"
                     return False
-                if (current.get("spec") or {}).get("holderIdentity") != self.holder.identity:
-                    self._lost = f"{LeaseState.of(current).description} holds it now"
+                try:
+                    state = LeaseState.of(current)
+                    rv = Lease.read(current).version()
+                except Unreadable as exc:  # edited by someone: we can no longer tell that it is ours
+                    self._lost = f"the Lease no longer fits ({exc})"
                     return False
-                rv = current["metadata"]["resourceVersion"]  # ours still; our last write's answer was lost
-                continue
+                if state.holder != self.holder.identity:
+                    self._lost = f"{state.description} holds it now"
+                    return False
+                continue  # ours still; our last write's answer was lost
             with self._state_lock:
-                self._rv = out["metadata"]["resourceVersion"]
+                self._rv = Lease.read(out).version()
             return True
         return False
 
@@ -461,9 +487,12 @@ class Lock:
                     if exc.status != 409:
                         raise
                 current = self.cluster.get_or_none(self.path)  # our last renewal's answer may have been lost
-                if current is None or (current.get("spec") or {}).get("holderIdentity") != self.holder.identity:
+                if current is None:
                     return
-                rv = current["metadata"]["resourceVersion"]
+                lease = Lease.read(current)
+                if lease.holder != self.holder.identity:
+                    return
+                rv = lease.version()
         except ApiError as exc:
             if exc.status != 404:
                 raise

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import CRD, Unreadable, condition
 from trainerctl.cluster.client.discovery import Discovery
 
 JOBSET_CRD = "jobsets.jobset.x-k8s.io"
@@ -66,8 +67,14 @@ def _crd_established(cluster: Cluster, name: str) -> bool:
         if exc.status in (403, 404):
             return False
         raise
-    return any(c.get("type") == "Established" and c.get("status") == "True"
-               for c in (crd.get("status") or {}).get("conditions") or [])
+    try:
+        return condition(CRD.read(crd).conditions, "Established").status == "True"
+    except Unreadable:
+        return False  # a CRD that does not fit its view is no JobSet to rely on
+
+
+def _name(obj: dict) -> str:
+    return (obj.get("metadata") or {}).get("name") or ""
 
 
 def degraded_conditions(cr: dict) -> list[str]:
@@ -93,7 +100,7 @@ def check(cluster: Cluster, discovery: Discovery, *, openshift: bool, rendered_c
         return DependencyState(AVAILABLE, "JobSet comes with the render", "render")
     if openshift:
         conditions = _list(cluster, discovery, OLM_OPERATOR_CONDITION)
-        if not any(str(c["metadata"]["name"]).startswith(JOBSET_OPERATOR_PREFIX) for c in conditions or []):
+        if not any(_name(c).startswith(JOBSET_OPERATOR_PREFIX) for c in conditions or []):
             return DependencyState(OPERATOR_NOT_INSTALLED, "the JobSet Operator is not installed (no OLM OperatorCondition "
                                    f"{JOBSET_OPERATOR_PREFIX}*): install it from OperatorHub before Trainer")
         crs = _list(cluster, discovery, JOBSET_OPERATOR_API)
@@ -101,11 +108,11 @@ def check(cluster: Cluster, discovery: Discovery, *, openshift: bool, rendered_c
             return DependencyState(OPERATOR_CR_NOT_FOUND, f"the JobSetOperator CR '{JOBSET_OPERATOR_CR}' "
                                    "(operator.openshift.io/v1) does not exist: create it to enable the JobSet controller")
         if len(crs) > 1:
-            names = ", ".join(sorted(c["metadata"]["name"] for c in crs))
+            names = ", ".join(sorted(_name(c) for c in crs))
             return DependencyState(OPERATOR_DEGRADED, f"expected one JobSetOperator CR, found {len(crs)} ({names})")
         bad = degraded_conditions(crs[0])
         if bad:
-            return DependencyState(OPERATOR_DEGRADED, f"JobSetOperator {crs[0]['metadata']['name']} is degraded: "
+            return DependencyState(OPERATOR_DEGRADED, f"JobSetOperator {_name(crs[0])} is degraded: "
                                    + "; ".join(bad))
     # Discovery serves a CRD's kind only once it is Established, but it lags the CRD's condition by
     # a moment: when discovery lacks the kind, the CRD itself (what the operator reads) decides.

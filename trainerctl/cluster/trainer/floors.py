@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import Deployment, read_each
 from trainerctl.own_data import load_yaml
 
 # How the JobSet release manifests label their controller (every release since v0.8).
@@ -55,17 +56,16 @@ def installed_jobset(cluster: Cluster) -> tuple[str, str] | None:
     """(version, where) of a JobSet controller already running, read from its image tag; None
     when there is none we can see or its image has no version tag (a digest, as OpenShift's)."""
     try:
-        items = cluster.request("GET", object_path("apps", "v1", "deployments", None),
-                                query={"labelSelector": JOBSET_DEPLOYMENT_SELECTOR}).get("items") or []
+        items = cluster.items(object_path("apps", "v1", "deployments", None),
+                              query={"labelSelector": JOBSET_DEPLOYMENT_SELECTOR})
     except ApiError as exc:
         if exc.status in (401, 403, 404):
             return None
         raise
-    for dep in items:
-        for container in ((dep.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []:
-            image = container.get("image") or ""
+    for dep in read_each(Deployment.read, items, []):  # one that does not fit is not a JobSet we can see
+        for container in dep.containers:
+            image = container.image
             tag = image.rsplit(":", 1)[1] if ":" in image.rsplit("/", 1)[-1] and "@" not in image else ""
             if parse_version(tag) and tag.startswith("v"):
-                meta = dep["metadata"]
-                return tag, f"Deployment {meta.get('namespace')}/{meta.get('name')} image {image}"
+                return tag, f"{dep.display} image {image}"
     return None

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from trainerctl.cluster.manager.apply import get_meta
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import Deployment, Meta, Pod, read_each
 from trainerctl.cluster.manager.report import ObjectResult
 from trainerctl.errors import InputError, PreflightError, WaitTimeout
 
@@ -91,36 +92,33 @@ class OperatorState:
                 f"{HAND_OVER_FLAG} to stop it and hand over safely (see {GUIDE})")
 
 
-def _olm_owner(meta: dict) -> str:
-    for ref in meta.get("ownerReferences") or []:
-        if ref.get("kind") == "ClusterServiceVersion":
-            return f"ClusterServiceVersion {ref.get('name')} in {meta.get('namespace')}"
-    labels = meta.get("labels") or {}
-    if labels.get("olm.owner.kind") == "ClusterServiceVersion":
-        return f"ClusterServiceVersion {labels.get('olm.owner')} in {labels.get('olm.owner.namespace')}"
+def _olm_owner(meta: Meta) -> str:
+    for ref in meta.owners:
+        if ref.kind == "ClusterServiceVersion":
+            return f"ClusterServiceVersion {ref.name} in {meta.namespace}"
+    if meta.labels.get("olm.owner.kind") == "ClusterServiceVersion":
+        return f"ClusterServiceVersion {meta.labels.get('olm.owner')} in {meta.labels.get('olm.owner.namespace')}"
     return ""
 
 
 def find_deployments(cluster: Cluster) -> list[OperatorDeployment]:
     """The operator's Deployment(s), in any namespace; none when we may not list Deployments
-    cluster-wide (its CR, readable by anyone who may install Trainer, still tells)."""
+    cluster-wide (its CR, readable by anyone who may install Trainer, still tells). One that does
+    not fit its view ends the command (views.Unreadable, exit 3): it may be the operator, running."""
     path = object_path("apps", "v1", "deployments", None)
-    seen: dict[tuple[str, str], dict] = {}
+    seen: dict[tuple[str, str], Deployment] = {}
     for query in ({"labelSelector": DEPLOYMENT_SELECTOR}, {"fieldSelector": f"metadata.name={DEPLOYMENT_NAME}"}):
         try:
-            items = cluster.request("GET", path, query=query).get("items") or []
+            items = cluster.items(path, query=query)
         except ApiError as exc:
             if exc.status in (401, 403):
                 return []
             raise
         for item in items:
-            seen[(item["metadata"]["namespace"], item["metadata"]["name"])] = item
-    out = []
-    for (ns, name), dep in sorted(seen.items()):
-        status = dep.get("status") or {}
-        out.append(OperatorDeployment(ns, name, int((dep.get("spec") or {}).get("replicas", 1) or 0),
-                                      int(status.get("readyReplicas") or 0), _olm_owner(dep["metadata"])))
-    return out
+            dep = Deployment.read(item)
+            seen[(dep.meta.namespace, dep.meta.name)] = dep
+    return [OperatorDeployment(ns, name, dep.replicas, dep.status.ready, _olm_owner(dep.meta))
+            for (ns, name), dep in sorted(seen.items())]
 
 
 def read_cr(cluster: Cluster) -> dict | None:
@@ -153,32 +151,31 @@ def check_hand_over(state: OperatorState) -> None:
                     f"{HAND_OVER_FLAG} (see {GUIDE})")
 
 
-def _pods_left(cluster: Cluster, dep: dict) -> int:
+def _pods_left(cluster: Cluster, dep: Deployment) -> int:
     """Pods of the Deployment that still exist, terminating ones included: a pod shutting down
-    can still finish a reconcile, so "stopped" means gone. -1 when we may not list pods."""
-    match = ((dep.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
-    if not match:
+    can still finish a reconcile, so "stopped" means gone (and a pod we cannot read counts as
+    there). -1 when we may not list pods."""
+    if not dep.selector.match_labels:
         return -1
-    selector = ",".join(f"{k}={v}" for k, v in sorted(match.items()))
+    selector = ",".join(f"{k}={v}" for k, v in sorted(dep.selector.match_labels.items()))
     try:
-        pods = cluster.request("GET", object_path("", "v1", "pods", dep["metadata"]["namespace"]),
-                               query={"labelSelector": selector}).get("items") or []
+        items = cluster.items(object_path("", "v1", "pods", dep.meta.namespace), query={"labelSelector": selector})
     except ApiError as exc:
         if exc.status in (401, 403):
             return -1
         raise
-    return sum(1 for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed"))
+    unreadable: list[str] = []
+    pods = read_each(Pod.read, items, unreadable)
+    return sum(1 for p in pods if p.phase not in ("Succeeded", "Failed")) + len(unreadable)
 
 
 def _wait_stopped(cluster: Cluster, d: OperatorDeployment, deadline: float, timeout: float) -> None:
     path = object_path("apps", "v1", "deployments", d.namespace, d.name)
     delay = 0.05
     while True:
-        dep = cluster.request("GET", path)
-        status = dep.get("status") or {}
-        left = max(int(status.get("replicas") or 0), int(status.get("readyReplicas") or 0),
-                   int(status.get("terminatingReplicas") or 0))
-        if status.get("observedGeneration", 0) >= dep["metadata"].get("generation", 0) and left == 0:
+        dep = Deployment.read(cluster.request("GET", path))
+        left = max(dep.status.replicas, dep.status.ready, dep.status.terminating)
+        if dep.status.observed_generation >= dep.meta.generation and left == 0:
             left = max(_pods_left(cluster, dep), 0)
             if left == 0:
                 return

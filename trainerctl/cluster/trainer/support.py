@@ -28,7 +28,9 @@ from trainerctl import __version__
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.client.views import CRD, Deployment, Pod, Unreadable
 from trainerctl.cluster.operations import bundle as b
+from trainerctl.cluster.operations import collect as parts
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager.diagnose import selector_query
 from trainerctl.cluster.manager.objects import Ref
@@ -64,33 +66,45 @@ Could not read ({count}):
 """
 
 
-def collect(cluster: Cluster, namespace: str, *, status: Callable[[], dict]) -> b.Bundle:
-    """Everything for one bundle, in memory; `status()` is `trainerctl status`'s data."""
+def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dict]) -> b.Bundle:
+    """Everything for one bundle, in memory; `status(cluster)` is `trainerctl status`'s data.
+
+    Each part is collected under its own deadline (operations/collect.py); one that cannot be
+    read in time, or whose objects do not fit their views, is listed as could-not-read and the
+    rest is still collected."""
     created = datetime.now(timezone.utc)
     bundle = b.Bundle(f"trainerctl-support-{namespace}-{created.strftime('%Y%m%dT%H%M%SZ')}")
+    # The first contact is no part: a server that cannot be reached, or does not speak the API,
+    # ends the command (exit 3 or 1) rather than writing a bundle of "could not read" lines.
     discovery = Discovery(cluster)
     discovery.refresh()
-    inventory = _inventory(bundle, cluster, namespace)
-    owned = _objects(bundle, cluster, discovery, inventory)
-    deployments = [o for o in owned if o.get("kind") == "Deployment"]
-    _versions(bundle, cluster, inventory, deployments)
+    inventory = parts.part(bundle, cluster, f"the inventory ConfigMap {namespace}/{inv_mod.NAME}",
+                           lambda c: _inventory(bundle, c, namespace))
+    deployments = _objects(bundle, cluster, discovery, inventory)
+    parts.part(bundle, cluster, "versions", lambda c: _versions(bundle, c, inventory, deployments))
     try:
-        bundle.add_json("status.json", status())
+        bundle.add_json("status.json", parts.part(bundle, cluster, "status", status, default={}))
     except Exception as exc:  # a bundle is most wanted when things are broken: keep collecting
         bundle.note("status", f"{type(exc).__name__}: {exc}")
     image_origins = (inventory.source.get("images") if inventory else None) or {}
     diagnoses = []
     for dep in deployments:
-        meta = dep["metadata"]
-        diagnoses.append(diagnose.deployment(cluster, meta["namespace"], meta["name"],
-                                             image_origins=image_origins).to_dict())
+        found = parts.part(bundle, cluster, f"the diagnosis of {dep.display}",
+                           lambda c: diagnose.deployment(c, dep.meta.namespace, dep.meta.name,
+                                                         image_origins=image_origins))
+        if found is not None:
+            diagnoses.append(found.to_dict())
     bundle.add_json("diagnosis.json", diagnoses)
-    b.events(bundle, cluster, namespace)
+    parts.part(bundle, cluster, f"events in namespace {namespace}", lambda c: parts.events(bundle, c, namespace))
     for dep in deployments:
-        _controller_logs(bundle, cluster, dep)
-    _crds(bundle, cluster)
-    _workloads(bundle, cluster, discovery)
-    b.nodes(bundle, cluster)
+        pods = parts.part(bundle, cluster, f"pods of {dep.display}", lambda c: parts.listed(
+            bundle, c, object_path("", "v1", "pods", dep.meta.namespace), Pod.read, f"pods of {dep.display}",
+            {"labelSelector": selector_query(dep)}))
+        for pod in pods or []:
+            parts.pod_logs(bundle, cluster, pod)
+    parts.part(bundle, cluster, "CustomResourceDefinitions", lambda c: _crds(bundle, c))
+    parts.part(bundle, cluster, "TrainJob, JobSet and runtime counts", lambda c: _workloads(bundle, c, discovery))
+    parts.part(bundle, cluster, "nodes", lambda c: parts.nodes(bundle, c))
     server = cluster.server
     bundle.add_json("manifest.json", {"created": created.isoformat(), "trainerctl": __version__,
                                       "namespace": namespace, "files": sorted(bundle.files) + ["manifest.json"],
@@ -103,11 +117,7 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[], dict]) -> 
 
 
 def _inventory(bundle: b.Bundle, cluster: Cluster, namespace: str):
-    try:
-        inventory = inv_mod.read(cluster, namespace)
-    except ApiError as exc:
-        bundle.note(f"the inventory ConfigMap {namespace}/{inv_mod.NAME}", exc)
-        return None
+    inventory = inv_mod.read(cluster, namespace)
     if inventory is None:
         bundle.note(f"the inventory ConfigMap {namespace}/{inv_mod.NAME}", "not found (not installed by trainerctl?)")
         return None
@@ -117,8 +127,9 @@ def _inventory(bundle: b.Bundle, cluster: Cluster, namespace: str):
     return inventory
 
 
-def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory) -> list[dict]:
-    owned = []
+def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory) -> list[Deployment]:
+    """Every object the inventory lists, into objects/; the controller Deployments among them."""
+    deployments = []
     for key, entry in sorted((inventory.entries if inventory else {}).items()):
         ref = Ref.from_key(key)
         res = resolve_entry(discovery, ref, entry)
@@ -126,11 +137,14 @@ def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory
         if res is None:
             bundle.note(what, "its kind is no longer served")
             continue
-        obj = b.add_object(bundle, cluster, object_path(res.group, res.version, res.resource,
-                                                        ref.namespace or None, ref.name), what)
-        if obj is not None:
-            owned.append(obj)
-    return owned
+        path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
+        obj = parts.part(bundle, cluster, what, lambda c: b.add_object(bundle, c, path, what))
+        if obj is not None and (ref.group, ref.kind) == ("apps", "Deployment"):
+            try:
+                deployments.append(Deployment.read(obj))
+            except Unreadable as exc:
+                bundle.note(what, exc)
+    return deployments
 
 
 def _image_tag(image: str) -> str:
@@ -138,62 +152,43 @@ def _image_tag(image: str) -> str:
     return last.rsplit(":", 1)[1] if ":" in last and "@" not in image else ""
 
 
-def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[dict]) -> None:
+def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[Deployment]) -> None:
     try:
         server = cluster.request("GET", "/version", timeout=15)
     except ApiError as exc:
         bundle.note("the server version", exc)
         server = {}
-    images = {f"{d['metadata']['namespace']}/{d['metadata']['name']}": [
-        c.get("image") for c in (d.get("spec") or {}).get("template", {}).get("spec", {}).get("containers") or []]
-        for d in deployments}
+    images = {dep.meta.display: [c.image for c in dep.containers] for dep in deployments}
     jobset = installed_jobset(cluster)
     source = inventory.source if inventory else {}
     bundle.add_json("versions.json", {
         "client": {"trainerctl": __version__, "python": sys.version.split()[0], "platform": platform.platform()},
-        "server": {k: server.get(k) for k in ("gitVersion", "platform", "goVersion") if server.get(k)},
+        "server": {k: server[k] for k in ("gitVersion", "platform", "goVersion") if isinstance(server.get(k), str)
+                   and server[k]},
         "trainer": {"recorded": source.get("trainer_version") or "", "releases": source.get("releases") or [],
                     "controllerImages": images},
         "jobset": {"running": jobset[0], "from": jobset[1]} if jobset else {"running": ""},
     })
 
 
-def _controller_logs(bundle: b.Bundle, cluster: Cluster, dep: dict) -> None:
-    meta = dep["metadata"]
-    selector = selector_query((dep.get("spec") or {}).get("selector") or {})
-    try:
-        pods = cluster.request("GET", object_path("", "v1", "pods", meta["namespace"]),
-                               query={"labelSelector": selector}).get("items") or []
-    except ApiError as exc:
-        bundle.note(f"pods of Deployment {meta['namespace']}/{meta['name']}", exc)
-        return
-    for pod in pods:
-        b.pod_logs(bundle, cluster, pod)
-
-
 def _crds(bundle: b.Bundle, cluster: Cluster) -> None:
-    try:
-        items = cluster.request("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions").get("items") or []
-    except ApiError as exc:
-        bundle.note("CustomResourceDefinitions", exc)
+    found = parts.listed(bundle, cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD.read,
+                           "CustomResourceDefinitions")
+    if found is None:
         return
-    rows = []
-    for crd in sorted(items, key=lambda c: c["metadata"]["name"]):
-        spec, status = crd.get("spec") or {}, crd.get("status") or {}
-        if spec.get("group") not in GROUPS:
-            continue
-        rows.append({"name": crd["metadata"]["name"], "group": spec.get("group"),
-                     "versions": [{"name": v.get("name"), "served": v.get("served"), "storage": v.get("storage")}
-                                  for v in spec.get("versions") or []],
-                     "storedVersions": status.get("storedVersions") or [],
-                     "conditions": {c.get("type"): c.get("status") for c in status.get("conditions") or []},
-                     "labels": (crd["metadata"].get("labels") or {})})
+    rows = [{"name": crd.meta.name, "group": crd.group,
+             "versions": [{"name": v.name, "served": v.served, "storage": v.storage} for v in crd.versions],
+             "storedVersions": list(crd.stored_versions),
+             "conditions": {c.type: c.status for c in crd.conditions}, "labels": crd.meta.labels}
+            for crd in sorted(found, key=lambda c: c.meta.name) if crd.group in GROUPS]
     bundle.add_json("crds.json", rows)
 
 
 def state_of(obj: dict) -> str:
-    conds = {c.get("type"): c.get("status") for c in (obj.get("status") or {}).get("conditions") or []}
-    return next((t for t in STATE_CONDITIONS if conds.get(t) == "True"), "Active")
+    """A TrainJob's or JobSet's state from its conditions (Active when none of STATE_CONDITIONS is True)."""
+    conds = (obj.get("status") or {}).get("conditions") or []
+    true = {c.get("type") for c in conds if isinstance(c, dict) and c.get("status") == "True"}
+    return next((t for t in STATE_CONDITIONS if t in true), "Active")
 
 
 def _workloads(bundle: b.Bundle, cluster: Cluster, discovery: Discovery) -> None:
