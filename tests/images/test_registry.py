@@ -219,7 +219,7 @@ def hostile_tls(registry_stack, tmp_path_factory):
 @pytest.mark.parametrize("mode, problem", [
     ("garbage", "answered with something that is not a manifest"),
     ("bad-digest", "says the manifest is sha256:1111"),
-    ("huge", "larger than the 4 MiB limit .raise it with TRAINERCTL_MAX_REGISTRY_RESPONSE=SIZE."),
+    ("huge", "larger than the 4 MiB limit for one container registry response body .a manifest, a token. .raise it with TRAINERCTL_MAX_REGISTRY_RESPONSE=SIZE."),
     ("no-challenge", "answered 401 without a Basic or Bearer challenge"),
     ("token-garbage", "did not answer with a token"),
     ("token-huge", "larger than the 4 MiB limit"),
