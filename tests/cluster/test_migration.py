@@ -15,11 +15,11 @@ import json
 import pytest
 import yaml
 
-from tests.support.waiting import wait_until
+from tests.support.cluster import FakeController, apply_raw, prepare_cluster_for_odh, require_shared, wait_established
 from tests.support.fake_operator import (CR_PATH, DEPLOY_PATH, GROUP, MANAGER, OPERATOR_NS, FakeOperator,
-                                         as_operator_applied, established, labelled, operator_apply,
-                                         operator_deployment, trainer_crd)
-from tests.support.cluster import FakeController, apply_raw, prepare_cluster_for_odh, require_shared
+                                         as_operator_applied, labelled, operator_apply, operator_deployment,
+                                         trainer_crd)
+from tests.support.waiting import wait_until
 from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, TRAINER_CR
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
 
@@ -55,7 +55,7 @@ def operator_cluster(env):
     """A cluster the operator manages (running), with a user's suspended TrainJob on an old runtime."""
     prepare_cluster_for_odh(env.cluster)
     apply_raw(env.cluster, trainer_crd(), "olm")
-    wait_until(lambda: established(env.cluster, f"trainers.{GROUP}"), 60, "the Trainer CRD", interval=0.1)
+    wait_established(env.cluster, f"trainers.{GROUP}")
     for ns in (OPERATOR_NS, JOB_NS):
         env.cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
     # What the service account controller would add: pods need it.
@@ -207,7 +207,7 @@ def test_take_over_installs_into_the_namespace_the_operator_used(env, capsys, mo
     """No -n: the CR's spec.appNamespace; a different -n is refused before anything is written."""
     prepare_cluster_for_odh(env.cluster)
     apply_raw(env.cluster, trainer_crd(), "olm")
-    wait_until(lambda: established(env.cluster, f"trainers.{GROUP}"), 60, "the Trainer CRD", interval=0.1)
+    wait_established(env.cluster, f"trainers.{GROUP}")
     env.cluster.request("POST", f"/apis/{GROUP}/v1alpha1/trainers", body={
         "apiVersion": f"{GROUP}/v1alpha1", "kind": "Trainer",
         "metadata": {"name": TRAINER_CR, "finalizers": [CLEANUP_FINALIZER]}, "spec": {"appNamespace": "ml-trainer"}})

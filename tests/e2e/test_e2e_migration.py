@@ -19,10 +19,11 @@ import json
 import pytest
 
 from tests.support import e2e as h
+from tests.support.cluster import wait_established
 from tests.support.e2e import JOBS_NS, KF_NS, TRAINER
 from tests.support.fake_operator import (CR_PATH, DEPLOY_PATH, GROUP, MANAGER, OPERATOR_NS, FakeOperator,
-                                         as_operator_applied, established, labelled, operator_apply,
-                                         operator_deployment, trainer_crd)
+                                         as_operator_applied, labelled, operator_apply, operator_deployment,
+                                         trainer_crd)
 from tests.testenv.api import ApiError
 from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, TRAINER_CR
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
@@ -66,7 +67,7 @@ def _operator_install(cluster, api, tctl) -> dict:
     from tests.support.cluster import apply_raw
 
     apply_raw(cluster, trainer_crd(), "olm")
-    h.wait_until(lambda: established(cluster, f"trainers.{GROUP}"), 120, "the Trainer CRD")
+    wait_established(cluster, f"trainers.{GROUP}", timeout=120)
     h.create_namespace(api, OPERATOR_NS)
     apply_raw(cluster, operator_deployment(), "olm")
     h.wait_until(lambda: h.deployment_available(api, OPERATOR_NS, "trainer-operator-controller-manager"),

@@ -228,17 +228,10 @@ class FakeOperator:
                 self._delete(f, "garbage collector")
 
 
-def established(cluster: Cluster, name: str) -> bool:
-    from trainerctl.cluster.manager.wait import crd_is_established
-
-    crd = cluster.get_or_none(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    return crd is not None and crd_is_established(crd)[0]
-
-
 def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeout: float = 60) -> None:
     """Server-side apply as the operator, in its apply order (CRDs, then the rest, runtimes once the
     webhook answers), retrying each object like a reconcile loop would."""
-    from tests.support.cluster import apply_raw
+    from tests.support.cluster import apply_raw, wait_established
     from trainerctl.cluster.client.discovery import Discovery
     from trainerctl.cluster.manager.plan import plan
     from trainerctl.cluster.trainer.policy import STAGES
@@ -256,7 +249,7 @@ def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeou
 
             wait_until(applied, timeout, f"{p.ref} to be applied", interval=0.2)
             if p.ref.kind == "CustomResourceDefinition":
-                wait_until(lambda: established(cluster, p.ref.name), timeout, p.ref.name, interval=0.1)
+                wait_established(cluster, p.ref.name, timeout=timeout)
 
 
 def labelled(cluster: Cluster, namespace: str) -> dict[str, dict]:

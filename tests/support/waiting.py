@@ -6,6 +6,7 @@ condition that says it has, and fail naming what they waited for when the deadli
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Callable, TypeVar
 
@@ -45,3 +46,27 @@ class Not:
 
     def __repr__(self) -> str:
         return str(self.why)
+
+
+def finishes_within(timeout: float, what: str, work: Callable[[], T]) -> T:
+    """Run `work()` and return what it returns (or raise what it raises); fail if it is still
+    running after `timeout` seconds. For a claim that something gives up by itself, such as a
+    command enforcing its own time-out: the deadline only catches a wait that never ends, so it
+    is set well above what the claim allows and the test asserts the outcome, not the duration."""
+    result: list = []
+
+    def run() -> None:
+        try:
+            result.append((True, work()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            result.append((False, exc))
+
+    worker = threading.Thread(target=run, name=f"finishes-within: {what}", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise AssertionError(f"{what} was still running after {timeout:g}s")
+    ok, value = result[0]
+    if not ok:
+        raise value
+    return value
