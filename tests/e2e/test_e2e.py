@@ -227,7 +227,8 @@ def _trainjobs(api, namespace: str) -> list[dict] | None:
 
 
 def test_6_uninstall_keeps_trainjobs_then_deletes_them_with_the_crds_and_namespaces_go(fresh_install, tctl, api):
-    h.create_trainjob(api, h.trainjob(f"e2e-kept-{secrets.token_hex(3)}", JOBS_NS, suspend=True))
+    for _ in range(2):  # TrainJobs of its own to keep, beside whatever earlier tests left
+        h.create_trainjob(api, h.trainjob(f"e2e-kept-{secrets.token_hex(3)}", JOBS_NS, suspend=True))
     jobs = _trainjobs(api, JOBS_NS)
     assert jobs, "no TrainJobs to keep"
     tctl.run("uninstall", "-n", KF_NS)

@@ -138,6 +138,18 @@ def wait_established(cluster: Cluster, *names: str, timeout: float = 60) -> None
         wait_until(lambda name=name: established(cluster, name), timeout, f"CRD {name} to be Established")
 
 
+def wait_served(cluster: Cluster, crd: dict, timeout: float = 60) -> None:
+    """The CRD is Established and discovery serves its kind in every version it serves."""
+    name, spec = crd["metadata"]["name"], crd["spec"]
+    wait_established(cluster, name, timeout=timeout)
+    for version in (v["name"] for v in spec["versions"] if v.get("served", True)):
+        def served(version=version) -> bool:
+            listed = cluster.get_or_none(f"/apis/{spec['group']}/{version}") or {}
+            return any(r.get("name") == spec["names"]["plural"] for r in listed.get("resources") or [])
+
+        wait_until(served, timeout, f"{spec['group']}/{version} to serve {spec['names']['plural']}")
+
+
 def apply_raw(cluster: Cluster, obj: dict, manager: str, path: str | None = None, dry_run: bool = False) -> dict:
     """Server-side apply as some other tool (test setup)."""
     from trainerctl.cluster.client.discovery import Discovery
