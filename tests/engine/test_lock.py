@@ -8,6 +8,7 @@ tests/cluster/test_lock_installs.py; these exercise the Lease protocol itself wi
 from __future__ import annotations
 
 import threading
+from datetime import datetime
 
 import pytest
 
@@ -213,7 +214,7 @@ def test_renewals_keep_it_and_ctrl_c_releases_it(cluster, namespace):
             renewed = wait_until(lambda: (cluster.request("GET", lease_path(namespace))["spec"]["renewTime"] != first
                                           and cluster.request("GET", lease_path(namespace))["spec"]), 20, "a renewal")
             # Renewed before it would have expired (duration 2 s), by the times the Lease records.
-            age = lock_mod.parse_time(renewed["renewTime"]) - lock_mod.parse_time(first)
+            age = datetime.fromisoformat(renewed["renewTime"]) - datetime.fromisoformat(first)
             assert age.total_seconds() < 2, age
             raise KeyboardInterrupt
     assert cluster.get_or_none(lease_path(namespace)) is None
