@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cluster import env  # noqa: F401 (a fresh API server per test)
+from tests.support.cluster import env, fresh_servers, shared_env  # noqa: F401 (API servers)
 from tests.support.e2e import api, tctl  # noqa: F401 (trainerctl and the API of the e2e cluster)
 from tests.support.render import embedded_copy, installed_copy, mirrors, remotes, upstream  # noqa: F401 (git
 # mirrors, remote resources, the wheel's embedded release)

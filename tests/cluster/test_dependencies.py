@@ -10,11 +10,10 @@ in `status`.
 from __future__ import annotations
 
 import json
-import time
 
 import yaml
 
-from tests.support.cluster import apply_raw, jobset_crd, odh_objects, podmonitor_crd
+from tests.support.cluster import apply_raw, jobset_crd, odh_objects, podmonitor_crd, wait_established
 from trainerctl.cluster.trainer import dependencies
 
 ODH_NS = "opendatahub"
@@ -33,15 +32,7 @@ def crd(group: str, version: str, kind: str, plural: str, scope: str) -> dict:
 
 def install_crd(env, obj: dict) -> None:
     apply_raw(env.cluster, obj, "test-setup")
-    name = obj["metadata"]["name"]
-    deadline = time.monotonic() + 30
-    while True:
-        live = env.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-        if any(c["type"] == "Established" and c["status"] == "True"
-               for c in (live.get("status") or {}).get("conditions") or []):
-            return
-        assert time.monotonic() < deadline, name
-        time.sleep(0.1)
+    wait_established(env.cluster, obj["metadata"]["name"], timeout=30)
 
 
 def test_each_jobset_operator_reason_is_one_line_and_exit_3(env, tmp_path, capsys):

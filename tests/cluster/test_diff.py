@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 import yaml
 
 from tests.support.cluster import FakeController, ODH_NS, live_objects, odh_objects, prepare_cluster_for_odh
+from tests.support.waiting import Not, wait_until
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
@@ -22,15 +21,16 @@ def all_resource_versions(env) -> dict[str, str]:
         # Leases (API server identity, renewed every few seconds) and Events are not ours to judge.
         if "list" not in res.verbs or res.kind in ("Event", "Lease"):
             continue
-        for _ in range(50):
+        def listed(res=res):
             try:
-                items = env.cluster.request("GET", object_path(res.group, res.version, res.resource, None),
-                                            accept="application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
-                break
+                return env.cluster.request("GET", object_path(res.group, res.version, res.resource, None),
+                                           accept="application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
             except ApiError as exc:  # a just-created CRD's storage may still be initialising
                 if exc.status not in (429, 503):
                     raise
-                time.sleep(0.1)
+                return Not(exc)
+
+        items = wait_until(listed, 10, f"the API server to list {res.resource}")
         for it in items.get("items") or []:
             md = it["metadata"]
             out[f"{res.group}/{res.kind}/{md.get('namespace', '')}/{md['name']}"] = md.get("resourceVersion")
@@ -55,11 +55,9 @@ def test_dry_run_and_diff_after_install(env, tmp_path, capsys):
     rendered = tmp_path / "render.yaml"
     rendered.write_text(yaml.safe_dump_all(objects))
     args = ["-f", str(rendered), "--kubeconfig", env.kubeconfig]
-    with FakeController(env, objects):
+    with FakeController(env, objects) as fake:
         install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
-        import time
-
-        time.sleep(1.0)
+        wait_until(fake.settled, 30, "the fake controller to settle")
         before = all_resource_versions(env)
         report = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(dry_run=True))
         assert report.changed == 0
@@ -93,9 +91,9 @@ def test_dry_run_and_diff_after_install(env, tmp_path, capsys):
     assert "edited: by hand" not in cm["data"]["controller_manager_config.yaml"]
 
 
-def test_diff_reports_errors_above_1(env, tmp_path):
+def test_diff_reports_errors_above_1(shared_env, tmp_path):
     from trainerctl.cli import main
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: 1}\n---\n- not an object\n")
-    assert main(["diff", "-f", str(bad), "--kubeconfig", env.kubeconfig]) == 2
+    assert main(["diff", "-f", str(bad), "--kubeconfig", shared_env.kubeconfig]) == 2

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import base64
 import copy
-import threading
 
 import pytest
 import yaml
 
-from tests.support.cluster import (CRDS, CTR, KF, KF_NS, FakeController, apply_raw, build_overlay,
-                                   kubeflow_objects)
+from tests.support.cluster import (CRDS, CTR, KF, KF_NS, FakeController, apply_once_admitted, apply_raw,
+                                   build_overlay, kubeflow_objects, wait_established)
 from trainerctl.cluster.operations import helm
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PREFLIGHT
@@ -66,14 +65,12 @@ def helm_install(env, runtime_template: dict, with_record: bool = True) -> dict:
     ]
     for obj in crds:
         apply_raw(cluster, obj, "helm")
-    for crd in crds:
-        _wait(lambda crd=crd: any(c["type"] == "Established" and c["status"] == "True" for c in
-                                  (env.get(f"{CRDS}/{crd['metadata']['name']}").get("status") or {}).get("conditions") or []))
+    wait_established(cluster, *(crd["metadata"]["name"] for crd in crds))
     for obj in manifest:
-        _admitted(lambda obj=obj: apply_raw(cluster, obj, "helm"))
+        apply_once_admitted(cluster, obj, "helm")
     # The installer Job: kubectl apply --server-side of its ConfigMap's runtimes, then its label.
     installer_runtime["metadata"]["labels"]["trainer.kubeflow.org/managed-by"] = "runtimes-installer"
-    _admitted(lambda: apply_raw(cluster, installer_runtime, "kubectl"))
+    apply_once_admitted(cluster, installer_runtime, "kubectl")
     if with_record:
         release = {"name": RELEASE, "namespace": KF_NS, "version": 1, "info": {"status": "deployed"},
                    "chart": {"metadata": {"name": "kubeflow-trainer", "version": "2.2.0"}},
@@ -88,31 +85,6 @@ def helm_install(env, runtime_template: dict, with_record: bool = True) -> dict:
         "metadata": {"name": "pending", "namespace": KF_NS},
         "spec": {"suspend": True, "runtimeRef": {"name": "chart-in-use"}}})
     return {o["metadata"]["name"]: o for o in manifest}
-
-
-def _admitted(apply, timeout: float = 60) -> None:
-    """Runtimes go through the webhook, which the fake controller serves once its Service exists."""
-    import time
-
-    from trainerctl.cluster.client.client import ApiError
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return apply()
-        except ApiError as exc:
-            if "failed calling webhook" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-
-
-def _wait(check, timeout: float = 60) -> None:
-    import time
-
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
 
 
 @pytest.fixture

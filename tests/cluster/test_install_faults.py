@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import yaml
 
 from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_cluster_for_odh
+from tests.support.waiting import wait_until
 from trainerctl.cluster.diff import diff
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 
@@ -26,15 +26,15 @@ def test_restricted_user_is_refused_before_the_first_apply_naming_the_permission
     assert env.get(f"/api/v1/namespaces/{ODH_NS}") is None  # nothing half-applied
 
 
-def test_bad_kubeconfig_and_context_are_one_line_errors(env, tmp_path, capsys):
+def test_bad_kubeconfig_and_context_are_one_line_errors(shared_env, tmp_path, capsys):
     from trainerctl.cli import main
 
     assert main(["status", "--kubeconfig", str(tmp_path / "missing")]) == 2
     assert "file not found" in capsys.readouterr().err
-    assert main(["status", "--kubeconfig", env.kubeconfig, "--context", "nope"]) == 2
+    assert main(["status", "--kubeconfig", shared_env.kubeconfig, "--context", "nope"]) == 2
     assert "unknown context 'nope'" in capsys.readouterr().err
     broken = tmp_path / "kc"
-    broken.write_text(open(env.kubeconfig).read().replace(env.tc.server, "https://127.0.0.1:1"))
+    broken.write_text(open(shared_env.kubeconfig).read().replace(shared_env.tc.server, "https://127.0.0.1:1"))
     one = tmp_path / "one.yaml"
     one.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     assert main(["install", "-f", str(one), "--kubeconfig", str(broken)]) == 3
@@ -54,10 +54,8 @@ def test_api_server_outage_mid_install_then_rerun_converges(env):
                 outcome["error"] = exc
         thread = threading.Thread(target=run)
         thread.start()
-        deadline = time.monotonic() + 60
-        while env.get(f"/apis/apps/v1/namespaces/{ODH_NS}/deployments/kubeflow-trainer-controller-manager") is None:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(lambda: env.get(f"/apis/apps/v1/namespaces/{ODH_NS}/deployments/kubeflow-trainer-controller-manager"),
+                   60, "install to create the controller's Deployment", interval=0.05)
         env.tc.stop_apiserver()  # while install waits for the controller
         thread.join(60)
         assert "error" in outcome, "install did not notice the outage"

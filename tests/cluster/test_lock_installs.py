@@ -16,13 +16,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.support.waiting import wait_until
 from trainerctl.cluster.manager import inventory
 from trainerctl.cluster.operations.lock import Lock, create_namespace, holder_from_env, lease_path
 
@@ -46,7 +46,6 @@ def served(shared_dir, tmp_path_factory):
 class Run:
     version: str
     proc: subprocess.Popen
-    started: float
     out: str = ""
     err: str = ""
 
@@ -85,7 +84,7 @@ class Runner:
                *extra, "--kubeconfig", self.env.kubeconfig]
         proc = subprocess.Popen(cmd, cwd=self.workdir, env=self._env(), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
-        return Run(version or "", proc, time.monotonic())
+        return Run(version or "", proc)
 
     def install(self, version: str, *extra: str) -> Run:
         return self.start("install", version, "--timeout", "120", "-o", "json", *extra)
@@ -196,13 +195,11 @@ def assert_one_render(env, runner, version: str) -> None:
 
 
 def _wait_lease(env, timeout: float = 90) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def held() -> dict | None:
         lease = env.get(lease_path(NS))
-        if lease and lease["spec"].get("holderIdentity"):
-            return lease
-        time.sleep(0.05)
-    raise AssertionError("no run took the lock")
+        return lease if lease and lease["spec"].get("holderIdentity") else None
+
+    return wait_until(held, timeout, "a run to take the lock", interval=0.05)
 
 
 def _pid_of(lease: dict) -> int:
@@ -211,8 +208,7 @@ def _pid_of(lease: dict) -> int:
 
 def test_two_installs_at_once_take_turns_and_the_last_one_is_what_is_live(env, runner):
     render(runner, "v2.2.0")  # rendered beforehand, for the checks
-    first = runner.install("v2.2.0")
-    time.sleep(0.5)  # half a second apart, as in the issue
+    first = runner.install("v2.2.0")  # both at once: the API server decides who creates the Lease
     second = runner.install("v2.3.0")
     runs = [first.finish(), second.finish()]
     for run in runs:
@@ -268,9 +264,7 @@ def test_a_killed_holder_is_taken_over_once_its_lease_expires(env, runner):
     assert _pid_of(lease) == first.proc.pid
     second = runner.install("v2.3.0")
     # Kill the holder mid-way: once it wrote its growing inventory and some objects.
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and inventory.read(env.cluster, NS) is None:
-        time.sleep(0.05)
+    wait_until(lambda: inventory.read(env.cluster, NS), 120, "the first run to write its inventory", interval=0.05)
     first.proc.send_signal(signal.SIGKILL)
     first.finish()
     assert first.code == -signal.SIGKILL
@@ -288,11 +282,7 @@ def test_sigterm_releases_the_lock_at_once_and_three_runs_take_turns(env, runner
     first.finish()
     assert first.code == 130, first.err
     assert env.get(lease_path(NS)) is None  # released, not left to expire
-    runs = [runner.install("v2.3.0")]
-    time.sleep(0.3)
-    runs.append(runner.install("v2.2.0"))
-    time.sleep(0.3)
-    runs.append(runner.install("v2.3.0"))
+    runs = [runner.install("v2.3.0"), runner.install("v2.2.0"), runner.install("v2.3.0")]  # all three at once
     for run in runs:
         assert run.finish().code == 0, run.err
         assert "took over the install lock" not in run.err  # nobody had to wait for an expiry

@@ -15,11 +15,11 @@ import json
 import pytest
 import yaml
 
-from tests.support.e2e import wait_for
+from tests.support.cluster import FakeController, apply_raw, prepare_cluster_for_odh, require_shared, wait_established
 from tests.support.fake_operator import (CR_PATH, DEPLOY_PATH, GROUP, MANAGER, OPERATOR_NS, FakeOperator,
-                                         as_operator_applied, established, labelled, operator_apply,
-                                         operator_deployment, trainer_crd)
-from tests.support.cluster import FakeController, apply_raw, prepare_cluster_for_odh, require_shared
+                                         as_operator_applied, labelled, operator_apply, operator_deployment,
+                                         trainer_crd)
+from tests.support.waiting import wait_until
 from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, TRAINER_CR
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
 
@@ -55,7 +55,7 @@ def operator_cluster(env):
     """A cluster the operator manages (running), with a user's suspended TrainJob on an old runtime."""
     prepare_cluster_for_odh(env.cluster)
     apply_raw(env.cluster, trainer_crd(), "olm")
-    wait_for("the Trainer CRD", lambda: established(env.cluster, f"trainers.{GROUP}"), 60, interval=0.1)
+    wait_established(env.cluster, f"trainers.{GROUP}")
     for ns in (OPERATOR_NS, JOB_NS):
         env.cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
     # What the service account controller would add: pods need it.
@@ -70,7 +70,7 @@ def operator_cluster(env):
         "spec": {"managementState": "Managed", "appNamespace": ODH_NS}})
     ours = our_render()
     with FakeController(env, ours) as controller, FakeOperator(env.cluster, ODH_NS, plays_controllers_with=env.kubeconfig) as operator:
-        wait_for("the operator's pod", operator.running, 60, interval=0.1)
+        wait_until(operator.running, 60, "the operator's pod", interval=0.1)
         operator_apply(env.cluster, ODH_NS, as_operator_applied([*ours, legacy_runtime(IN_USE), legacy_runtime(STALE)], cr))
         for name in ("torch-distributed", IN_USE):  # what Trainer 2.0-2.2 controllers left on runtimes
             add_legacy_finalizer(env, name)
@@ -207,7 +207,7 @@ def test_take_over_installs_into_the_namespace_the_operator_used(env, capsys, mo
     """No -n: the CR's spec.appNamespace; a different -n is refused before anything is written."""
     prepare_cluster_for_odh(env.cluster)
     apply_raw(env.cluster, trainer_crd(), "olm")
-    wait_for("the Trainer CRD", lambda: established(env.cluster, f"trainers.{GROUP}"), 60, interval=0.1)
+    wait_established(env.cluster, f"trainers.{GROUP}")
     env.cluster.request("POST", f"/apis/{GROUP}/v1alpha1/trainers", body={
         "apiVersion": f"{GROUP}/v1alpha1", "kind": "Trainer",
         "metadata": {"name": TRAINER_CR, "finalizers": [CLEANUP_FINALIZER]}, "spec": {"appNamespace": "ml-trainer"}})

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
-import time
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -154,11 +155,20 @@ def test_status_reports_source_presence_drift_availability_and_gates_on_ready(en
     assert "is not Ready (DeploymentsNotReady): 0/1 deployments ready" in err
     code, out, err = _cli(capsys, *base, "--wait", "--timeout", "1")
     assert code == 4 and err.splitlines()[-1].startswith("error: timed out after 1s: Trainer in namespace")
-    threading.Timer(2.0, lambda: readiness.mark_deployment_available(Path(env.kubeconfig), *dep_path)).start()
-    start = time.monotonic()
-    code, out, err = _cli(capsys, *base, "--wait", "--timeout", "60")
-    assert code == 0, err
-    assert time.monotonic() - start >= 1.5 and "waiting for Ready: DeploymentsNotReady" in err
+    # The Deployment becomes available only once the command says it waits for it.
+    proc = subprocess.Popen([sys.executable, "-m", "trainerctl", *base, "--wait", "--timeout", "60"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                            env={**os.environ, "NO_COLOR": "1"})
+    said = []
+    for line in proc.stderr:
+        said.append(line)
+        if "waiting for Ready: DeploymentsNotReady" in line:
+            readiness.mark_deployment_available(Path(env.kubeconfig), *dep_path)
+            break
+    out, rest = proc.communicate(timeout=120)
+    err = "".join(said) + rest
+    assert proc.returncode == 0, err
+    assert "waiting for Ready: DeploymentsNotReady" in err
     assert "Ready: True (Ready)" in out
 
     # Drift without the render: another manager took a field we applied; re-installing (forcing the

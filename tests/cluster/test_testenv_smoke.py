@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.support.waiting import wait_until
 from tests.testenv.readiness import (
     make_endpointslice_ready,
     mark_deployment_available,
@@ -52,16 +52,17 @@ def _wait_established(api_client, names: list[str], timeout: float = 60) -> None
     from kubernetes import client
 
     ext = client.ApiextensionsV1Api(api_client)
-    deadline = time.monotonic() + timeout
     pending = set(names)
-    while pending and time.monotonic() < deadline:
+
+    def all_established() -> bool:
         for name in sorted(pending):
             crd = json.loads(ext.read_custom_resource_definition(name, _preload_content=False).data)
             conditions = {c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []}
             if conditions.get("Established") == "True":
                 pending.discard(name)
-        time.sleep(0.2)
-    assert not pending, f"CRDs not Established after {timeout}s: {sorted(pending)}"
+        return not pending
+
+    wait_until(all_established, timeout, f"CRDs {sorted(pending)} to be Established")
 
 
 def _apply_runtime(api_client, runtime: dict, dry_run: str | None = None) -> dict:
@@ -166,8 +167,7 @@ def test_webhook_without_backend_fails_fast_on_loopback(test_cluster, namespace)
                                                      _content_type=APPLY, _preload_content=False)
 
     def create_probe() -> str:
-        deadline = time.monotonic() + 30
-        while True:  # the webhook configuration reaches the admission plugin asynchronously
+        def refused() -> str | None:  # the webhook configuration reaches the admission plugin asynchronously
             try:
                 client.CoreV1Api(api).create_namespaced_config_map(
                     namespace, {"metadata": {"generateName": "probe-"}}, _preload_content=False)
@@ -175,8 +175,9 @@ def test_webhook_without_backend_fails_fast_on_loopback(test_cluster, namespace)
                 assert exc.status == 500, exc.body
                 assert "failed calling webhook" in exc.body, exc.body
                 return exc.body
-            assert time.monotonic() < deadline, "webhook was never called"
-            time.sleep(0.2)
+            return None
+
+        return wait_until(refused, 30, "the API server to call the webhook")
 
     try:
         assert "dial tcp 127.100." in create_probe()

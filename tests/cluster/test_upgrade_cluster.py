@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import yaml
@@ -14,6 +13,7 @@ from trainerctl.upgrade import check_cluster
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, STORED_VERSION_UNSERVED, VALIDATION_ADDED
 from tests.support.upgrade_cases import REMOVED_NESTED, REMOVED_TOP, TRAINJOBS, fixture_trainjobs, load_crds, target_dropping_stored_version, target_removing_fields
 from tests.support.upgrade_cases import oracle
+from tests.support.waiting import wait_until
 
 APPLY = "application/apply-patch+yaml"
 MANAGER = "trainerctl-upgrade-tests"
@@ -31,16 +31,17 @@ def apply_crds(api_client, crds: list[dict], timeout: float = 60) -> None:
         body = {k: v for k, v in crd.items() if k != "status"}
         ext.patch_custom_resource_definition(crd["metadata"]["name"], body, field_manager=MANAGER,
                                              force=True, _content_type=APPLY, _preload_content=False)
-    deadline = time.monotonic() + timeout
     pending = {c["metadata"]["name"] for c in crds}
-    while pending and time.monotonic() < deadline:
+
+    def all_established() -> bool:
         for name in sorted(pending):
             crd = _raw(ext.read_custom_resource_definition(name, _preload_content=False))
             conds = {c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []}
             if conds.get("Established") == "True" and conds.get("NamesAccepted") == "True":
                 pending.discard(name)
-        time.sleep(0.2)
-    assert not pending, f"CRDs not Established: {sorted(pending)}"
+        return not pending
+
+    wait_until(all_established, timeout, f"CRDs {sorted(pending)} to be Established")
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,8 @@ Every test here runs on one e2e cluster per session (tests/testenv/e2e.py): kube
 kube-controller-manager, kube-scheduler, three kwok nodes, and the real controllers, built from the
 module proxy at the version each render names, run by the process kubelet from the rendered
 Deployments, ConfigMaps, Secrets and ServiceAccounts. The tests run in file order: 1-3 and 5 build
-on the fresh v2.3.0 install, 6 uninstalls it, then 4 and 7 start again from v2.2.0.
+on the fresh v2.3.0 install, 6 uninstalls it, then 4 and 7 start again from v2.2.0. Each test
+also passes alone: what it builds on is a fixture, never an earlier test.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import os
 import secrets
 import signal
-import time
+from pathlib import Path
 
 import pytest
 
@@ -26,9 +27,8 @@ from tests.testenv.api import ApiError
 def fresh_install(tctl, api):
     """`trainerctl install` of kubeflow/trainer v2.3.0 overlays/manager plus our runtimes, with
     the default --wait; what the webhooks say right after it exits."""
-    started = time.monotonic()
+    h.cleanup_trainer(tctl, api)  # fresh: whatever another module left goes first
     report = tctl.install("v2.3.0")
-    seconds = time.monotonic() - started
     h.create_namespace(api, JOBS_NS)
     # Right after exit, with no retry: both controllers' webhooks must answer.
     probes = {}
@@ -40,7 +40,7 @@ def fresh_install(tctl, api):
             probes[name] = h.dry_run_create(api, path, body)
         except ApiError as exc:
             probes[name] = exc
-    return report, seconds, probes
+    return report, probes
 
 
 def _jobset(name: str, namespace: str) -> dict:
@@ -50,7 +50,7 @@ def _jobset(name: str, namespace: str) -> dict:
 
 
 def test_1_fresh_install_waits_for_the_real_webhooks_and_they_admit_our_runtimes(fresh_install, tctl, api):
-    report, seconds, probes = fresh_install
+    report, probes = fresh_install
     assert report["summary"].get("failed", 0) == 0, report["summary"]
     for name, result in probes.items():
         assert not isinstance(result, Exception), f"{name} webhook did not answer right after install: {result}"
@@ -100,13 +100,14 @@ def _subset(rendered, live) -> bool:
 def test_2_trainjob_completes_through_the_real_controllers(fresh_install, api, e2e_cluster):
     name = "e2e-complete"
     h.create_trainjob(api, h.trainjob(name, JOBS_NS))
-    jobset = h.wait_for("the Trainer controller to create the JobSet",
-                        lambda: api.get_or_none(f"{h.JOBSET}/namespaces/{JOBS_NS}/jobsets/{name}"))
+    jobset = h.wait_until(lambda: api.get_or_none(f"{h.JOBSET}/namespaces/{JOBS_NS}/jobsets/{name}"),
+                          120, "the Trainer controller to create the JobSet")
     assert any(o.get("kind") == "TrainJob" and o.get("name") == name
                for o in jobset["metadata"].get("ownerReferences") or [])
-    jobs = h.wait_for("the JobSet controller to create Jobs", lambda: api.request(
+    jobs = h.wait_until(lambda: api.request(
         "GET", f"/apis/batch/v1/namespaces/{JOBS_NS}/jobs",
-        query={"labelSelector": f"jobset.sigs.k8s.io/jobset-name={name}"}).get("items"))
+        query={"labelSelector": f"jobset.sigs.k8s.io/jobset-name={name}"}).get("items"),
+                        120, "the JobSet controller to create Jobs")
     assert jobs
     job = h.wait_trainjob_complete(api, JOBS_NS, name)
     assert h.condition(job, "Complete") == "True"
@@ -138,21 +139,23 @@ def _evict(api, namespace: str, pod: str):
 def test_5_ha_spreads_replicas_respects_the_pdb_and_survives_losing_the_leader(fresh_install, tctl, api, e2e_cluster):
     report = tctl.install("v2.3.0", "--ha")
     assert report["summary"].get("failed", 0) == 0
-    h.wait_for("2 available trainer replicas", lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT, 2))
+    h.wait_until(lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT, 2),
+                 120, "2 available trainer replicas")
     running = h.trainer_pods(api)
     assert len(running) == 2 and len({p["spec"]["nodeName"] for p in running}) == 2, \
         [(p["metadata"]["name"], p["spec"].get("nodeName")) for p in running]
 
     # The disruption budget (minAvailable 1): one eviction goes through, the second is refused.
     pdb_path = f"/apis/policy/v1/namespaces/{KF_NS}/poddisruptionbudgets"
-    h.wait_for("the PDB to allow one disruption", lambda: any(
-        (p.get("status") or {}).get("disruptionsAllowed") == 1 for p in api.request("GET", pdb_path)["items"]))
+    h.wait_until(lambda: any(
+        (p.get("status") or {}).get("disruptionsAllowed") == 1 for p in api.request("GET", pdb_path)["items"]),
+                 120, "the PDB to allow one disruption")
     _evict(api, KF_NS, running[0]["metadata"]["name"])
     with pytest.raises(ApiError) as refused:
         _evict(api, KF_NS, running[1]["metadata"]["name"])
     assert refused.value.status == 429 and "disruption budget" in refused.value.body
-    h.wait_for("2 available trainer replicas again",
-               lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT, 2) and len(h.trainer_pods(api)) == 2)
+    h.wait_until(lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT, 2) and len(h.trainer_pods(api)) == 2,
+                 120, "2 available trainer replicas again")
 
     # Two real controller processes, one leader: kill the leader's process.
     lease_path = f"/apis/coordination.k8s.io/v1/namespaces/{KF_NS}/leases/trainer.kubeflow.org"
@@ -162,24 +165,30 @@ def test_5_ha_spreads_replicas_respects_the_pdb_and_survives_losing_the_leader(f
         return next((p["metadata"]["name"] for p in h.trainer_pods(api) if holder.startswith(p["metadata"]["name"] + "_")),
                     None)
 
-    leader_pod = h.wait_for("one of the two running replicas to hold the lease", current_leader, timeout=60)
+    leader_pod = h.wait_until(current_leader, 60, "one of the two running replicas to hold the lease")
     leader = api.get_or_none(lease_path)["spec"]["holderIdentity"]
     certs = h.cert_state(api, KF_NS, h.TRAINER_SECRET, h.TRAINER_WEBHOOKS)
-    os.kill(e2e_cluster.pod_processes()[f"{KF_NS}/{leader_pod}"], signal.SIGKILL)
+    pid = e2e_cluster.pod_processes()[f"{KF_NS}/{leader_pod}"]
+    os.kill(pid, signal.SIGKILL)
     # A request already on the API server's kept-alive connection to the killed process fails
-    # (EOF), as on any cluster; the kernel closes that connection at once, so give it a moment.
-    time.sleep(1)
+    # (EOF), as on any cluster. The kernel closes that connection when the process is gone, the
+    # service proxy then closes its side, and the API server drops it from its pool: wait until
+    # the process is gone and a create is admitted through the webhook again.
+    h.wait_until(lambda: _gone(pid), 30, f"the killed leader (pid {pid}) to be gone")
+    probe = h.trainjob("e2e-ha-probe", JOBS_NS, suspend=True)
+    h.wait_until(lambda: _admitted(api, f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs", probe), 30,
+                 "the API server to reach the webhook of the surviving replica")
     # Until a new leader holds the lease (the other replica, or the killed one restarted by its
     # kubelet: both race once the lease expires), every create must still be admitted.
-    deadline = time.monotonic() + 90
-    created = 0
-    holder = leader
-    while holder == leader and time.monotonic() < deadline:
-        h.create_trainjob(api, h.trainjob(f"e2e-ha-{created}", JOBS_NS, suspend=True))
-        created += 1
-        time.sleep(0.5)
+    created = []
+
+    def new_leader() -> str | None:
+        h.create_trainjob(api, h.trainjob(f"e2e-ha-{len(created)}", JOBS_NS, suspend=True))
+        created.append(1)
         holder = (api.get_or_none(lease_path) or {}).get("spec", {}).get("holderIdentity") or leader
-    assert holder != leader, f"no new leader within 90s after killing {leader}"
+        return holder if holder != leader else None
+
+    holder = h.wait_until(new_leader, 90, f"a new leader after killing {leader}", interval=0.5)
     assert current_leader(), f"the lease went to {holder}, not a running replica"
     for i in range(5):
         h.create_trainjob(api, h.trainjob(f"e2e-ha-after-{i}", JOBS_NS, suspend=True))
@@ -188,6 +197,24 @@ def test_5_ha_spreads_replicas_respects_the_pdb_and_survives_losing_the_leader(f
     ca = state["secret"]["ca.crt"]
     for _, name in h.TRAINER_WEBHOOKS:
         assert state[name] and all(bundle == ca for bundle in state[name]), name
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (reaped, or a zombie whose sockets the kernel has closed)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+def _admitted(api, path: str, body: dict) -> bool:
+    try:
+        h.dry_run_create(api, path, body)
+    except ApiError as exc:
+        if "failed calling webhook" not in str(exc):
+            raise
+        return False
+    return True
 
 
 def _trainjobs(api, namespace: str) -> list[dict] | None:
@@ -200,8 +227,10 @@ def _trainjobs(api, namespace: str) -> list[dict] | None:
 
 
 def test_6_uninstall_keeps_trainjobs_then_deletes_them_with_the_crds_and_namespaces_go(fresh_install, tctl, api):
+    for _ in range(2):  # TrainJobs of its own to keep, beside whatever earlier tests left
+        h.create_trainjob(api, h.trainjob(f"e2e-kept-{secrets.token_hex(3)}", JOBS_NS, suspend=True))
     jobs = _trainjobs(api, JOBS_NS)
-    assert jobs, "earlier tests left TrainJobs to keep"
+    assert jobs, "no TrainJobs to keep"
     tctl.run("uninstall", "-n", KF_NS)
     assert api.get_or_none("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org")
     assert len(_trainjobs(api, JOBS_NS)) == len(jobs)
@@ -214,8 +243,8 @@ def test_6_uninstall_keeps_trainjobs_then_deletes_them_with_the_crds_and_namespa
     for ns in (KF_NS, JOBS_NS):
         api.request("DELETE", f"/api/v1/namespaces/{ns}")
     for ns in (KF_NS, JOBS_NS):
-        h.wait_for(f"namespace {ns} to be deleted", lambda ns=ns: api.get_or_none(f"/api/v1/namespaces/{ns}") is None,
-                   timeout=120)
+        h.wait_until(lambda ns=ns: api.get_or_none(f"/api/v1/namespaces/{ns}") is None,
+                     120, f"namespace {ns} to be deleted")
 
 
 # An update that each immutability rule v2.3.0 adds must refuse, keyed by the path upgrade-check
@@ -258,10 +287,10 @@ def test_4_upgrade_from_v2_2_0_keeps_trainjobs_and_enforces_new_immutability_rul
 
     report = tctl.install("v2.3.0")
     assert report["summary"].get("failed", 0) == 0
-    h.wait_for("the v2.3.0 binary to run the trainer pod", lambda: [
+    h.wait_until(lambda: [
         p for p in h.trainer_pods(api)
         if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == "testenv-binary://trainer-controller-manager@v2.3.0"
-        and h.condition(p, "Ready") == "True"])
+        and h.condition(p, "Ready") == "True"], 120, "the v2.3.0 binary to run the trainer pod")
     assert {j["metadata"]["name"] for j in _trainjobs(api, JOBS_NS)} >= {"e2e-v22-done", "e2e-v22-suspended"}
     for i, (path, finding) in enumerate(sorted(immutable.items())):
         # On a TrainJob created under v2.3.0: v2.2.0's schema may not have had the field at all
@@ -294,8 +323,9 @@ def test_7_upgrade_prunes_a_runtime_only_finished_jobs_used_and_keeps_one_a_susp
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-finished")
     legacy = "trainer.kubeflow.org/resource-in-use"
     for name in ("e2e-old-finished", "e2e-old-pending"):
-        h.wait_for(f"the v2.2.0 controller to add {legacy} to {name}", lambda name=name: legacy in (
-            api.request("GET", f"{TRAINER}/clustertrainingruntimes/{name}")["metadata"].get("finalizers") or []))
+        h.wait_until(lambda name=name: legacy in (
+            api.request("GET", f"{TRAINER}/clustertrainingruntimes/{name}")["metadata"].get("finalizers") or []),
+                     120, f"the v2.2.0 controller to add {legacy} to {name}")
 
     dry = tctl.run("install", *tctl.source_args("v2.3.0"), "--dry-run")
     said = dry.stdout + dry.stderr
@@ -305,8 +335,8 @@ def test_7_upgrade_prunes_a_runtime_only_finished_jobs_used_and_keeps_one_a_susp
     done = tctl.run("install", *tctl.source_args("v2.3.0"), "--timeout", str(h.INSTALL_TIMEOUT))
     said = done.stdout + done.stderr
     assert f"{JOBS_NS}/e2e-pending" in said, said
-    h.wait_for("e2e-old-finished to be gone",
-               lambda: api.get_or_none(f"{TRAINER}/clustertrainingruntimes/e2e-old-finished") is None)
+    h.wait_until(lambda: api.get_or_none(f"{TRAINER}/clustertrainingruntimes/e2e-old-finished") is None,
+                 120, "e2e-old-finished to be gone")
     kept = api.request("GET", f"{TRAINER}/clustertrainingruntimes/e2e-old-pending")
     assert not kept["metadata"].get("deletionTimestamp")
     # Stripped once no v2.2.0 controller runs any more (it would put the finalizer back).

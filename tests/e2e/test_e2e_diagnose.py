@@ -7,9 +7,9 @@ which fails like a kubelet where it cannot run a pod: an image tag with no build
 then ImagePullBackOff, a controller that exits crash-loops with back-off, a missing ConfigMap key
 is CreateContainerConfigError, and the previous container's log is served through the API server.
 
-The tests run in file order on one namespace: the first installs from nothing (with a quota that
-forbids every pod), each later one faults the converged install and converges it again. The
-module leaves no Trainer behind.
+The tests share one namespace: the first installs from nothing (with a quota that forbids every
+pod), each later one faults the converged install (fixture `converged`, which installs only when
+the test runs alone) and converges it again. The module leaves no Trainer behind.
 """
 
 from __future__ import annotations
@@ -49,6 +49,13 @@ def _converge(tctl) -> None:
     report = tctl.install("v2.3.0")
     assert report["summary"].get("failed", 0) == 0, report
     tctl.run("status", "-n", KF_NS)  # exit 0: Ready
+
+
+@pytest.fixture
+def converged(tctl) -> None:
+    """A converged install to fault: the one the previous test left, else a fresh one."""
+    if tctl.run("status", "-n", KF_NS, expect=None).returncode != 0:
+        _converge(tctl)
 
 
 def _error_line(proc) -> str:
@@ -95,7 +102,7 @@ def test_1_a_quota_that_forbids_the_pods_is_named_then_lifting_it_converges(tctl
     _converge(tctl)
 
 
-def test_2_a_bad_image_tag_names_the_image_where_it_came_from_and_the_registry_answer(tctl, api):
+def test_2_a_bad_image_tag_names_the_image_where_it_came_from_and_the_registry_answer(converged, tctl, api):
     bad = f"{TRAINER_IMAGE}:v2.3.0-typo"
     proc = _install(tctl, "--image", f"{TRAINER_IMAGE}={bad}", expect=4)
     error = _error_line(proc)
@@ -109,7 +116,8 @@ def test_2_a_bad_image_tag_names_the_image_where_it_came_from_and_the_registry_a
     _converge(tctl)
 
 
-def test_3_a_controller_that_crashes_on_an_unknown_flag_fails_the_install_early_with_its_log(tctl, api, tmp_path):
+def test_3_a_controller_that_crashes_on_an_unknown_flag_fails_the_install_early_with_its_log(converged, tctl, api,
+                                                                                              tmp_path):
     manifest = _patched_render(tctl, tmp_path, lambda c: c["args"].append("--no-such-flag"))
     proc = tctl.run("install", "-f", manifest, "-n", KF_NS, "--timeout", "240", expect=1)
     error = _error_line(proc)
@@ -123,7 +131,7 @@ def test_3_a_controller_that_crashes_on_an_unknown_flag_fails_the_install_early_
     _converge(tctl)
 
 
-def test_4_an_unmatched_node_selector_names_the_scheduler_message(tctl, api):
+def test_4_an_unmatched_node_selector_names_the_scheduler_message(converged, tctl, api):
     proc = _install(tctl, "--set", "manager.nodeSelector.disktype=ssd", expect=4)
     error = _error_line(proc)
     assert "pod cannot be scheduled (FailedScheduling)" in error, error
@@ -133,7 +141,7 @@ def test_4_an_unmatched_node_selector_names_the_scheduler_message(tctl, api):
     _converge(tctl)
 
 
-def test_5_a_missing_configmap_key_names_the_configmap_and_key(tctl, api, tmp_path):
+def test_5_a_missing_configmap_key_names_the_configmap_and_key(converged, tctl, api, tmp_path):
     def missing_key(container: dict) -> None:
         container.setdefault("env", []).append({"name": "E2E_SETTING", "valueFrom": {"configMapKeyRef": {
             "name": "kubeflow-trainer-public", "key": "no-such-key"}}})
@@ -149,7 +157,7 @@ def test_5_a_missing_configmap_key_names_the_configmap_and_key(tctl, api, tmp_pa
 PLANTED = "e2e-planted-secret-value-5f3a9c"
 
 
-def test_6_support_bundle_holds_what_a_ticket_needs_and_no_secret(tctl, api, e2e_cluster, tmp_path):
+def test_6_support_bundle_holds_what_a_ticket_needs_and_no_secret(converged, tctl, api, e2e_cluster, tmp_path):
     secret_path = f"/api/v1/namespaces/{KF_NS}/secrets/{h.TRAINER_SECRET}"
     api.request("PATCH", secret_path, {"stringData": {"planted": PLANTED}},
                 content_type="application/merge-patch+json")

@@ -4,7 +4,9 @@ Argo CD, which cannot be built here, wave by wave as its sync applies them).
 Flux's source-controller and kustomize-controller (tests/testenv/flux.py) pull a repository from a
 loopback git server (tests/support/git_server.py), to which the test pushes `render --gitops
 flux` output as a CI job would. The real Trainer and JobSet controllers run what Flux applies.
-The tests run in file order and share the Flux install; the last one starts again for Argo CD.
+The tests share the Flux install. Each stage they build on is a module fixture (v2.2.0 applied by
+Flux, the v2.3.0 folder rendered, v2.3.0 applied), so any one test run alone finds what it needs;
+the last one removes Flux and starts again for Argo CD.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import yaml
 
 from tests.support import e2e as h
 from tests.support.e2e import KF_NS, TRAINER, cleanup_trainer, merge_patch, runtime_copy, trainer_pods
+from tests.support.waiting import Not
 from tests.testenv.api import ApiError
 
 JOBS_NS = "e2e-gitops-jobs"
@@ -61,7 +64,7 @@ def _remove_flux(api, controllers) -> None:
     for item in (api.get_or_none(KS) or {}).get("items") or []:
         api.request("DELETE", f"{KS}/{item['metadata']['name']}")
     try:
-        h.wait_for("the Kustomizations to be gone", lambda: not (api.get_or_none(KS) or {}).get("items"), timeout=180)
+        h.wait_until(lambda: not (api.get_or_none(KS) or {}).get("items"), 180, "the Kustomizations to be gone")
     finally:
         controllers.stop()
     for crd in controllers.crds():
@@ -139,7 +142,7 @@ def _wait_ready(api, revision: str) -> list[dict]:
         return _ready_at(api, revision)
 
     try:
-        return h.wait_for(f"every Flux Kustomization Ready at {revision[:12]}", check, timeout=FLUX_TIMEOUT)
+        return h.wait_until(check, FLUX_TIMEOUT, f"every Flux Kustomization Ready at {revision[:12]}")
     except AssertionError as exc:
         states = [(k["metadata"]["name"], [(c["type"], c["status"], c.get("message", "")[:300])
                                             for c in (k.get("status") or {}).get("conditions") or []])
@@ -186,14 +189,17 @@ def _stage_order(api) -> list[str]:
     return [k["metadata"]["name"] for k in _kustomizations(api)]
 
 
-def test_1_flux_installs_v2_2_0_in_stage_order_and_the_real_controllers_run_a_trainjob(flux, fleet, tctl, api):
+@pytest.fixture(scope="module")
+def on_v2_2_0(flux, fleet, tctl, api) -> str:
+    """Flux applied v2.2.0 plus two runtimes a later render drops (written by the writer `render
+    --gitops` uses); a finished TrainJob used one of them, a suspended one needs the other. The
+    revision Flux applied."""
     from trainerctl.gitops.layout import settings
     from trainerctl.gitops.writer import gitops_files
     from trainerctl.render.output import write_files
 
     from trainerctl.render import RenderOptions, render
 
-    # v2.2.0 plus two runtimes a later render drops, written by the writer `render --gitops` uses.
     result = render(RenderOptions(source_path=str(tctl.source("v2.2.0")), overlay="overlays/manager", namespace=KF_NS,
                                   remote_mirrors=list(tctl.mirrors), use_lock=False, env={}))
     objects = result.objects + [runtime_copy(tctl, "v2.2.0", FINISHED), runtime_copy(tctl, "v2.2.0", PENDING)]
@@ -202,6 +208,32 @@ def test_1_flux_installs_v2_2_0_in_stage_order_and_the_real_controllers_run_a_tr
     revision = fleet.commit("trainer v2.2.0")
     _apply_flux_objects(tctl, fleet)
     _wait_ready(api, revision)
+    h.create_namespace(api, JOBS_NS)
+    h.create_trainjob(api, h.trainjob("e2e-flux-finished", JOBS_NS, runtime=FINISHED, num_nodes=1))
+    h.create_trainjob(api, h.trainjob("e2e-flux-pending", JOBS_NS, runtime=PENDING, num_nodes=1, suspend=True))
+    h.wait_trainjob_complete(api, JOBS_NS, "e2e-flux-finished")
+    return revision
+
+
+@pytest.fixture(scope="module")
+def v2_3_0_folder(on_v2_2_0, fleet, tctl) -> Path:
+    """The CI job's render of v2.3.0 into the fleet folder, not yet committed."""
+    tctl.run(*_render_args(tctl, "v2.3.0", fleet), kube=False)
+    return fleet.folder
+
+
+@pytest.fixture(scope="module")
+def on_v2_3_0(v2_3_0_folder, fleet, api) -> str:
+    """The v2.3.0 folder committed and reconciled at once (as `flux reconcile source git` does);
+    the revision Flux applied."""
+    revision = fleet.commit("trainer v2.3.0")
+    _request_reconcile(api, GITREPO)
+    _wait_ready(api, revision)
+    return revision
+
+
+def test_1_flux_installs_v2_2_0_in_stage_order_and_the_real_controllers_run_a_trainjob(flux, on_v2_2_0, api):
+    revision = on_v2_2_0
     stages = _stage_order(api)
     assert stages == [f"trainer-{f}" for f in ("00-crds", "01-namespaces", "02-rbac", "03-config", "04-workloads",
                                                "05-webhooks", "06-admitted")]
@@ -212,19 +244,14 @@ def test_1_flux_installs_v2_2_0_in_stage_order_and_the_real_controllers_run_a_tr
     assert h.deployment_available(api, KF_NS, h.JOBSET_DEPLOYMENT)
     pod = trainer_pods(api)[0]
     assert pod["status"]["containerStatuses"][0]["imageID"] == V22
-    h.create_namespace(api, JOBS_NS)
     h.create_trainjob(api, h.trainjob("e2e-flux-done", JOBS_NS))
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-flux-done")
-    h.create_trainjob(api, h.trainjob("e2e-flux-finished", JOBS_NS, runtime=FINISHED, num_nodes=1))
-    h.create_trainjob(api, h.trainjob("e2e-flux-pending", JOBS_NS, runtime=PENDING, num_nodes=1, suspend=True))
-    h.wait_trainjob_complete(api, JOBS_NS, "e2e-flux-finished")
 
 
-def test_2_the_ci_gate_checks_the_v2_3_0_folder_against_the_cluster_before_it_is_merged(flux, fleet, tctl, api):
-    tctl.run(*_render_args(tctl, "v2.3.0", fleet), kube=False)
-    check = tctl.run("upgrade-check", "-f", str(fleet.folder), "-n", KF_NS, "-o", "json")
+def test_2_the_ci_gate_checks_the_v2_3_0_folder_against_the_cluster_before_it_is_merged(v2_3_0_folder, tctl):
+    check = tctl.run("upgrade-check", "-f", str(v2_3_0_folder), "-n", KF_NS, "-o", "json")
     assert not json.loads(check.stdout)["blocking"]
-    diff = tctl.run("diff", "-f", str(fleet.folder), "-n", KF_NS, expect=1)
+    diff = tctl.run("diff", "-f", str(v2_3_0_folder), "-n", KF_NS, expect=1)
     assert "trainer-controller-manager:v2.3.0" in diff.stdout
     said = diff.stdout + diff.stderr
     # Flux keeps runtimes the render dropped; diff says which of them an unfinished TrainJob still needs.
@@ -232,15 +259,13 @@ def test_2_the_ci_gate_checks_the_v2_3_0_folder_against_the_cluster_before_it_is
     assert FINISHED in said, said
 
 
-def test_3_flux_upgrades_in_stage_order_keeps_the_runtime_a_suspended_job_needs(flux, fleet, tctl, api):
-    revision = fleet.commit("trainer v2.3.0")
-    _request_reconcile(api, GITREPO)
-    _wait_ready(api, revision)
-    assert _applies(flux, revision) == _stage_order(api)
+def test_3_flux_upgrades_in_stage_order_keeps_the_runtime_a_suspended_job_needs(flux, on_v2_3_0, api):
+    assert _applies(flux, on_v2_3_0) == _stage_order(api)
     assert not _warnings(api)
-    h.wait_for("the v2.3.0 binary to run the trainer pod", lambda: [
+    h.wait_until(lambda: [
         p for p in trainer_pods(api)
-        if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == V23 and h.condition(p, "Ready") == "True"])
+        if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == V23 and h.condition(p, "Ready") == "True"],
+        120, "the v2.3.0 binary to run the trainer pod")
     for name in (PENDING, FINISHED):  # Flux never prunes runtimes (trainerctl reports them, test 2)
         kept = api.request("GET", f"{CTR}/{name}")
         assert not kept["metadata"].get("deletionTimestamp"), name
@@ -271,16 +296,17 @@ def _plural(api, group: str, version: str, kind: str) -> str:
     raise AssertionError(f"{kind} not served")
 
 
-def test_4_a_second_reconcile_changes_nothing_and_the_rotators_fields_survive(flux, fleet, tctl, api):
+def test_4_a_second_reconcile_changes_nothing_and_the_rotators_fields_survive(on_v2_3_0, fleet, tctl, api):
     certs = (h.cert_state(api, KF_NS, h.TRAINER_SECRET, h.TRAINER_WEBHOOKS),
              h.cert_state(api, KF_NS, h.JOBSET_SECRET, h.JOBSET_WEBHOOKS))
     assert certs[0]["secret"].get("tls.crt") and all(certs[0][n][0] for _, n in h.TRAINER_WEBHOOKS)
     before = _live_versions(api, fleet.folder)
     events = len(api.request("GET", f"/api/v1/namespaces/{FLUX_NS}/events")["items"])
     tokens = {k["metadata"]["name"]: _request_reconcile(api, f"{KS}/{k['metadata']['name']}") for k in _kustomizations(api)}
-    h.wait_for("every Kustomization to handle the reconcile request", lambda: all(
+    h.wait_until(lambda: all(
         (k.get("status") or {}).get("lastHandledReconcileAt") == tokens[k["metadata"]["name"]]
-        and h.condition(k, "Ready") == "True" for k in _kustomizations(api)), timeout=FLUX_TIMEOUT)
+        and h.condition(k, "Ready") == "True" for k in _kustomizations(api)),
+                 FLUX_TIMEOUT, "every Kustomization to handle the reconcile request")
     assert _live_versions(api, fleet.folder) == before
     assert (h.cert_state(api, KF_NS, h.TRAINER_SECRET, h.TRAINER_WEBHOOKS),
             h.cert_state(api, KF_NS, h.JOBSET_SECRET, h.JOBSET_WEBHOOKS)) == certs
@@ -335,16 +361,14 @@ def test_5_the_argocd_folder_applied_wave_by_wave_converges(flux, fleet, tctl, a
     waves = _waves(objects)
     assert [w for w, _ in waves] == list(range(7))
     for wave, members in waves:
-        deadline = time.monotonic() + h.INSTALL_TIMEOUT
-        while True:  # the Application's retry policy: a webhook not answering yet is tried again
-            applied = _apply_wave(tctl, members)
-            if applied.returncode == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(5)
-        assert applied.returncode == 0, f"wave {wave}: {applied.stderr}"
+        def applied(members=members):  # the Application's retry policy: a webhook not answering yet is tried again
+            proc = _apply_wave(tctl, members)
+            return proc.returncode == 0 or Not(proc.stderr)
+
+        h.wait_until(applied, h.INSTALL_TIMEOUT, f"wave {wave} to apply", interval=5)
         for obj in members:
-            h.wait_for(f"wave {wave}: {obj['kind']} {obj['metadata']['name']} healthy", lambda obj=obj: _healthy(api, obj),
-                       timeout=h.INSTALL_TIMEOUT)
+            h.wait_until(lambda obj=obj: _healthy(api, obj),
+                         h.INSTALL_TIMEOUT, f"wave {wave}: {obj['kind']} {obj['metadata']['name']} healthy")
     h.create_namespace(api, JOBS_NS)
     h.create_trainjob(api, h.trainjob("e2e-argo-done", JOBS_NS))
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-argo-done")

@@ -40,8 +40,8 @@ HELM_MARKS = ("meta.helm.sh/release-name", "meta.helm.sh/release-namespace")
 class Helm:
     """The real helm binary against the e2e cluster, with its own config, cache and data dirs."""
 
-    def __init__(self, binary: Path, kubeconfig: str, home: Path, charts: Path):
-        self.binary, self.kubeconfig, self.home, self.charts = binary, kubeconfig, home, charts
+    def __init__(self, binary: Path, kubeconfig: str, home: Path, charts: Path, api):
+        self.binary, self.kubeconfig, self.home, self.charts, self.api = binary, kubeconfig, home, charts, api
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         env = {**os.environ, "KUBECONFIG": self.kubeconfig, "HELM_CONFIG_HOME": str(self.home / "config"),
@@ -51,30 +51,48 @@ class Helm:
             _check(args, proc)
         return proc
 
-    def install(self, chart: str, *values: str, upgrade: bool = False, server_side: bool = True,
-                api=None) -> int:
-        """Install or upgrade; returns the release's revision.
-
-        A client-side upgrade three-way-merges the chart's webhook Secret, whose data the chart
-        declares empty, so every upgrade blanks the certificate the controller wrote; its rotator
-        then issues a new CA and injects it at once, while the pod serves the old certificate until
-        the kubelet refreshes the volume. A runtime created by Helm in that window is refused by
-        the webhook (x509). A user retries once the webhook answers; so does this, given `api`."""
+    def _chart_args(self, chart: str, values: tuple[str, ...]) -> list[str]:
         version = chart.rsplit("-", 1)[1]
-        args = ("upgrade" if upgrade else "install", RELEASE, str(self.charts / chart), "-n", KF_NS,
-                *(() if upgrade else ("--create-namespace",)), f"--server-side={str(server_side).lower()}",
-                "--set", f"jobset.image.tag={SUBCHART_JOBSET[version]}",
-                *(a for v in values for a in ("--set", v)), "--wait", "--timeout", f"{h.INSTALL_TIMEOUT}s")
-        attempts = 3 if api is not None else 1
-        for attempt in range(1, attempts + 1):
-            proc = self.run(*args, check=False)
-            if proc.returncode == 0:
-                break
-            if attempt == attempts or "failed calling webhook" not in proc.stderr:
-                _check(args, proc)
-            h.wait_for("the runtime webhook to answer after the certificate rotation", lambda: webhook_answers(api),
-                       timeout=120)
+        return [RELEASE, str(self.charts / chart), "-n", KF_NS, "--set", f"jobset.image.tag={SUBCHART_JOBSET[version]}",
+                *(a for v in values for a in ("--set", v))]
+
+    def install(self, chart: str, *values: str, upgrade: bool = False, server_side: bool = True) -> int:
+        """Install or upgrade; returns the release's revision once the chart's cert rotation settled.
+
+        Every install and client-side upgrade writes the chart's webhook Secrets with the empty
+        data the chart declares, blanking the certificates the controllers wrote; their rotators
+        then issue new CAs, while the pods serve the old certificates until the kubelet refreshes
+        the volumes. Whatever the webhooks judge in that window is refused (x509), so this returns
+        only once both webhooks answer under the CA their Secret holds (`rotation_settled`)."""
+        self.run("upgrade" if upgrade else "install", *self._chart_args(chart, values),
+                 *(() if upgrade else ("--create-namespace",)), f"--server-side={str(server_side).lower()}",
+                 "--wait", "--timeout", f"{h.INSTALL_TIMEOUT}s")
+        h.wait_until(lambda: rotation_settled(self.api), h.INSTALL_TIMEOUT,
+                     "both webhooks to answer under the CA in their Secret after the chart's rotation")
         return int(next(r["revision"] for r in self.releases() if r["name"] == RELEASE))
+
+    def upgrade_with_runtimes(self, chart: str, *values: str) -> int:
+        """A client-side `helm upgrade` that adds the chart's ClusterTrainingRuntimes.
+
+        Left to itself, the upgrade creates them right after it blanks the webhook Secret (see
+        `install`), racing the rotation it set off. So the runtimes are created first, as the
+        upgrade would create them (its own render, a create with Helm's field manager and the
+        release's ownership marks), while the webhook is settled; the upgrade then adopts them,
+        its patch for each is empty and it sends none, and the revision records them as the
+        chart's. Nothing the webhook judges is written during the rotation."""
+        rendered = self.run("template", *self._chart_args(chart, values)).stdout
+        created = {}
+        for runtime in (d for d in yaml.safe_load_all(rendered) if d and d["kind"] == "ClusterTrainingRuntime"):
+            meta = runtime["metadata"]
+            meta.setdefault("labels", {})["app.kubernetes.io/managed-by"] = "Helm"
+            meta.setdefault("annotations", {}).update(dict(zip(HELM_MARKS, (RELEASE, KF_NS))))
+            out = self.api.request("POST", CTR, runtime, query={"fieldManager": "helm"})
+            created[meta["name"]] = out["metadata"]["resourceVersion"]
+        revision = self.install(chart, *values, upgrade=True, server_side=False)
+        rewritten = sorted(n for n, rv in created.items()
+                           if self.api.request("GET", f"{CTR}/{n}")["metadata"]["resourceVersion"] != rv)
+        assert not rewritten, f"helm upgrade wrote runtimes it should have adopted as they were: {rewritten}"
+        return revision
 
     def releases(self) -> list[dict]:
         return json.loads(self.run("list", "-A", "-o", "json").stdout)
@@ -85,22 +103,34 @@ def _check(args: tuple[str, ...], proc: subprocess.CompletedProcess) -> None:
         raise AssertionError(f"helm {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
 
 
-def webhook_answers(api) -> bool:
-    """Whether the ClusterTrainingRuntime webhook answers a dry-run create (a refusal is an answer;
-    a failed call is not)."""
-    probe = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
-             "metadata": {"name": "e2e-webhook-probe"}, "spec": {"template": {"spec": {}}}}
+def _answers(api, path: str, probe: dict) -> bool:
+    """Whether the webhook judging `probe` answers a dry-run create (a refusal is an answer; a
+    failed call is not)."""
     try:
-        h.dry_run_create(api, CTR, probe)
+        h.dry_run_create(api, path, probe)
     except ApiError as exc:
         return "failed calling webhook" not in str(exc)
     return True
 
 
+def rotation_settled(api) -> bool:
+    """Both charts' webhooks carry the CA their Secret holds, and both answer under it."""
+    for secret, webhooks in ((h.TRAINER_SECRET, h.TRAINER_WEBHOOKS), (h.JOBSET_SECRET, h.JOBSET_WEBHOOKS)):
+        state = h.cert_state(api, KF_NS, secret, webhooks)
+        ca = state["secret"].get("ca.crt")
+        if not ca or not all(bundle == ca for _, name in webhooks for bundle in state[name]):
+            return False
+    runtime = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+               "metadata": {"name": "e2e-webhook-probe"}, "spec": {"template": {"spec": {}}}}
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+              "metadata": {"name": "e2e-webhook-probe", "namespace": KF_NS}, "spec": {}}
+    return _answers(api, CTR, runtime) and _answers(api, f"{h.JOBSET}/namespaces/{KF_NS}/jobsets", jobset)
+
+
 @pytest.fixture(scope="module")
-def helm(e2e_cluster, shared_dir, tmp_path_factory):
+def helm(e2e_cluster, shared_dir, tmp_path_factory, api):
     return Helm(e2e_cluster.e2e_bin_dir / "helm", str(e2e_cluster.admin_kubeconfig), tmp_path_factory.mktemp("helm"),
-                shared_dir / "charts")
+                shared_dir / "charts", api)
 
 
 def _delete(api, path: str) -> None:
@@ -125,10 +155,10 @@ def remove_all(helm: Helm, tctl, api) -> None:
         if crd["spec"]["group"] in ("trainer.kubeflow.org", "jobset.x-k8s.io"):
             _delete(api, f"{CRDS}/{crd['metadata']['name']}")
     for crd in ("trainjobs.trainer.kubeflow.org", "jobsets.jobset.x-k8s.io"):
-        h.wait_for(f"CRD {crd} to go", lambda crd=crd: api.get_or_none(f"{CRDS}/{crd}") is None, timeout=120)
+        h.wait_until(lambda crd=crd: api.get_or_none(f"{CRDS}/{crd}") is None, 120, f"CRD {crd} to go")
     for ns in (KF_NS, JOBS_NS):
         _delete(api, f"/api/v1/namespaces/{ns}")
-        h.wait_for(f"namespace {ns} to go", lambda ns=ns: api.get_or_none(f"/api/v1/namespaces/{ns}") is None, timeout=120)
+        h.wait_until(lambda ns=ns: api.get_or_none(f"/api/v1/namespaces/{ns}") is None, 120, f"namespace {ns} to go")
 
 
 @pytest.fixture
@@ -195,8 +225,8 @@ def test_helm_release_of_chart_2_2_0_is_handed_over_in_place_and_forgotten(slate
     # applies: Helm 4's server-side upgrade of this chart conflicts with the controller's cert
     # rotator over the webhook Secret's data, which the chart declares empty.
     helm.install("kubeflow-trainer-2.2.0", server_side=False)
-    revision = helm.install("kubeflow-trainer-2.2.0", "runtimes.defaultEnabled=true", upgrade=True,
-                            server_side=False, api=api)
+    revision = helm.upgrade_with_runtimes("kubeflow-trainer-2.2.0", "runtimes.defaultEnabled=true")
+    assert revision == 2
     assert [(r["name"], r["namespace"], r["revision"], r["status"]) for r in helm.releases()] == \
         [(RELEASE, KF_NS, str(revision), "deployed")]
     h.create_namespace(api, JOBS_NS)
@@ -259,10 +289,10 @@ def test_helm_release_of_chart_2_2_0_is_handed_over_in_place_and_forgotten(slate
     assert not marks({"metadata": pending}) and pending["labels"]["platform.opendatahub.io/part-of"] == "trainer"
 
     # The v2.3.0 controller runs what the hand-over installed; a new TrainJob completes.
-    h.wait_for("the v2.3.0 binary to run the trainer pod", lambda: [
+    h.wait_until(lambda: [
         p for p in h.trainer_pods(api)
         if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == V23 and h.condition(p, "Ready") == "True"],
-        timeout=h.INSTALL_TIMEOUT)
+        h.INSTALL_TIMEOUT, "the v2.3.0 binary to run the trainer pod")
     h.create_trainjob(api, h.trainjob("e2e-helm-after", JOBS_NS))
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-helm-after")
     tctl.run("status", "-n", KF_NS)
@@ -312,8 +342,9 @@ def test_an_interrupted_hand_over_of_chart_2_3_0_is_finished_by_the_next_run(sla
     env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
     proc = subprocess.Popen(cmd, cwd=tctl.workdir, env={**env, "NO_COLOR": "1"}, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    h.wait_for("the hand-over to start writing", lambda: api.get_or_none(
-        f"/api/v1/namespaces/{KF_NS}/configmaps/trainerctl-inventory"), timeout=h.INSTALL_TIMEOUT, interval=0.05)
+    h.wait_until(lambda: api.get_or_none(
+        f"/api/v1/namespaces/{KF_NS}/configmaps/trainerctl-inventory"),
+                 h.INSTALL_TIMEOUT, "the hand-over to start writing", interval=0.05)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err

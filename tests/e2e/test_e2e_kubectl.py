@@ -75,12 +75,12 @@ def leftovers(report: dict) -> dict[str, str]:
 def test_kubectl_install_is_taken_over_and_what_it_left_is_reported_with_the_delete_line(kubectl, upstream_v22, tctl,
                                                                                         api):
     kubectl.run("apply", "--server-side", "-k", str(upstream_v22 / "manager"))
-    h.wait_for("the v2.2.0 controllers", lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT)
-               and h.deployment_available(api, KF_NS, h.JOBSET_DEPLOYMENT), timeout=h.INSTALL_TIMEOUT)
+    h.wait_until(lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT)
+               and h.deployment_available(api, KF_NS, h.JOBSET_DEPLOYMENT), h.INSTALL_TIMEOUT, "the v2.2.0 controllers")
     # The runtimes go through the Trainer webhook: retried until its cert and endpoint are ready.
-    h.wait_for("kubectl to apply the runtimes", lambda: kubectl.run(
+    h.wait_until(lambda: kubectl.run(
         "apply", "--server-side", "-k", str(upstream_v22 / "runtimes"), check=False).returncode == 0,
-        timeout=h.INSTALL_TIMEOUT, interval=2)
+                 h.INSTALL_TIMEOUT, "kubectl to apply the runtimes", interval=2)
     h.create_namespace(api, JOBS_NS)
     h.create_trainjob(api, h.trainjob("e2e-kubectl-before", JOBS_NS))
     h.wait_trainjob_complete(api, JOBS_NS, "e2e-kubectl-before")

@@ -55,7 +55,7 @@ def _waiting(api, name: str, reason: str):
         state = (_status(api, name).get("state") or {}).get("waiting") or {}
         return state if state.get("reason") == reason else None
 
-    return h.wait_for(f"pod {name} waiting with {reason}", check, timeout=60)
+    return h.wait_until(check, 60, f"pod {name} waiting with {reason}")
 
 
 def _events(api, name: str) -> list[tuple[str, str, str]]:
@@ -90,9 +90,10 @@ def test_an_image_tag_with_no_build_is_err_image_pull_then_back_off_with_the_reg
 def test_an_image_under_the_unpullable_registry_fails_like_a_missing_mirror(api):
     image = f"{UNPULLABLE_REGISTRY}/mirror/trainer-controller-manager:v2.3.0"
     _create(api, _pod("no-mirror", image))
-    failed = h.wait_for("ErrImagePull or its back-off", lambda: (
+    failed = h.wait_until(lambda: (
         _status(api, "no-mirror").get("state") or {}).get("waiting", {}).get("reason") in ("ErrImagePull",
-                                                                                           "ImagePullBackOff"))
+                                                                                           "ImagePullBackOff"),
+                          120, "ErrImagePull or its back-off")
     assert failed
     state = _status(api, "no-mirror")["state"]["waiting"]
     assert f"dial tcp: lookup {UNPULLABLE_REGISTRY}: no such host" in state["message"]
@@ -117,7 +118,7 @@ def test_a_process_that_exits_crash_loops_with_back_off_and_its_logs_are_served(
             seen.append(waiting["message"])
         return status if status.get("restartCount", 0) >= 3 and waiting.get("reason") == "CrashLoopBackOff" else None
 
-    status = h.wait_for("three restarts, then CrashLoopBackOff", looping, timeout=90, interval=0.2)
+    status = h.wait_until(looping, 90, "three restarts, then CrashLoopBackOff", interval=0.2)
     last = status["lastState"]["terminated"]
     assert last["exitCode"] == 2 and last["reason"] == "Error", last  # Go's flag package exits 2
     # The kubelet's doubling back-off, in its words.
@@ -151,5 +152,6 @@ def test_a_missing_configmap_key_is_create_container_config_error_until_it_exist
     assert ("Warning", "Failed", f"Error: couldn't find key level in ConfigMap {NS}/settings") in _events(api, "config")
     api.request("PATCH", f"/api/v1/namespaces/{NS}/configmaps/settings", {"data": {"level": "info"}},
                 content_type="application/merge-patch+json")
-    h.wait_for("the container to start once the key exists", lambda: _status(api, "config").get("lastState")
-               or (_status(api, "config").get("state") or {}).get("running"), timeout=30)
+    h.wait_until(lambda: _status(api, "config").get("lastState")
+               or (_status(api, "config").get("state") or {}).get("running"),
+                 30, "the container to start once the key exists")

@@ -19,10 +19,11 @@ import json
 import pytest
 
 from tests.support import e2e as h
+from tests.support.cluster import wait_established
 from tests.support.e2e import JOBS_NS, KF_NS, TRAINER
 from tests.support.fake_operator import (CR_PATH, DEPLOY_PATH, GROUP, MANAGER, OPERATOR_NS, FakeOperator,
-                                         as_operator_applied, established, labelled, operator_apply,
-                                         operator_deployment, trainer_crd)
+                                         as_operator_applied, labelled, operator_apply, operator_deployment,
+                                         trainer_crd)
 from tests.testenv.api import ApiError
 from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, TRAINER_CR
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
@@ -48,8 +49,8 @@ def _remove_operator(api) -> None:
     for path in (CR_PATH, f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainers.{GROUP}",
                  f"/api/v1/namespaces/{OPERATOR_NS}"):
         gone(api.request, "DELETE", path)
-    h.wait_for(f"namespace {OPERATOR_NS} to be deleted",
-               lambda: api.get_or_none(f"/api/v1/namespaces/{OPERATOR_NS}") is None, timeout=120)
+    h.wait_until(lambda: api.get_or_none(f"/api/v1/namespaces/{OPERATOR_NS}") is None,
+                 120, f"namespace {OPERATOR_NS} to be deleted")
 
 
 @pytest.fixture
@@ -66,11 +67,11 @@ def _operator_install(cluster, api, tctl) -> dict:
     from tests.support.cluster import apply_raw
 
     apply_raw(cluster, trainer_crd(), "olm")
-    h.wait_for("the Trainer CRD", lambda: established(cluster, f"trainers.{GROUP}"))
+    wait_established(cluster, f"trainers.{GROUP}", timeout=120)
     h.create_namespace(api, OPERATOR_NS)
     apply_raw(cluster, operator_deployment(), "olm")
-    h.wait_for("the operator's Deployment (a kwok pod)",
-               lambda: h.deployment_available(api, OPERATOR_NS, "trainer-operator-controller-manager"))
+    h.wait_until(lambda: h.deployment_available(api, OPERATOR_NS, "trainer-operator-controller-manager"),
+                 120, "the operator's Deployment (a kwok pod)")
     cr = api.request("POST", f"/apis/{GROUP}/v1alpha1/trainers", {
         "apiVersion": f"{GROUP}/v1alpha1", "kind": "Trainer",
         "metadata": {"name": TRAINER_CR, "finalizers": [CLEANUP_FINALIZER]},
@@ -90,15 +91,16 @@ def test_8_hand_over_from_the_operator_keeps_what_trainjobs_need_under_the_real_
     with FakeOperator(cluster, KF_NS) as operator:
         cr = _operator_install(cluster, api, tctl)
         assert operator.running()
-        h.wait_for("the v2.2.0 Trainer controller", lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT),
-                   timeout=h.INSTALL_TIMEOUT)
+        h.wait_until(lambda: h.deployment_available(api, KF_NS, h.TRAINER_DEPLOYMENT),
+                     h.INSTALL_TIMEOUT, "the v2.2.0 Trainer controller")
         h.create_namespace(api, JOBS_NS)
         h.create_trainjob(api, h.trainjob("e2e-op-finished", JOBS_NS, runtime=FINISHED, num_nodes=1))
         h.create_trainjob(api, h.trainjob("e2e-op-pending", JOBS_NS, runtime=PENDING, num_nodes=1, suspend=True))
         h.wait_trainjob_complete(api, JOBS_NS, "e2e-op-finished")
         for name in (FINISHED, PENDING):
-            h.wait_for(f"the v2.2.0 controller to add {LEGACY_FINALIZER} to {name}", lambda name=name: LEGACY_FINALIZER in (
-                api.request("GET", f"{CTR}/{name}")["metadata"].get("finalizers") or []))
+            h.wait_until(lambda name=name: LEGACY_FINALIZER in (
+                api.request("GET", f"{CTR}/{name}")["metadata"].get("finalizers") or []),
+                         120, f"the v2.2.0 controller to add {LEGACY_FINALIZER} to {name}")
         before = labelled(cluster, KF_NS)
 
         # While the operator can still write, install refuses in one line and writes nothing.
@@ -133,9 +135,10 @@ def test_8_hand_over_from_the_operator_keeps_what_trainjobs_need_under_the_real_
 
     # The v2.3.0 controller runs; no kept runtime has the legacy finalizer; the suspended job,
     # resumed, completes on the runtime the hand-over kept for it.
-    h.wait_for("the v2.3.0 binary to run the trainer pod", lambda: [
+    h.wait_until(lambda: [
         p for p in h.trainer_pods(api)
-        if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == V23 and h.condition(p, "Ready") == "True"])
+        if (p["status"].get("containerStatuses") or [{}])[0].get("imageID") == V23 and h.condition(p, "Ready") == "True"],
+        120, "the v2.3.0 binary to run the trainer pod")
     for item in api.request("GET", CTR)["items"]:
         assert LEGACY_FINALIZER not in (item["metadata"].get("finalizers") or []), item["metadata"]["name"]
     assert api.get_or_none(f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-op-finished") is not None

@@ -8,9 +8,12 @@ tests/cluster/test_lock_installs.py; these exercise the Lease protocol itself wi
 from __future__ import annotations
 
 import threading
-import time
+from datetime import datetime
 
 import pytest
+
+from tests.support.clock import FakeClock
+from tests.support.waiting import wait_until
 
 from trainerctl.cluster.operations import lock as lock_mod
 from trainerctl.cluster.client.client import connect
@@ -74,16 +77,21 @@ def _lock(cluster, namespace, who: str, messages: list | None = None, **kwargs) 
 
 
 @pytest.mark.cluster
-def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace):
+def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, monkeypatch):
     messages: list[str] = []
     with _lock(cluster, namespace, "first").acquire(0):
         lease = cluster.request("GET", lease_path(namespace))
         assert lease["spec"]["holderIdentity"].startswith("first@host pid 1 (install) #")
         assert lock_mod.read(cluster, namespace).description == "first@host pid 1 (install)"
-        started = time.monotonic()
+        clock = FakeClock()
+        monkeypatch.setattr(lock_mod, "time", clock)
+        started = clock.now
         with pytest.raises(LockTimeout) as timed_out:
             _lock(cluster, namespace, "second", messages).acquire(1.5)
-        assert 1.4 <= time.monotonic() - started < 3  # the holder renews: it never expires
+        # It gave up at its deadline: not before, and not a poll (0.1 s) later.
+        assert 1.5 <= clock.now - started < 1.6, clock.now - started
+        monkeypatch.undo()
+        assert lock_mod.read(cluster, namespace).description == "first@host pid 1 (install)"  # still held
     line = str(timed_out.value)
     assert line.startswith(f"timed out after 1.5s waiting for the install lock (Lease {namespace}/trainerctl-lock) "
                            "held by first@host pid 1 (install) since ")
@@ -103,7 +111,7 @@ def test_a_waiter_takes_the_lock_when_the_holder_releases_it(cluster, namespace)
     got: list[Lock] = []
     waiter = threading.Thread(target=lambda: got.append(_lock(cluster, namespace, "second", messages).acquire(20)))
     waiter.start()
-    time.sleep(1)
+    wait_until(lambda: messages, 20, "the second to wait for the lock")
     assert not got
     first.release()
     waiter.join(20)
@@ -121,21 +129,37 @@ def test_many_takers_at_once_hold_it_one_at_a_time(cluster, namespace):
     overlaps: list[tuple[str, str]] = []
     guard = threading.Lock()
     errors: list[BaseException] = []
+    names = [f"t{i}" for i in range(6)]
+    state = dict.fromkeys(names, "starting")  # then waiting, inside, done
+
+    def waits(who: str, line: str) -> None:
+        if line.startswith("waiting for the install lock") and state[who] == "starting":
+            state[who] = "waiting"
+
+    def contended(who: str) -> bool:
+        """Someone else waits for the lock `who` holds, or nobody is left to."""
+        others = [state[n] for n in names if n != who]
+        return "waiting" in others or all(s == "done" for s in others)
 
     def run(who: str) -> None:
         try:
-            with _lock(cluster, namespace, who).acquire(60):
+            lock = Lock(cluster, namespace, Holder(who, "host", 1, "install"), duration=3, renew_every=0.5,
+                        poll_every=0.1, on_message=lambda line: waits(who, line))
+            with lock.acquire(60):
                 with guard:
                     if inside:
                         overlaps.append((inside[-1], who))
                     inside.append(who)
-                time.sleep(0.2)
+                state[who] = "inside"
+                wait_until(lambda: contended(who), 60, f"another taker to wait while {who} holds the lock")
                 with guard:
                     inside.remove(who)
+            state[who] = "done"
         except BaseException as exc:  # noqa: BLE001 - reported below
+            state[who] = "done"
             errors.append(exc)
 
-    threads = [threading.Thread(target=run, args=(f"t{i}",)) for i in range(6)]
+    threads = [threading.Thread(target=run, args=(who,)) for who in names]
     for t in threads:
         t.start()
     for t in threads:
@@ -145,15 +169,17 @@ def test_many_takers_at_once_hold_it_one_at_a_time(cluster, namespace):
 
 
 @pytest.mark.cluster
-def test_a_dead_holders_lease_is_taken_once_expired_and_the_taker_says_so(cluster, namespace):
+def test_a_dead_holders_lease_is_taken_once_expired_and_the_taker_says_so(cluster, namespace, monkeypatch):
     dead = _lock(cluster, namespace, "dead").acquire(0)
     dead._stop.set()  # the process died: no renewal, no release
     dead._thread.join()
     messages: list[str] = []
-    started = time.monotonic()
+    clock = FakeClock()
+    monkeypatch.setattr(lock_mod, "time", clock)
     taker = _lock(cluster, namespace, "taker", messages).acquire(30)
-    waited = time.monotonic() - started
-    assert 3 <= waited < 10, waited  # its duration (3s), watched from here
+    monkeypatch.undo()
+    waited = taker.acquired.waited_seconds
+    assert 3 <= waited < 3.2, waited  # its duration (3s), watched from here: taken a poll after it expired
     assert taker.acquired.took_over_from == "dead@host pid 1 (install)"
     took = [m for m in messages if m.startswith("took over the install lock")]
     assert len(took) == 1 and "from dead@host pid 1 (install)" in took[0] and "stopped renewing" in took[0]
@@ -185,8 +211,11 @@ def test_renewals_keep_it_and_ctrl_c_releases_it(cluster, namespace):
         with _lock(cluster, namespace, "ctrl-c", duration=2, renew_every=0.3) as held:
             held.acquire(0)
             first = cluster.request("GET", lease_path(namespace))["spec"]["renewTime"]
-            time.sleep(1.5)
-            assert cluster.request("GET", lease_path(namespace))["spec"]["renewTime"] != first
+            renewed = wait_until(lambda: (cluster.request("GET", lease_path(namespace))["spec"]["renewTime"] != first
+                                          and cluster.request("GET", lease_path(namespace))["spec"]), 20, "a renewal")
+            # Renewed before it would have expired (duration 2 s), by the times the Lease records.
+            age = datetime.fromisoformat(renewed["renewTime"]) - datetime.fromisoformat(first)
+            assert age.total_seconds() < 2, age
             raise KeyboardInterrupt
     assert cluster.get_or_none(lease_path(namespace)) is None
 

@@ -333,7 +333,7 @@ def test_diff_of_a_folder_names_the_runtimes_an_engine_left_and_who_still_uses_t
     """A GitOps engine never prunes runtimes; `diff -f DIR` says which ones the folder dropped
     and whether an unfinished TrainJob still needs each. (No controllers run here, so the webhook
     configurations stay out: nothing would answer them.)"""
-    from tests.support.cluster import apply_raw
+    from tests.support.cluster import apply_raw, wait_served
     from trainerctl.cli import main
 
     result = renders["v2.3.0"]
@@ -347,12 +347,11 @@ def test_diff_of_a_folder_names_the_runtimes_an_engine_left_and_who_still_uses_t
     for folder, members in ((first, objects + extra), (second, objects)):
         write_files(folder, gitops_files(members, result.source, GitopsSettings("flux", "trainer"),
                                          namespace=KF_NS, owner_label=result.owner_label))
-    for obj in load_folder(first).objects:  # what kustomize-controller applies, stage by stage
-        if obj["kind"] == "CustomResourceDefinition":
-            apply_raw(env.cluster, obj, "kustomize-controller")
-    import time
-
-    time.sleep(2)  # the CRDs' kinds become servable
+    crds = [obj for obj in load_folder(first).objects if obj["kind"] == "CustomResourceDefinition"]
+    for obj in crds:  # what kustomize-controller applies, stage by stage
+        apply_raw(env.cluster, obj, "kustomize-controller")
+    for obj in crds:  # kustomize-controller's health check before the next stage
+        wait_served(env.cluster, obj)
     for obj in load_folder(first).objects:
         if obj["kind"] != "CustomResourceDefinition":
             apply_raw(env.cluster, obj, "kustomize-controller")

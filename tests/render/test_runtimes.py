@@ -12,7 +12,6 @@ import copy
 import json
 import os
 import shutil
-import time
 from pathlib import Path
 
 import yaml
@@ -144,7 +143,8 @@ def test_every_ref_api_server_accepts_every_runtime_strictly(env):
     ours created with fieldValidation=Strict (dry-run), so a field the CRD lacks is an error, not a prune."""
     from trainerctl.cluster.client.client import ApiError
     from trainerctl.kustomize import build
-    from tests.support.cluster import apply_raw
+    from tests.support.cluster import apply_raw, wait_established
+    from tests.support.waiting import Not, wait_until
 
     runtimes = [o for o in build(str(Path(__file__).resolve().parents[2] / "runtimes"))
                 if o["kind"] == "ClusterTrainingRuntime"]
@@ -159,29 +159,20 @@ def test_every_ref_api_server_accepts_every_runtime_strictly(env):
         live = env.get(crd_path)
         if live is not None:
             env.cluster.request("DELETE", crd_path)
-            deadline = time.monotonic() + 30
-            while env.get(crd_path) is not None:
-                assert time.monotonic() < deadline, "CRD not deleted"
-                time.sleep(0.2)
+            wait_until(lambda: env.get(crd_path) is None, 30, f"the CRD before {repo}/{ref} to be deleted")
         apply_raw(env.cluster, crd, "test-setup", crd_path)
-        deadline = time.monotonic() + 30
-        while True:
-            conds = (env.get(crd_path).get("status") or {}).get("conditions") or []
-            if any(c["type"] == "Established" and c["status"] == "True" for c in conds):
-                break
-            assert time.monotonic() < deadline, f"{repo}/{ref} CRD not established"
-            time.sleep(0.1)
+        wait_established(env.cluster, "clustertrainingruntimes.trainer.kubeflow.org", timeout=30)
         rejected = []
         for obj in runtimes:
-            for attempt in range(50):
+            def judged(obj=obj):
                 try:
-                    env.cluster.request("POST", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes",
-                                        body=obj, query={"dryRun": "All", "fieldValidation": "Strict"})
-                    break
+                    return env.cluster.request("POST", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes",
+                                               body=obj, query={"dryRun": "All", "fieldValidation": "Strict"})
                 except ApiError as exc:
-                    if exc.status == 404 and attempt < 49:  # the new CRD's storage is still coming up
-                        time.sleep(0.1)
-                        continue
+                    if exc.status == 404:  # the new CRD's storage is still coming up
+                        return Not(exc)
                     rejected.append(f"{obj['metadata']['name']}: {exc}")
-                    break
+                    return True
+
+            wait_until(judged, 30, f"{repo}/{ref}: the API server to judge {obj['metadata']['name']}")
         assert rejected == [], f"{repo}/{ref}: {rejected}"

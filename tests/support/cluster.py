@@ -9,8 +9,8 @@ field manager), publishes a ready EndpointSlice and marks the Deployments Availa
 deployment controller. Nothing in the rendered objects is relaxed: failurePolicy stays Fail, so
 a runtime is only admitted once this webhook answers, exactly as on a real cluster.
 
-Also here: a fresh API server per test (cluster-scoped objects such as CRDs, ClusterRoles and
-webhook configurations would otherwise leak between tests) and the rendered test inputs.
+Also here: the API servers the install tests run against (`env`, fresh per test, and
+`shared_env`, the session's) and the rendered test inputs.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ import os
 import ssl
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import Not, wait_until
 from trainerctl.cluster.client.client import ApiError, Cluster, connect, object_path
 from trainerctl.cluster.client.discovery import Discovery
 
@@ -123,18 +123,34 @@ def prepare_cluster_for_odh(cluster: Cluster) -> None:
     """What an ODH target cluster already has: JobSet and the PodMonitor API."""
     for crd in (jobset_crd(), podmonitor_crd()):
         apply_raw(cluster, crd, manager="test-setup")
-    deadline = time.monotonic() + 30
-    for name in ("jobsets.jobset.x-k8s.io", "podmonitors.monitoring.coreos.com"):
-        while True:
-            crd = cluster.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-            if any(c["type"] == "Established" and c["status"] == "True"
-                   for c in (crd.get("status") or {}).get("conditions") or []):
-                break
-            assert time.monotonic() < deadline, f"{name} not established"
-            time.sleep(0.1)
+    wait_established(cluster, "jobsets.jobset.x-k8s.io", "podmonitors.monitoring.coreos.com")
 
 
-def apply_raw(cluster: Cluster, obj: dict, manager: str, path: str | None = None) -> dict:
+def established(cluster: Cluster, name: str) -> bool:
+    """Whether the CRD `name` is Established (its condition, as the API server reports it)."""
+    crd = cluster.get_or_none(f"{CRDS}/{name}") or {}
+    return any(c["type"] == "Established" and c["status"] == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [])
+
+
+def wait_established(cluster: Cluster, *names: str, timeout: float = 60) -> None:
+    for name in names:
+        wait_until(lambda name=name: established(cluster, name), timeout, f"CRD {name} to be Established")
+
+
+def wait_served(cluster: Cluster, crd: dict, timeout: float = 60) -> None:
+    """The CRD is Established and discovery serves its kind in every version it serves."""
+    name, spec = crd["metadata"]["name"], crd["spec"]
+    wait_established(cluster, name, timeout=timeout)
+    for version in (v["name"] for v in spec["versions"] if v.get("served", True)):
+        def served(version=version) -> bool:
+            listed = cluster.get_or_none(f"/apis/{spec['group']}/{version}") or {}
+            return any(r.get("name") == spec["names"]["plural"] for r in listed.get("resources") or [])
+
+        wait_until(served, timeout, f"{spec['group']}/{version} to serve {spec['names']['plural']}")
+
+
+def apply_raw(cluster: Cluster, obj: dict, manager: str, path: str | None = None, dry_run: bool = False) -> dict:
     """Server-side apply as some other tool (test setup)."""
     from trainerctl.cluster.client.discovery import Discovery
 
@@ -144,8 +160,23 @@ def apply_raw(cluster: Cluster, obj: dict, manager: str, path: str | None = None
 
         ns = obj["metadata"].get("namespace") if res.namespaced else None
         path = object_path(res.group, res.version, res.resource, ns, obj["metadata"]["name"])
-    return cluster.request("PATCH", path, body=obj, query={"fieldManager": manager, "force": "true"},
-                           content_type="application/apply-patch+yaml")
+    query = {"fieldManager": manager, "force": "true", **({"dryRun": "All"} if dry_run else {})}
+    return cluster.request("PATCH", path, body=obj, query=query, content_type="application/apply-patch+yaml")
+
+
+def apply_once_admitted(cluster: Cluster, obj: dict, manager: str, timeout: float = 60) -> dict:
+    """Apply `obj` once, as a tool that does not retry (Helm, kubectl) would, after waiting until
+    the webhooks that judge it answer: a dry run of the same apply is admitted."""
+    def dry_run_admitted():
+        try:
+            return apply_raw(cluster, obj, manager, dry_run=True)
+        except ApiError as exc:
+            if "failed calling webhook" not in str(exc):
+                raise
+            return Not(exc)
+
+    wait_until(dry_run_admitted, timeout, f"the webhooks to admit {obj['kind']} {obj['metadata']['name']}")
+    return apply_raw(cluster, obj, manager)
 
 
 # -- a fresh API server per test ----------------------------------------------------------
@@ -167,32 +198,79 @@ class Env:
             raise
 
 
-def _fresh_cluster_class():
-    from tests.testenv.cluster import TestCluster
+class FreshServers:
+    """Fresh API servers, each started one test ahead: while a test runs on one, the next starts
+    beside it (a start is mostly kube-apiserver's own start-up, about 5 s of waiting and 2 s of
+    CPU), so the next `env` test finds its server up. Starts run on one long-lived thread, since
+    etcd and kube-apiserver die with the thread that started them (PR_SET_PDEATHSIG)."""
 
-    class FreshCluster(TestCluster):
-        __test__ = False
+    def __init__(self, bin_dir: Path):
+        from concurrent.futures import ThreadPoolExecutor
 
-        def _apiserver_args(self) -> list[str]:
-            args = super()._apiserver_args()
-            # A loopback advertise address is refused by the default lease endpoint reconciler.
-            if not any(a.startswith("--endpoint-reconciler-type") for a in args):
-                args.append("--endpoint-reconciler-type=none")
-            return args
+        self.bin_dir = bin_dir
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="fresh-api-server")
+        self.ahead = None
 
-    return FreshCluster
+    def _start(self):
+        from tests.testenv.cluster import TestCluster
+
+        return TestCluster(bin_dir=self.bin_dir).start()
+
+    def take(self, another_follows: bool):
+        started = self.ahead or self.pool.submit(self._start)
+        self.ahead = self.pool.submit(self._start) if another_follows else None
+        return started.result()
+
+    def close(self) -> None:
+        if self.ahead is not None:
+            try:
+                self.ahead.result().stop()
+            except Exception:  # noqa: BLE001 - it failed to start: nothing to stop
+                pass
+        self.pool.shutdown()
+
+
+@pytest.fixture(scope="session")
+def fresh_servers(cluster_binaries):
+    servers = FreshServers(cluster_binaries)
+    yield servers
+    servers.close()
+
+
+def _env_follows(request) -> bool:
+    """Whether a test after this one in the session also uses `env`."""
+    items = request.session.items
+    here = items.index(request.node)
+    return any("env" in getattr(item, "fixturenames", ()) for item in items[here + 1:])
 
 
 @pytest.fixture
-def env(cluster_binaries):
-    """A fresh kube-apiserver for one test (cluster-scoped objects would leak between tests)."""
+def env(fresh_servers, request):
+    """A fresh kube-apiserver for one test that changes cluster-wide state.
+
+    Every test that installs Trainer does: its CRDs, ClusterRoles and bindings, webhook
+    configurations and ClusterTrainingRuntimes are cluster-scoped, and the tests assert what an
+    install creates, adopts or prunes, which another test's leftovers would change (so do tests
+    that install CRDs of their own, or take over the Go operator's cluster-scoped CR). Without
+    kube-controller-manager a deleted namespace never goes, so the fixed namespaces the overlays
+    name cannot be cleaned between tests either. These are the `env` tests of tests/cluster
+    (install, install_faults, install_ownership, install_upgrade, lock_installs, helm_handover,
+    migration, manager_options_install, status, uninstall, diff, dependencies, fake_controller)
+    and of tests/render (runtimes, gitops). Tests that write nothing cluster-wide use
+    `shared_env`, or `test_cluster` and a `namespace` of their own (tests/conftest.py)."""
     require_shared()
-    tc = _fresh_cluster_class()(bin_dir=cluster_binaries)
-    tc.start()
+    tc = fresh_servers.take(another_follows=_env_follows(request))
     try:
         yield Env(tc)
     finally:
         tc.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_env(test_cluster):
+    """The session's API server (tests/conftest.py `test_cluster`), for tests that change nothing
+    cluster-wide: they only read it, or only need a server that answers."""
+    return Env(test_cluster)
 
 
 # -- the fake controller ------------------------------------------------------------------
@@ -329,6 +407,34 @@ class FakeController:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+    def settled(self) -> bool:
+        """Whether it has done all it will do for what is live now: certificates written,
+        caBundles injected and, when ready, webhooks served, EndpointSlices published and
+        Deployments Available at their generation."""
+        ca = base64.b64encode(self.ca).decode()
+        for ns, name in self.secrets:
+            sec = self.env.get(f"/api/v1/namespaces/{ns}/secrets/{name}")
+            if sec is not None and not (sec.get("data") or {}).get("tls.crt"):
+                return False
+        for kind, name in self.webhook_configs:
+            plural = "validatingwebhookconfigurations" if kind.startswith("Validating") else "mutatingwebhookconfigurations"
+            cfg = self.env.get(f"/apis/admissionregistration.k8s.io/v1/{plural}/{name}")
+            if cfg is not None and any(h["clientConfig"].get("caBundle") != ca for h in cfg.get("webhooks") or []):
+                return False
+        if not self.ready or self.fail:
+            return True
+        for ns, name, _ in self.services:
+            if self.env.get(f"/api/v1/namespaces/{ns}/services/{name}") is not None and (
+                    (ns, name) not in self.servers or (self.endpoints and (ns, name) not in self.done_slices)):
+                return False
+        for ns, name in self.deployments:
+            dep = self.env.get(f"/apis/apps/v1/namespaces/{ns}/deployments/{name}")
+            status = (dep or {}).get("status") or {}
+            available = any(c["type"] == "Available" and c["status"] == "True" for c in status.get("conditions") or [])
+            if dep is not None and (status.get("observedGeneration", 0) < dep["metadata"]["generation"] or not available):
+                return False
+        return True
 
     def _loop(self) -> None:
         while not self._stop.is_set():

@@ -12,14 +12,16 @@ import json
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.support.waiting import wait_until
 from tests.testenv.api import Api, ApiError
+
+__all__ = ["wait_until"]  # the e2e modules call it as h.wait_until
 
 KF_NS = "kubeflow-system"
 TRAINER = "/apis/trainer.kubeflow.org/v1alpha1"
@@ -75,18 +77,6 @@ class Trainerctl:
         return [d for d in yaml.safe_load_all(proc.stdout) if d]
 
 
-def wait_for(what: str, check, timeout: float = 120.0, interval: float = 0.5):
-    """Poll `check()` until it returns something truthy; fail naming `what` and the last value."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(interval)
-    raise AssertionError(f"timed out after {timeout:g}s waiting for {what} (last: {last!r})")
-
-
 def condition(obj: dict | None, type_: str) -> str | None:
     for c in ((obj or {}).get("status") or {}).get("conditions") or []:
         if c.get("type") == type_:
@@ -116,7 +106,8 @@ def create_namespace(api: Api, name: str) -> None:
         if exc.status != 409:
             raise
     # kube-controller-manager's service account controller makes `default`; pods need it.
-    wait_for(f"ServiceAccount {name}/default", lambda: api.get_or_none(f"/api/v1/namespaces/{name}/serviceaccounts/default"))
+    wait_until(lambda: api.get_or_none(f"/api/v1/namespaces/{name}/serviceaccounts/default"), 120,
+               f"ServiceAccount {name}/default")
 
 
 def create_trainjob(api: Api, body: dict) -> dict:
@@ -134,7 +125,7 @@ def wait_trainjob_complete(api: Api, namespace: str, name: str, timeout: float =
         return job if condition(job, "Complete") == "True" else None
 
     try:
-        return wait_for(f"TrainJob {namespace}/{name} Complete", check, timeout)
+        return wait_until(check, timeout, f"TrainJob {namespace}/{name} Complete")
     except AssertionError as exc:
         raise AssertionError(f"{exc}\n{describe(api, namespace, name)}") from None
 
@@ -233,8 +224,8 @@ def cleanup_trainer(tctl, api, namespaces=(KF_NS, JOBS_NS)) -> None:
             if exc.status != 404:
                 raise
     for ns in namespaces:
-        wait_for(f"namespace {ns} to be deleted", lambda ns=ns: api.get_or_none(f"/api/v1/namespaces/{ns}") is None,
-                   timeout=120)
+        wait_until(lambda ns=ns: api.get_or_none(f"/api/v1/namespaces/{ns}") is None,
+                   120, f"namespace {ns} to be deleted")
 
 
 def merge_patch(api, path: str, body: dict) -> dict:

@@ -26,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+from tests.support.waiting import Not, wait_until
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, DEPLOYMENT_NAME, TRAINER_CR
 
@@ -227,18 +228,10 @@ class FakeOperator:
                 self._delete(f, "garbage collector")
 
 
-def established(cluster: Cluster, name: str) -> bool:
-    from trainerctl.cluster.manager.wait import crd_is_established
-
-    crd = cluster.get_or_none(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}")
-    return crd is not None and crd_is_established(crd)[0]
-
-
 def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeout: float = 60) -> None:
     """Server-side apply as the operator, in its apply order (CRDs, then the rest, runtimes once the
     webhook answers), retrying each object like a reconcile loop would."""
-    from tests.support.e2e import wait_for
-    from tests.support.cluster import apply_raw
+    from tests.support.cluster import apply_raw, wait_established
     from trainerctl.cluster.client.discovery import Discovery
     from trainerctl.cluster.manager.plan import plan
     from trainerctl.cluster.trainer.policy import STAGES
@@ -248,16 +241,15 @@ def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeou
     planned = plan(objects, discovery, namespace, MANAGER, STAGES)
     for spec in STAGES:
         for p in (p for p in planned if p.stage == spec.name):
-            deadline = time.monotonic() + timeout
-            while True:
+            def applied(p=p):
                 try:
-                    apply_raw(cluster, p.body, MANAGER)
-                    break
-                except ApiError as exc:  # CRD storage or webhook not there yet
-                    assert time.monotonic() < deadline, f"{p.ref}: {exc}"
-                    time.sleep(0.2)
+                    return apply_raw(cluster, p.body, MANAGER)
+                except ApiError as exc:  # CRD storage or webhook not there yet: the reconcile loop tries again
+                    return Not(exc)
+
+            wait_until(applied, timeout, f"{p.ref} to be applied", interval=0.2)
             if p.ref.kind == "CustomResourceDefinition":
-                wait_for(p.ref.name, lambda: established(cluster, p.ref.name), timeout, interval=0.1)
+                wait_established(cluster, p.ref.name, timeout=timeout)
 
 
 def labelled(cluster: Cluster, namespace: str) -> dict[str, dict]:

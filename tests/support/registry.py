@@ -36,6 +36,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.support.waiting import wait_until
+
 USERS = {"alice": "alice-s3cret-pass", "bob": "bob-t0ken-pass"}
 IDENTITY_TOKENS = {"refresh-token-for-bob-0123456789": "bob"}
 SERVICE = "trainerctl-test-registry"
@@ -192,17 +194,19 @@ def _start(cmd: list[str], log: Path, pattern: str, env: dict | None = None) -> 
     out = open(log, "wb")
     proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     out.close()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+    def listening():
         match = re.search(pattern, log.read_text(errors="replace"))
-        if match:
-            return Process(proc, log), match.group(1)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    raise RuntimeError(f"{cmd[0]} did not start: {log.read_text(errors='replace')[-2000:]}")
+        if match is None and proc.poll() is not None:
+            raise RuntimeError(f"{cmd[0]} exited: {log.read_text(errors='replace')[-2000:]}")
+        return match
+
+    try:
+        match = wait_until(listening, 60, f"{cmd[0]} to start (its log: {log})", interval=0.1)
+    except (AssertionError, RuntimeError):
+        proc.kill()
+        proc.wait()
+        raise
+    return Process(proc, log), match.group(1)
 
 
 @dataclass
