@@ -121,6 +121,13 @@ FILES: dict[str, str | bytes] = {
     "cfg/manager-affinity.yaml": "manager: {affinity: {nodeAffinity: {sometimes: true}}}\n",
     "cfg/overlay-empty.yaml": "overlay: ''\n",
     "cfg/cachedir-empty.yaml": "cacheDir: ' '\n",
+    "cfg/cachedir-file.yaml": "cacheDir: file.txt\n",
+    "cfg/mirrors-noequals.yaml": "remoteMirrors: [noequals]\n",
+    "cfg/timeout-zero.yaml": "timeout: 0\n",
+    "cfg/timeout-str.yaml": "timeout: '300'\n",
+    "cfg/timeout-bool.yaml": "timeout: true\n",
+    "cfg/lock-timeout-negative.yaml": "lockTimeout: -1\n",
+    "cfg/field-manager-empty.yaml": "fieldManager: ''\n",
     # lock files (--lock)
     "locks/binary.lock": b"source:\n  url: \xff\xfe\n",
     "locks/bad.lock": "source: [\n",
@@ -301,11 +308,16 @@ def _cases() -> dict[str, Case]:
                    "owner-bad": "ownerLabel", "mirrors-int": "remoteMirrors", "manager-list": "manager",
                    "manager-replicas": "replicas", "manager-unknown": "replica",
                    "manager-affinity": "affinity.nodeAffinity", "overlay-empty": "overlay",
-                   "cachedir-empty": "cacheDir"}
+                   "cachedir-empty": "cacheDir", "cachedir-file": "cfg/cachedir-file.yaml: cacheDir:",
+                   "mirrors-noequals": "cfg/mirrors-noequals.yaml: remoteMirrors:",
+                   "timeout-zero": "cfg/timeout-zero.yaml: timeout:", "timeout-str": "timeout: expected a number",
+                   "timeout-bool": "timeout: expected a number", "lock-timeout-negative": "lockTimeout",
+                   "field-manager-empty": "fieldManager"}
     for name, says in config_says.items():
         c[f"render: --config {name}"] = Case(["render", *tiny, "--config", f"cfg/{name}.yaml"], BAD, says)
     for cmd in ("install", "diff", "upgrade-check"):
         c[f"{cmd}: --config unknown field"] = Case([cmd, "--config", "cfg/unknown.yaml"], BAD, "namepsace")
+    c["install: trainerctl.yaml timeout 0"] = Case(["install", "--config", "cfg/timeout-zero.yaml"], BAD, "timeout")
     c["fetch: --config not UTF-8"] = Case(["fetch", "--config", "cfg/binary.yaml"], BAD, "not UTF-8")
     c["render: --config missing"] = Case(["render", *tiny, "--config", "nope.yaml"], BAD, "--config")
     c["render: --config a directory"] = Case(["render", *tiny, "--config", "adir"], BAD, "--config")

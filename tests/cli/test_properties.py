@@ -153,7 +153,7 @@ def test_lock_file(tmp_path_factory, data):
 @PROPERTY
 @given(texts)
 def test_config_file(data):
-    from trainerctl.render.config_file import parse_config
+    from trainerctl.settings.config_file import parse_config
 
     try:
         text = data.decode("utf-8")

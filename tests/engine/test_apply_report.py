@@ -8,6 +8,9 @@ from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_one, g
 from trainerctl.cluster.client.client import connect
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.objects import ref_of
+from trainerctl.settings import FIELD_MANAGER
+
+OPTIONS = ApplyOptions(field_manager=FIELD_MANAGER, timeout=30)
 
 
 def test_a_change_right_after_the_previous_apply_is_configured(test_cluster, namespace):
@@ -22,10 +25,10 @@ def test_a_change_right_after_the_previous_apply_is_configured(test_cluster, nam
         body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm{i}", "namespace": namespace},
                 "data": {"a": "1"}}
         first = Planned(ref_of(body), res, body, "config", "h")
-        assert apply_one(cluster, first, ApplyOptions(), time.monotonic() + 30).action == "created"
+        assert apply_one(cluster, first, OPTIONS, time.monotonic() + 30).action == "created"
         again = Planned(first.ref, res, body, "config", "h", live=get_meta(cluster, first.path))
         changed_body = {**body, "data": {"a": "2"}}
         changed = Planned(first.ref, res, changed_body, "config", "h", live=get_meta(cluster, first.path))
-        actions.append((apply_one(cluster, again, ApplyOptions(), time.monotonic() + 30).action,
-                        apply_one(cluster, changed, ApplyOptions(), time.monotonic() + 30).action))
+        actions.append((apply_one(cluster, again, OPTIONS, time.monotonic() + 30).action,
+                        apply_one(cluster, changed, OPTIONS, time.monotonic() + 30).action))
     assert actions == [("unchanged", "configured")] * 5

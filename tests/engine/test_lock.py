@@ -18,6 +18,7 @@ from tests.support.waiting import wait_until
 from trainerctl.cluster.operations import lock as lock_mod
 from trainerctl.cluster.client.client import connect
 from trainerctl.cluster.operations.lock import Holder, Lock, LockLost, LockTimeout, ci_identity, holder_from_env, lease_path
+from trainerctl.settings import FIELD_MANAGER
 
 
 @pytest.mark.parametrize("env, expected", [
@@ -71,7 +72,7 @@ def _lock(cluster, namespace, who: str, messages: list | None = None, **kwargs) 
     kwargs.setdefault("duration", 3)
     kwargs.setdefault("renew_every", 0.5)
     kwargs.setdefault("poll_every", 0.1)
-    return Lock(cluster, namespace, Holder(who, "host", 1, "install"),
+    return Lock(cluster, namespace, Holder(who, "host", 1, "install"), field_manager=FIELD_MANAGER,
                 on_message=(messages.append if messages is not None else None), **kwargs)
 
 
@@ -239,9 +240,13 @@ def test_first_install_creates_the_namespace_for_the_lock(cluster, test_cluster)
 
 def test_lock_timeout_flag_default_and_bad_values(capsys):
     from trainerctl.cli import main
-    from trainerctl.cli.flags import DEFAULT_LOCK_TIMEOUT
+    from trainerctl.cluster.install import InstallOptions
+    from trainerctl.cluster.uninstall import UninstallOptions
+    from trainerctl.settings import LOCK_TIMEOUT, Settings
 
-    assert DEFAULT_LOCK_TIMEOUT == lock_mod.DEFAULT_WAIT_SECONDS == 600
+    # The flag's default is what install and uninstall wait for the lock when not told.
+    assert Settings().lock_timeout == InstallOptions().lock_timeout == UninstallOptions().lock_timeout \
+        == LOCK_TIMEOUT == 600
     for command in ("install", "uninstall"):
         for bad in ("-1", "nan", "inf"):
             assert main([command, "--lock-timeout", bad, "--kubeconfig", "/nonexistent"]) == 2

@@ -59,7 +59,8 @@ def _planned() -> Planned:
 
 
 WRITES = {
-    "apply": lambda c, deadline: apply_one(c, _planned(), ApplyOptions(), deadline).action,
+    "apply": lambda c, deadline: apply_one(c, _planned(), ApplyOptions(field_manager="trainerctl", timeout=30),
+                                           deadline).action,
     "managed-fields takeover": lambda c, deadline: take_over(c, "/apis/example.org/v1/things/r", META, "trainerctl",
                                                              "v1", ("helm",), deadline),
     "finalizer removal": lambda c, deadline: remove_finalizer(c, "/apis/example.org/v1/things/r", META, "x/legacy",

@@ -9,7 +9,7 @@ import yaml
 
 
 from trainerctl.cli import main
-from trainerctl.render.config_file import parse_config
+from trainerctl.settings.config_file import parse_config
 from trainerctl.errors import InputError
 
 

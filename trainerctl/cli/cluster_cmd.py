@@ -11,122 +11,55 @@ import sys
 import typer
 
 from trainerctl.cli import command
-from trainerctl.cli.flags import (
-    DEFAULT_FIELD_MANAGER,
-    DEFAULT_LOCK_TIMEOUT,
-    DEFAULT_TIMEOUT,
-    AllowBreaking,
-    CheckImages,
-    ClusterFlags,
-    RenderFlags,
-    SourceFlags,
-    DeleteCrds,
-    DryRun,
-    FieldManager,
-    Filename,
-    ForceConflicts,
-    ImagesCheck,
-    LockTimeout,
-    Namespace,
-    NoPrune,
-    NoRecreate,
-    Output,
-    OutputFile,
-    RegistryFlags,
-    SkipPreflight,
-    TakeOverHelm,
-    TakeOverOperator,
-    Timeout,
-    Wait,
-    Yes,
-    cluster_flags,
-    registry_flags,
-    render_flags,
-    source_flags,
-)
-from trainerctl.cli.typer_support import uses
+from trainerctl.cli.flags import CLUSTER, REGISTRY, RENDER, SOURCE, takes
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, TrainerctlError, WaitTimeout
 from trainerctl.safe_text import terminal
+from trainerctl.settings import Settings
 
 
-def operator_namespace(api, namespace: str | None, source: SourceFlags) -> str | None:
-    """For --take-over-operator with no namespace from -n or trainerctl.yaml: where the Go operator
-    installed Trainer (its CR's spec.appNamespace)."""
-    from trainerctl.cluster.trainer import go_operator
-    from trainerctl.render.config_file import load_config
+def hand_over_namespace(api, s: Settings) -> str | None:
+    """For a hand-over with no namespace from -n or trainerctl.yaml: where the Go operator installed
+    Trainer (its CR's spec.appNamespace), or the namespace of the one Helm release of the
+    kubeflow-trainer chart; None to keep the settings'."""
+    if s.is_set("namespace"):
+        return None
+    if s.take_over_operator:
+        from trainerctl.cluster.trainer import go_operator
 
-    if namespace is not None or load_config(source.config).get("namespace") is not None:
-        return namespace
-    return go_operator.OperatorState(cr=go_operator.read_cr(api)).app_namespace
+        return go_operator.OperatorState(cr=go_operator.read_cr(api)).app_namespace
+    if s.take_over_helm:
+        from trainerctl.cluster.operations import helm
+        from trainerctl.cluster.trainer.helm_handover import trainer_releases
 
-
-def helm_namespace(api, namespace: str | None, source: SourceFlags) -> str | None:
-    """For --take-over-helm with no namespace from -n or trainerctl.yaml: the namespace of the Helm
-    release of the kubeflow-trainer chart, when there is exactly one."""
-    from trainerctl.cluster.operations import helm
-    from trainerctl.cluster.trainer.helm_handover import trainer_releases
-    from trainerctl.render.config_file import load_config
-    from trainerctl.render.settings import namespace_setting
-
-    if namespace is not None or load_config(source.config).get("namespace") is not None:
-        return namespace
-    found = {r.namespace for r in trainer_releases(helm.find_releases(api, namespace_setting(None))).releases}
-    return found.pop() if len(found) == 1 else namespace
+        found = {r.namespace for r in trainer_releases(helm.find_releases(api, s.namespace)).releases}
+        return found.pop() if len(found) == 1 else None
+    return None
 
 
 @command("install")
-@uses(cluster_flags, source_flags, render_flags, registry_flags)
-def install_cmd(
-    cluster: ClusterFlags,
-    source: SourceFlags,
-    render: RenderFlags,
-    registry: RegistryFlags,
-    namespace: Namespace = None,
-    filename: Filename = None,
-    dry_run: DryRun = False,
-    wait: Wait = True,
-    timeout: Timeout = DEFAULT_TIMEOUT,
-    output: Output = None,
-    force_conflicts: ForceConflicts = False,
-    no_prune: NoPrune = False,
-    no_recreate: NoRecreate = False,
-    skip_preflight: SkipPreflight = False,
-    allow_breaking: AllowBreaking = False,
-    field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
-    take_over_operator: TakeOverOperator = False,
-    take_over_helm: TakeOverHelm = False,
-    lock_timeout: LockTimeout = DEFAULT_LOCK_TIMEOUT,
-    check_images: CheckImages = False,
-) -> None:
+@takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "dry_run", "wait", "timeout", "output",
+       "force_conflicts", "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager",
+       "take_over_operator", "take_over_helm", "lock_timeout", "check_images")
+def install_cmd(s: Settings) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
-    from trainerctl.cli.output import check_lock_timeout, check_output, check_timeout, emit, progress
+    from trainerctl.cli.options import install_options, registries_for
+    from trainerctl.cli.output import check_output, emit, progress
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.install import InstallOptions, RunFailed, install
-    from trainerctl.upgrade import guard
+    from trainerctl.cluster.install import RunFailed, install
 
-    output = check_output(output)
-    check_timeout(timeout)
-    check_lock_timeout(lock_timeout)
-    registries = registry.for_step(check_images, "--check-images")
-    given = read_first(filename)
-    api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
-    if take_over_operator:
-        namespace = operator_namespace(api, namespace, source)
-    elif take_over_helm:
-        namespace = helm_namespace(api, namespace, source)
-    goal = target(api, filename, source, render, namespace, given)
+    output = check_output(s.output)
+    registries = registries_for(s, s.check_images, "--check-images")
+    given = read_first(s)
+    api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
+    goal = target(api, s, given, hand_over_namespace(api, s))
     if registries is not None:
         from trainerctl.images.pinning import require_images
 
         require_images(goal.objects, registries)
-    opts = InstallOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=dry_run, wait=wait,
-                          timeout=timeout, prune=not no_prune, recreate=not no_recreate, skip_preflight=skip_preflight,
-                          allow_breaking=allow_breaking, take_over_operator=take_over_operator,
-                          take_over_helm=take_over_helm, upgrade_guard=guard, lock_timeout=lock_timeout)
     try:
         report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
-                         source=goal.source, options=opts, progress=progress(len(goal.objects)))
+                         source=goal.source, options=install_options(s), progress=progress(len(goal.objects)))
     except RunFailed as exc:
         exc.report.error = exc.report.error or str(exc)
         blocked = exc.upgrade_report
@@ -143,31 +76,19 @@ def install_cmd(
 
 
 @command("uninstall")
-@uses(cluster_flags)
-def uninstall_cmd(
-    cluster: ClusterFlags,
-    namespace: Namespace = None,
-    delete_crds: DeleteCrds = False,
-    yes: Yes = False,
-    dry_run: DryRun = False,
-    timeout: Timeout = DEFAULT_TIMEOUT,
-    output: Output = None,
-    lock_timeout: LockTimeout = DEFAULT_LOCK_TIMEOUT,
-) -> None:
+@takes(*CLUSTER, "namespace", "delete_crds", "yes", "dry_run", "timeout", "output", "lock_timeout")
+def uninstall_cmd(s: Settings) -> None:
     """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace."""
-    from trainerctl.cli.output import check_lock_timeout, check_output, check_timeout, emit, progress
+    from trainerctl.cli.options import uninstall_options
+    from trainerctl.cli.output import check_output, emit, progress
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.uninstall import UninstallOptions, uninstall
-    from trainerctl.render.settings import namespace_setting
+    from trainerctl.cluster.uninstall import uninstall
 
-    output = check_output(output)
-    check_timeout(timeout)
-    check_lock_timeout(lock_timeout)
-    ns = namespace_setting(namespace)
-    api = connect(cluster.kubeconfig, cluster.context)
+    output = check_output(s.output)
+    api = connect(s.kubeconfig, s.context)
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
-    report = uninstall(cluster=api, namespace=ns, confirm=confirm, progress=progress(0),
-                       options=UninstallOptions(delete_crds, yes, dry_run, timeout, lock_timeout))
+    report = uninstall(cluster=api, namespace=s.namespace, confirm=confirm, progress=progress(0),
+                       options=uninstall_options(s))
     emit(report, output)
     if report.failed:
         raise TrainerctlError(f"{len(report.failed)} object(s) could not be deleted: {report.failed[0].display}: "
@@ -175,15 +96,8 @@ def uninstall_cmd(
 
 
 @command("diff")
-@uses(cluster_flags, source_flags, render_flags)
-def diff_cmd(
-    cluster: ClusterFlags,
-    source: SourceFlags,
-    render: RenderFlags,
-    namespace: Namespace = None,
-    filename: Filename = None,
-    field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
-) -> None:
+@takes(*CLUSTER, *SOURCE, *RENDER, "namespace", "filename", "field_manager")
+def diff_cmd(s: Settings) -> None:
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl import ui
     from trainerctl.cli.output import errors_above_one
@@ -192,11 +106,11 @@ def diff_cmd(
     from trainerctl.cluster.client.client import connect
 
     def compare():
-        given = read_first(filename)
-        api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
-        goal = target(api, filename, source, render, namespace, given)
+        given = read_first(s)
+        api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
+        goal = target(api, s, given)
         return diff(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
-                    field_manager=field_manager)
+                    field_manager=s.field_manager)
 
     result = errors_above_one(compare)
     sys.stdout.write(result.text())
@@ -212,16 +126,8 @@ def diff_cmd(
 
 
 @command("status")
-@uses(cluster_flags)
-def status_cmd(
-    cluster: ClusterFlags,
-    namespace: Namespace = None,
-    filename: Filename = None,
-    output: Output = None,
-    field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
-    wait: Wait = False,
-    timeout: Timeout = DEFAULT_TIMEOUT,
-) -> None:
+@takes(*CLUSTER, "namespace", "filename", "output", "field_manager", "wait", "timeout", defaults={"wait": False})
+def status_cmd(s: Settings) -> None:
     """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
     import json
@@ -229,19 +135,16 @@ def status_cmd(
     import yaml
 
     from trainerctl import ui
-    from trainerctl.cli.output import check_output, check_timeout
+    from trainerctl.cli.output import check_output
     from trainerctl.cli.target import load_file
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.status import not_ready_line, status, status_text, wait_ready
-    from trainerctl.render.settings import namespace_setting
 
-    output = check_output(output)
-    check_timeout(timeout)
-    ns = namespace_setting(namespace)
-    objects = load_file(filename) if filename else None
-    api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
-    args = dict(cluster=api, namespace=ns, objects=objects, field_manager=field_manager)
-    if wait:
+    output = check_output(s.output)
+    objects = load_file(s.filename) if s.filename else None
+    api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
+    args = dict(cluster=api, namespace=s.namespace, objects=objects, field_manager=s.field_manager)
+    if s.wait:
         seen: list[str] = []
 
         def on_wait(ready: dict) -> None:
@@ -249,7 +152,7 @@ def status_cmd(
                 seen.append(ready["reason"])
                 ui.info(f"waiting for Ready: {ready['reason']}: {ready['message']}")
 
-        st, ready = wait_ready(timeout, on_wait, **args)
+        st, ready = wait_ready(s.timeout, on_wait, **args)
     else:
         st = status(**args)
         ready = st["ready"]
@@ -260,28 +163,19 @@ def status_cmd(
     else:
         sys.stdout.write(terminal(status_text(st)))
     if not ready:
-        if wait:
-            raise WaitTimeout(f"timed out after {timeout:g}s: {not_ready_line(st)}")
+        if s.wait:
+            raise WaitTimeout(f"timed out after {s.timeout:g}s: {not_ready_line(st)}")
         raise TrainerctlError(not_ready_line(st), EXIT_FAILED)
 
 
 @command("check")
-@uses(cluster_flags, source_flags, render_flags, registry_flags)
-def check_cmd(
-    cluster: ClusterFlags,
-    source: SourceFlags,
-    render: RenderFlags,
-    registry: RegistryFlags,
-    namespace: Namespace = None,
-    filename: Filename = None,
-    output: Output = None,
-    no_prune: NoPrune = False,
-    field_manager: FieldManager = DEFAULT_FIELD_MANAGER,
-    images: ImagesCheck = False,
-) -> None:
+@takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "output", "prune", "field_manager",
+       "images_check")
+def check_cmd(s: Settings) -> None:
     """Every check install makes before applying, all listed: the cluster, versions, JobSet,
     permissions, the Go operator, the upgrade check, with --images the images; exit 0 when install
     may go ahead, 3 when not."""
+    from trainerctl.cli.options import registries_for
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.check import check
@@ -290,18 +184,18 @@ def check_cmd(
     from trainerctl.errors import PreflightError
     from trainerctl.upgrade import guard
 
-    output = check_output(output)
-    registries = registry.for_step(images, "--images")
-    given = read_first(filename)
-    api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
-    goal = target(api, filename, source, render, namespace, given)
+    output = check_output(s.output)
+    registries = registries_for(s, s.images_check, "--images")
+    given = read_first(s)
+    api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
+    goal = target(api, s, given)
     images_step = None
     if registries is not None:
         from trainerctl.images.pinning import image_check
 
         images_step = image_check(registries)
     report = check(goal.objects, cluster=api, namespace=goal.namespace, source=source_dict(goal.source),
-                   owner_label=goal.owner_label, field_manager=field_manager, prune=not no_prune,
+                   owner_label=goal.owner_label, field_manager=s.field_manager, prune=s.prune,
                    upgrade_guard=guard, image_check=images_step)
     emit(report, output)
     if report.failed:
@@ -310,12 +204,8 @@ def check_cmd(
 
 
 @command("support-bundle")
-@uses(cluster_flags)
-def support_bundle_cmd(
-    cluster: ClusterFlags,
-    namespace: Namespace = None,
-    output_file: OutputFile = None,
-) -> None:
+@takes(*CLUSTER, "namespace", "output_file")
+def support_bundle_cmd(s: Settings) -> None:
     """Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
     our objects (no Secret values), events, controller logs, CRD versions, workload counts, nodes."""
     import json
@@ -324,11 +214,9 @@ def support_bundle_cmd(
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.status import status
     from trainerctl.cluster.support_bundle import support_bundle
-    from trainerctl.render.settings import namespace_setting
 
-    ns = namespace_setting(namespace)
-    api = connect(cluster.kubeconfig, cluster.context)
-    written = support_bundle(cluster=api, namespace=ns, output_file=output_file,
-                             status=lambda part: json.loads(json.dumps(status(cluster=part, namespace=ns))))
+    api = connect(s.kubeconfig, s.context)
+    written = support_bundle(cluster=api, namespace=s.namespace, output_file=s.output_file,
+                             status=lambda part: json.loads(json.dumps(status(cluster=part, namespace=s.namespace))))
     ui.info(written.line())
     sys.stdout.write(written.path + "\n")

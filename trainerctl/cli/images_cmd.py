@@ -5,49 +5,26 @@ from __future__ import annotations
 import sys
 
 from trainerctl.cli import command
-from trainerctl.cli.flags import (
-    Component,
-    Filename,
-    Namespace,
-    Output,
-    PinDigests,
-    RegistryFlags,
-    RenderFlags,
-    SourceFlags,
-    WriteOverrides,
-    registry_flags,
-    render_flags,
-    source_flags,
-)
-from trainerctl.cli.typer_support import uses
+from trainerctl.cli.flags import REGISTRY, RENDER, SOURCE, takes
+from trainerctl.settings import Settings
 
 
 @command("images")
-@uses(source_flags, render_flags, registry_flags)
-def images_command(
-    source: SourceFlags,
-    render: RenderFlags,
-    registry: RegistryFlags,
-    namespace: Namespace = None,
-    component: Component = [],  # noqa: B006 (typer reads the default)
-    filename: Filename = None,
-    output: Output = None,
-    pin_digests: PinDigests = False,
-    write_overrides: WriteOverrides = None,
-) -> None:
+@takes(*SOURCE, *RENDER, *REGISTRY, "namespace", "components", "filename", "output", "pin_digests", "write_overrides")
+def images_command(s: Settings) -> None:
     """List every image the install would run, where each runs and what sets it; --pin-digests asks their registries."""
-    from trainerctl.cli.options import render_options
+    from trainerctl.cli.options import registry_settings, render_options
     from trainerctl.cli.target import target
     from trainerctl.errors import InputError
     from trainerctl.images.run import ImagesRequest, Rendered, images, render_for_images
 
-    request = ImagesRequest(output or "plain", pin_digests, write_overrides, registry.settings()).check(bool(filename))
-    if filename:
-        if component:
-            raise InputError(f"-f {filename} and --component: -f FILE is already rendered (render it with -c instead)")
-        rendered = Rendered(target(None, filename, source, render, namespace).objects, {"file": filename})
+    request = ImagesRequest(s.output or "plain", s.pin_digests, s.write_overrides,
+                            registry_settings(s)).check(bool(s.filename))
+    if s.filename:
+        if "components" in s.command_line:
+            raise InputError(f"-f {s.filename} and --component: -f FILE is already rendered (render it with -c instead)")
+        rendered = Rendered(target(None, s).objects, {"file": s.filename})
     else:
-        render.namespace, render.component = namespace, list(component)
-        rendered = render_for_images(render_options(source, render))
+        rendered = render_for_images(render_options(s))
     text, _ = images(rendered, request)
     sys.stdout.write(text)

@@ -8,18 +8,21 @@ from typing import Annotated
 import typer
 
 from trainerctl.cli import command
-from trainerctl.cli.flags import RemoteMirror
+from trainerctl.cli.flags import takes
+from trainerctl.settings import Settings
 
 
+# A drop-in for `kubectl kustomize`: it reads neither trainerctl.yaml nor the environment's settings.
 @command("kustomize")
+@takes("remote_mirrors", files=False)
 def kustomize(
     directory: Annotated[str, typer.Argument(metavar="DIR", help="Kustomization directory (or remote URL).")],
-    remote_mirror: RemoteMirror = [],  # noqa: B006 (typer reads the default)
+    s: Settings,
 ) -> None:
     """Build a kustomization and print it, byte-identical to `kubectl kustomize`."""
     from trainerctl.kustomize import build_yaml
     from trainerctl.kustomize.cachedread import resource_cache
     from trainerctl.source.cachedir import default_cache_dir
 
-    sys.stdout.write(build_yaml(directory, remote_mirrors=remote_mirror,
+    sys.stdout.write(build_yaml(directory, remote_mirrors=list(s.remote_mirrors),
                                 parsed_cache=resource_cache(default_cache_dir())))

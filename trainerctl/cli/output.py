@@ -1,8 +1,7 @@
-"""What the cluster commands share about output: formats, time-outs, reports, exit codes."""
+"""What the cluster commands share about output: formats, reports, exit codes."""
 
 from __future__ import annotations
 
-import math
 import sys
 
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
@@ -18,16 +17,6 @@ def check_output(output: str | None, formats=SUMMARY_FORMATS) -> str:
     if output not in formats:
         raise InputError(f"-o {output!r}: expected one of {', '.join(formats)}")
     return output
-
-
-def check_timeout(timeout: float) -> None:
-    if not math.isfinite(timeout) or timeout <= 0:
-        raise InputError(f"--timeout {timeout:g}: expected a positive number of seconds")
-
-
-def check_lock_timeout(timeout: float) -> None:
-    if not math.isfinite(timeout) or timeout < 0:
-        raise InputError(f"--lock-timeout {timeout:g}: expected a number of seconds, 0 or more")
 
 
 def emit(report, output: str) -> None:

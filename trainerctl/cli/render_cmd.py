@@ -5,37 +5,14 @@ from __future__ import annotations
 import sys
 
 from trainerctl.cli import command
-from trainerctl.cli.flags import (
-    Component,
-    GitopsFlags,
-    Namespace,
-    Output,
-    OutputDir,
-    OwnerLabel,
-    RenderFlags,
-    SourceFlags,
-    UpdateLock,
-    gitops_flags,
-    render_flags,
-    source_flags,
-)
-from trainerctl.cli.typer_support import uses
+from trainerctl.cli.flags import GITOPS, RENDER, SOURCE, takes
 from trainerctl.errors import InputError
+from trainerctl.settings import Settings
 
 
 @command("render")
-@uses(source_flags, render_flags, gitops_flags)
-def render_command(
-    source: SourceFlags,
-    render: RenderFlags,
-    gitops: GitopsFlags,
-    namespace: Namespace = None,
-    component: Component = [],  # noqa: B006 (typer reads the default)
-    owner_label: OwnerLabel = None,
-    output: Output = None,
-    output_dir: OutputDir = None,
-    update_lock: UpdateLock = False,
-) -> None:
+@takes(*SOURCE, *RENDER, *GITOPS, "namespace", "components", "owner_label", "output", "output_dir", "update_lock")
+def render_command(s: Settings) -> None:
     """Render the whole install set (upstream overlay, runtimes, imagestreams) to stdout."""
     from trainerctl import ui
     from trainerctl.cli.options import render_options
@@ -43,28 +20,24 @@ def render_command(
     from trainerctl.render.pipeline import engine_cache, render as do_render
     from trainerctl.source.fetch import check_update_lock, update_lock as write_lock
 
-    fmt = "yaml" if output is None else output
+    fmt = "yaml" if s.output is None else s.output
     if fmt not in FORMATS:
         raise InputError(f"-o {fmt!r}: expected one of {', '.join(FORMATS)}")
-    if output is not None and output_dir is not None:
+    if s.output is not None and s.output_dir is not None:
         raise InputError("-o and --output-dir: choose one (--output-dir always writes YAML files)")
-    if output_dir is not None:
-        check_output_dir(output_dir)
+    if s.output_dir is not None:
+        check_output_dir(s.output_dir)
     engine = None
-    if gitops.given():
-        from trainerctl.gitops.layout import settings
+    if any(s.is_set(name) for name in GITOPS):
+        from trainerctl.gitops.layout import settings as gitops_settings
 
-        engine = settings(gitops.engine, output_dir, repo=gitops.repo, branch=gitops.branch, path=gitops.path)
-    if update_lock and source.no_lock:
-        raise InputError("--update-lock and --no-lock: choose one")
-    if update_lock:
-        source.no_lock = True  # the lock is being replaced, not checked
-    render.namespace, render.component, render.owner_label = namespace, list(component), owner_label
-    options = render_options(source, render)
-    if update_lock:
+        engine = gitops_settings(s.gitops, s.output_dir, repo=s.gitops_repo, branch=s.gitops_branch,
+                                 path=s.gitops_path)
+    options = render_options(s)
+    if s.update_lock:
         check_update_lock(bool(options.source_path))
     result = do_render(options)
-    if update_lock:
+    if s.update_lock:
         write_lock(options.lock_file, result.source)
     if engine is not None:
         from trainerctl.gitops.writer import gitops_files
@@ -72,20 +45,20 @@ def render_command(
 
         files = gitops_files(result.objects, result.source, engine, namespace=result.namespace,
                              owner_label=result.owner_label)
-        write_files(output_dir, files)
-        ui.info(f"render: wrote a {engine.engine} folder to {output_dir} ({len(files)} files)")
-    elif output_dir is not None:
-        files = write_dir(result.objects, output_dir)
-        ui.info(f"render: wrote {len(files)} objects to {output_dir}")
+        write_files(s.output_dir, files)
+        ui.info(f"render: wrote a {engine.engine} folder to {s.output_dir} ({len(files)} files)")
+    elif s.output_dir is not None:
+        files = write_dir(result.objects, s.output_dir)
+        ui.info(f"render: wrote {len(files)} objects to {s.output_dir}")
     else:
         sys.stdout.write(write_stream(result.objects, fmt, engine_cache(options)))
 
 
 @command("fetch")
-@uses(source_flags)
-def fetch_command(source: SourceFlags) -> None:
+@takes(*SOURCE)
+def fetch_command(s: Settings) -> None:
     """Fill the source cache (for a later --offline or air-gapped render) and write trainerctl.lock."""
     from trainerctl.cli.options import render_options
     from trainerctl.source.fetch import fetch
 
-    fetch(render_options(source), write=not source.no_lock)
+    fetch(render_options(s), write=s.use_lock)

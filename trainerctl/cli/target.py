@@ -1,19 +1,19 @@
-"""What a command works on: a rendered file (`-f`) or a fresh render of its flags.
+"""What a command works on: a rendered file (`-f`) or a fresh render of its settings.
 
-install, diff and upgrade-check share this, so "what would `install` with these flags do" is
-answered with the same objects everywhere; render and fetch share `render_options`.
+install, diff, check and upgrade-check share this, so "what would `install` with these flags do"
+is answered with the same objects everywhere; render and fetch share `render_options`.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import os
 from dataclasses import dataclass
 
 from trainerctl import redact
 from trainerctl.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
-from trainerctl.cli.flags import render_flags_given
 from trainerctl.cli.options import render_options
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
@@ -21,17 +21,15 @@ from trainerctl.errors import InputError
 from trainerctl.gitops.folder import Folder, load_folder
 from trainerctl.kustomize import yamlio
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
-from trainerctl.render.options import RenderOptions
 from trainerctl.render.images import image_origins
 from trainerctl.render.pipeline import render
-from trainerctl.cli.flags import RenderFlags, SourceFlags
-from trainerctl.render.settings import namespace_setting
 from trainerctl.safe_text import field_name
+from trainerctl.settings import Settings
 from trainerctl.parsed_cache import ParsedCache
 from trainerctl.source.cachedir import default_cache_dir
 
 
-@dataclass
+@dataclass(frozen=True)
 class Target:
     objects: list[dict]
     source: dict | object  # {"file": path} or {"folder": path, ...} for -f, else the render's SourceInfo
@@ -138,32 +136,27 @@ def from_file(path: str, namespace: str) -> Target:
                   DEFAULT_OWNER_LABEL, namespace)
 
 
-def read_first(filename: str | None) -> Target | None:
+def read_first(s: Settings) -> Target | None:
     """-f FILE, read and checked before anything reads the kubeconfig: a bad file is said first,
     and no credential (a token file, an exec plugin) is touched for a command that cannot run
-    anyway. target() fills in its namespace."""
-    return from_file(filename, "") if filename else None
+    anyway."""
+    return from_file(s.filename, s.namespace) if s.filename else None
 
 
-def target(cluster, filename: str | None, source: SourceFlags, render: RenderFlags,
-           namespace: str | None, given: Target | None = None) -> Target:
-    """-f FILE (`given`, when read_first already read it), or a render of these flags (checked
-    before the cluster is contacted)."""
-    if filename:
-        flags = render_flags_given(source, render)
+def target(cluster, s: Settings, given: Target | None = None, namespace: str | None = None) -> Target:
+    """-f FILE (`given`, when read_first already read it), or a render of these settings (checked
+    before the cluster is contacted). `namespace`: one the cluster decided (a hand-over's),
+    instead of the settings'."""
+    if s.filename:
+        flags = s.render_flags_given()
         if flags:
-            raise InputError(f"-f {shown_path(filename)} and {flags[0]}: {flags[0]} changes the render, and -f "
+            raise InputError(f"-f {shown_path(s.filename)} and {flags[0]}: {flags[0]} changes the render, and -f "
                              "FILE is already rendered (render it with that flag instead)")
-        goal = given or from_file(filename, "")
-        goal.namespace = namespace_setting(namespace, source.config)
-        return goal
-    render.namespace = namespace
-    return from_render(cluster, render_options(source, render))
-
-
-def from_render(cluster, options: RenderOptions) -> Target:
-    """Render `options`; the platform, when not set, is detected from the cluster."""
-    if options.platform is None:
-        options.platform = "openshift" if Discovery(cluster).has_group(OPENSHIFT_GROUP) else "kubernetes"
+        goal = given or from_file(s.filename, s.namespace)
+        return dataclasses.replace(goal, namespace=namespace or s.namespace)
+    options = render_options(s, **({"namespace": namespace} if namespace else {}))
+    if options.platform is None:  # detected on the cluster
+        platform = "openshift" if Discovery(cluster).has_group(OPENSHIFT_GROUP) else "kubernetes"
+        options = dataclasses.replace(options, platform=platform)
     result = render(options)
     return Target(result.objects, result.source, OwnerLabel(*result.owner_label), result.namespace)

@@ -1,21 +1,17 @@
-"""What trainerctl adds to typer: cheap value conversion, flag groups, one-line usage errors.
+"""What trainerctl adds to typer: cheap value conversion and one-line usage errors (the flags
+themselves are made from the settings: cli/flags.py).
 
 - Conversion. typer 0.29 converts every flag value through a pydantic TypeAdapter built on
   first use; importing pydantic and building the adapters costs 0.1-0.4 s per process, more than
   `trainerctl render` itself. Our flags are plain str, bool, int, float and list[str], so
   `Command`/`Group` hand typer a converter for those (typer 0.26-0.28 use click-style types and
   need none). Anything else still goes through typer's own conversion.
-- Flag groups. `uses(group_fn, ...)` lets several commands share one definition of a set of
-  flags: group_fn's parameters become the command's flags, and the command receives
-  group_fn's return value instead.
 - Usage errors. `usage_error_line` turns typer's usage exceptions (vendored click, private in
   typer) into one line, found by their attributes rather than by importing click.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 
 import typer
@@ -101,38 +97,6 @@ class Command(typer.core.TyperCommand):
 class Group(typer.core.TyperGroup):
     def get_params(self, ctx):
         return _prepare(super().get_params(ctx))
-
-
-def uses(*groups):
-    """Give a command the flags of each group function; it receives their results instead.
-
-    The command names the parameter that receives a group's value after the group function
-    (`source_flags` -> `source`, by stripping `_flags`).
-    """
-
-    def decorate(command):
-        sig = inspect.signature(command, eval_str=True)
-        targets = [g.__name__.removesuffix("_flags") for g in groups]
-        own = [p for name, p in sig.parameters.items() if name not in targets]
-        group_params = [[*inspect.signature(g, eval_str=True).parameters.values()] for g in groups]
-        merged = [p for params in group_params for p in params] + own  # help lists groups first
-        names = [p.name for p in merged]
-        if len(set(names)) != len(names):
-            raise TypeError(f"{command.__name__}: a flag is defined twice: {sorted(names)}")
-
-        @functools.wraps(command)
-        def run(**kwargs):
-            for group, target, params in zip(groups, targets, group_params):
-                kwargs[target] = group(**{p.name: kwargs.pop(p.name) for p in params})
-            return command(**kwargs)
-
-        run.__signature__ = sig.replace(
-            parameters=[p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in merged])
-        run.__annotations__ = {p.name: p.annotation for p in merged}
-        del run.__wrapped__  # typer must read the merged signature, not the command's
-        return run
-
-    return decorate
 
 
 def usage_error_line(exc: BaseException) -> tuple[str, int] | None:

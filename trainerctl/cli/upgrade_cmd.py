@@ -5,34 +5,17 @@ from __future__ import annotations
 import sys
 
 from trainerctl.cli import command
-from trainerctl.cli.flags import (
-    ClusterFlags,
-    Filename,
-    Namespace,
-    Output,
-    RenderFlags,
-    SourceFlags,
-    cluster_flags,
-    render_flags,
-    source_flags,
-)
-from trainerctl.cli.typer_support import uses
+from trainerctl.cli.flags import CLUSTER, RENDER, SOURCE, takes
 from trainerctl.errors import EXIT_FAILED, TrainerctlError
 from trainerctl.safe_text import terminal
+from trainerctl.settings import Settings
 
 
 # The same flags, and the same target (a render or -f FILE), as install and diff: upgrade-check
 # answers "what would `install` with these flags do to my TrainJobs?".
 @command("upgrade-check")
-@uses(cluster_flags, source_flags, render_flags)
-def upgrade_check(
-    cluster: ClusterFlags,
-    source: SourceFlags,
-    render: RenderFlags,
-    namespace: Namespace = None,
-    filename: Filename = None,
-    output: Output = None,
-) -> None:
+@takes(*CLUSTER, *SOURCE, *RENDER, "namespace", "filename", "output")
+def upgrade_check(s: Settings) -> None:
     """Compare the installed CRDs with the target render's CRDs: removed versions and fields,
     newly required fields, new validation rules, and the TrainJobs and runtimes affected.
 
@@ -47,12 +30,12 @@ def upgrade_check(
     from trainerctl.cluster.client.client import connect
     from trainerctl.upgrade import check_cluster
 
-    output = check_output(output, SUMMARY_FORMATS)
+    output = check_output(s.output, SUMMARY_FORMATS)
 
     def check():
-        given = read_first(filename)
-        api = connect(cluster.kubeconfig, cluster.context, stdin_in_use=filename == "-")
-        goal = target(api, filename, source, render, namespace, given)
+        given = read_first(s)
+        api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
+        goal = target(api, s, given)
         return check_cluster(api, goal.objects, owner_label=goal.owner_label)
 
     report = errors_above_one(check)

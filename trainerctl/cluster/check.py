@@ -24,6 +24,7 @@ from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.errors import PreflightError, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
+from trainerctl.settings import FIELD_MANAGER
 
 
 @dataclass
@@ -65,7 +66,7 @@ def _read(findings: list[Finding], what: str, read: Callable[[], Any]) -> Any:
 
 
 def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict,
-          owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl", prune: bool = True,
+          owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER, prune: bool = True,
           upgrade_guard: Callable[..., Any] | None = None,
           image_check: Callable[[list[dict]], list[str]] | None = None) -> CheckReport:
     """`image_check` (check --images): asks the registries and returns a line per image that is

@@ -14,12 +14,13 @@ from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.trainer.in_use import left_behind
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
+from trainerctl.settings import FIELD_MANAGER
 
 __all__ = ["DiffResult", "ObjectDiff", "diff"]
 
 
 def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
-         field_manager: str = "trainerctl", force_conflicts: bool = False) -> DiffResult:
+         field_manager: str = FIELD_MANAGER, force_conflicts: bool = False) -> DiffResult:
     result = engine_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label, stages=STAGES,
                               never_prune=NEVER_PRUNE, field_manager=field_manager, force_conflicts=force_conflicts)
     reported = {d.ref.key for d in result.diffs}

@@ -33,6 +33,7 @@ from trainerctl.cluster.trainer.policy import (LEGACY_FINALIZER, LEGACY_MANAGERS
                                                STAGES, is_runtime)
 from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, InputError, PreflightError, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
+from trainerctl.settings import FIELD_MANAGER, LOCK_TIMEOUT, TIMEOUT
 from trainerctl.ui import Progress
 
 # guard(cluster, objects, owner_label=..., allow_breaking=...) -> a report with to_dict(); raises a
@@ -40,13 +41,15 @@ from trainerctl.ui import Progress
 UpgradeGuard = Callable[..., Any]
 
 
-@dataclass
+@dataclass(frozen=True)
 class InstallOptions:
-    field_manager: str = "trainerctl"
+    """What `install` is asked to do: the fields of the same names in Settings (cli/options.py)."""
+
+    field_manager: str = FIELD_MANAGER
     force_conflicts: bool = False
     dry_run: bool = False
     wait: bool = True
-    timeout: float = 300.0
+    timeout: float = TIMEOUT
     prune: bool = True
     recreate: bool = True
     skip_preflight: bool = False
@@ -55,7 +58,7 @@ class InstallOptions:
     take_over_operator: bool = False  # stop the Go operator and release its CR first (go_operator.py)
     take_over_helm: bool = False  # adopt a Helm release of Trainer, then delete its records (helm_handover.py)
     upgrade_guard: UpgradeGuard | None = None  # the CRD compatibility check, run before any write
-    lock_timeout: float = lock.DEFAULT_WAIT_SECONDS  # how long to wait for another run's install lock
+    lock_timeout: float = LOCK_TIMEOUT  # how long to wait for another run's install lock
 
 
 class RunFailed(TrainerctlError):
@@ -89,8 +92,9 @@ class Installer:
         self.objects = ensure_namespace(objects, namespace, owner_label)
         self.discovery = Discovery(cluster)
         self.report = Report("install", dry_run=options.dry_run, namespace=namespace, source=source)
-        apply = ApplyOptions(options.field_manager, options.force_conflicts, options.dry_run, options.recreate,
-                             options.timeout, recreate_kinds=RECREATE_KINDS, strip_finalizers=(LEGACY_FINALIZER,))
+        apply = ApplyOptions(field_manager=options.field_manager, force_conflicts=options.force_conflicts,
+                             dry_run=options.dry_run, recreate=options.recreate, timeout=options.timeout,
+                             recreate_kinds=RECREATE_KINDS, strip_finalizers=(LEGACY_FINALIZER,))
         self.applier = StagedApply(cluster, self.discovery, namespace=namespace, report=self.report,
                                    progress=progress, options=RunOptions(apply, options.wait, options.legacy_managers,
                                                                          dict(source.get("images") or {})))

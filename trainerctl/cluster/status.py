@@ -26,6 +26,7 @@ from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.errors import TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
+from trainerctl.settings import FIELD_MANAGER
 
 SCHEMA = "status.schema.json"  # in trainerctl/data: the JSON Schema of `status -o json`
 _CRD_PREFIX = "apiextensions.k8s.io/CustomResourceDefinition//"
@@ -37,7 +38,7 @@ def _text(value) -> str:
 
 
 def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = None,
-           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = "trainerctl", logs: bool = True) -> dict:
+           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER, logs: bool = True) -> dict:
     """Objects from the render when given (drift checked by server-side dry-run), else the inventory
     (drift seen in our managed fields). A Deployment that is not available carries its causes
     (manager/diagnose.py; `logs`: with a crashed container's last log lines)."""

@@ -28,17 +28,20 @@ from trainerctl.cluster.trainer import finalizers
 from trainerctl.cluster.trainer.policy import KEEP_ON_UNINSTALL, LEGACY_FINALIZER, STAGES
 from trainerctl.errors import InputError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
+from trainerctl.settings import FIELD_MANAGER, LOCK_TIMEOUT, TIMEOUT
 from trainerctl.ui import Progress
 
 
-@dataclass
+@dataclass(frozen=True)
 class UninstallOptions:
+    """What `uninstall` is asked to do: the fields of the same names in Settings (cli/options.py)."""
+
     delete_crds: bool = False
     yes: bool = False
     dry_run: bool = False
-    timeout: float = 300.0
-    lock_timeout: float = lock.DEFAULT_WAIT_SECONDS
-    field_manager: str = "trainerctl"
+    timeout: float = TIMEOUT
+    lock_timeout: float = LOCK_TIMEOUT
+    field_manager: str = FIELD_MANAGER
 
 
 def _confirm_crds(cluster: Cluster, discovery: Discovery, crds: list[Found], options: UninstallOptions,

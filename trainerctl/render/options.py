@@ -2,16 +2,16 @@
 
 RenderOptions checks every value once, when it is made, and names the field in each error; a
 caller that knows where a value came from (a flag, a settings file) passes `origins` so the error
-names that instead (trainerctl.render.settings does, for the command line).
+names that instead: the command line makes it from its Settings (trainerctl.settings), whose
+fields have the same names (`Settings.options_for`).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from trainerctl.errors import InputError
 from trainerctl.redact import strip_userinfo
@@ -19,30 +19,7 @@ from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.images import ImageOverrides, resolve_overrides, validate_registry
 from trainerctl.render.controller import ManagerOptions
 from trainerctl.render.controller import resolve as resolve_manager
-
-COMPONENTS = ("manifests", "runtimes", "imagestreams")
-PLATFORMS = ("openshift", "kubernetes")
-DEFAULT_NAMESPACE = "opendatahub"
-_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-
-
-def validate_namespace(namespace: str, where: str = "--namespace") -> str:
-    if not isinstance(namespace, str) or not _DNS1123_LABEL.match(namespace) or len(namespace) > 63:
-        raise InputError(f"{where} {namespace!r}: expected a DNS-1123 label (lower case, digits, '-', at most 63)")
-    return namespace
-
-
-def _platform(value: str, where: str) -> str:
-    if value not in PLATFORMS:
-        raise InputError(f"{where} {value!r}: expected one of {', '.join(PLATFORMS)}")
-    return value
-
-
-def _components(value, where: str) -> set[str]:
-    unknown = sorted(set(value) - set(COMPONENTS))
-    if unknown or not value:
-        raise InputError(f"{where} {','.join(unknown) or '(none)'}: expected some of {', '.join(COMPONENTS)}")
-    return set(value)
+from trainerctl.settings import COMPONENTS, NAMESPACE as DEFAULT_NAMESPACE, PLATFORMS, checks
 
 
 def _manager(value, where: str) -> ManagerOptions:
@@ -56,18 +33,19 @@ def _manager(value, where: str) -> ManagerOptions:
 
 # The values with a vocabulary or syntax: field -> check(value, where) returning the typed value.
 CHECKS = {
-    "namespace": validate_namespace,
-    "platform": _platform,
+    "namespace": checks.namespace,
+    "platform": checks.platform,
     "owner_label": lambda value, where: OwnerLabel(*value).validated(where),
-    "components": _components,
+    "components": checks.components,
     "require_registry": validate_registry,
     "manager": _manager,
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class RenderOptions:
-    """Everything a render is asked for, from flags and config file alike, checked once."""
+    """Everything a render is asked for, from flags and config file alike, checked once. What
+    differs (a platform detected on the cluster) makes new options (dataclasses.replace)."""
 
     source_url: str | None = None  # None: the pinned default (data/pins.yaml)
     ref: str | None = None  # None: the pinned default ref (only with the default URL)
@@ -75,14 +53,14 @@ class RenderOptions:
     overlay: str | None = None  # None: rhoai, else overlays/manager, whichever exists
     namespace: str = DEFAULT_NAMESPACE
     platform: str | None = None  # None: kubernetes (install detects it)
-    images: dict[str, str] = field(default_factory=dict)  # env var, params key or image name -> ref
+    images: Mapping[str, str] = field(default_factory=dict)  # env var, params key or image name -> ref
     env: Mapping[str, str] | None = None  # None: os.environ (for RELATED_IMAGE_*)
     components: set[str] | frozenset[str] | None = None  # None: all that apply to the platform
     owner_label: OwnerLabel = DEFAULT_OWNER_LABEL  # or a (key, value) pair
     cache_dir: str | Path | None = None
     require_registry: str | None = None
     require_digests: bool = False  # fail unless every image is given by digest
-    remote_mirrors: list[str] = field(default_factory=list)  # PREFIX=REPLACEMENT for remote bases
+    remote_mirrors: Sequence[str] = ()  # PREFIX=REPLACEMENT for remote bases
     offline: bool = False  # never contact the git remote
     refresh: bool = False  # ask the git remote again even when the ref is cached
     lock_file: str | Path | None = None  # None: ./trainerctl.lock
@@ -96,14 +74,14 @@ class RenderOptions:
         for name, check in CHECKS.items():
             value = getattr(self, name)
             if value is not None:
-                setattr(self, name, check(value, self.where(name)))
+                object.__setattr__(self, name, check(value, self.where(name)))
         if self.source_path and (self.source_url or self.ref):
             raise InputError(f"{self.where('source_path')} PATH (a local checkout) cannot be combined with a git URL "
                              "or --ref")
         # Image settings are resolved here, once, so a typo fails before anything is fetched.
-        self.overrides = resolve_overrides(
+        object.__setattr__(self, "overrides", resolve_overrides(
             self.images, self.environment(),
-            lambda key: self.origins.get(f"images.{key}", f"{self.where('images')} {key}"))
+            lambda key: self.origins.get(f"images.{key}", f"{self.where('images')} {key}")))
 
     def where(self, name: str) -> str:
         return self.origins.get(name, name)

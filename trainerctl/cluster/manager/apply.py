@@ -16,13 +16,13 @@ _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
 _VOLATILE_META = ("managedFields", "resourceVersion", "generation")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class ApplyOptions:
-    field_manager: str = "trainerctl"
+    field_manager: str  # the caller's: the engine has no name of its own
+    timeout: float  # budget for retrying webhook connection errors
     force_conflicts: bool = False
     dry_run: bool = False
     recreate: bool = True
-    timeout: float = 300.0  # budget for retrying webhook connection errors
     # (group, kind) deleted and recreated when the server says a field is immutable; others fail.
     recreate_kinds: frozenset[tuple[str, str]] = frozenset()
     # Finalizers no running controller will remove: stripped before a delete, which would hang.

@@ -127,7 +127,7 @@ def _one(cluster: Cluster, p: Planned, opts: ApplyOptions) -> ObjectDiff:
 
 
 def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label, stages: StagePlan,
-         never_prune: frozenset[tuple[str, str]] = frozenset(), field_manager: str = "trainerctl",
+         never_prune: frozenset[tuple[str, str]] = frozenset(), field_manager: str,
          force_conflicts: bool = False) -> DiffResult:
     owner_label = label_selector(owner_label)
     discovery = Discovery(cluster)
@@ -146,7 +146,8 @@ def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label, 
                 raise
     for p in planned:
         p.namespace_missing = bool(p.ref.namespace) and p.ref.namespace not in existing
-    opts = ApplyOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=True)
+    # A dry-run apply neither waits nor retries: no time budget to spend.
+    opts = ApplyOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=True, timeout=0)
     result = DiffResult(parallel_map(lambda p: _one(cluster, p, opts), planned))
     result.diffs.extend(_prunes(cluster, discovery, namespace, {p.ref.key for p in planned}, owner_label,
                                 never_prune))

@@ -46,7 +46,7 @@ def resolve_entry(discovery: Discovery, ref: Ref, entry: Entry):
 
 
 def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], owner_label: str, rules: PruneRules,
-          *, dry_run: bool = False, timeout: float = 120.0, on_done=None) -> list[ObjectResult]:
+          *, dry_run: bool = False, timeout: float, on_done=None) -> list[ObjectResult]:
     label_key, label_value = parse_label(owner_label)
     results: list[ObjectResult] = []
     by_stage: dict[int, list[tuple[Ref, Entry]]] = {}

@@ -49,9 +49,6 @@ DURATION_SECONDS = 20  # a dead holder blocks others this long at most (client-g
 RENEW_EVERY = 5.0  # several renewals fit in a duration, so a slow API server does not lose the lock
 POLL_EVERY = 1.0
 REPORT_EVERY = 30.0  # a waiting run says it is still waiting this often
-# How long a second run waits by default (--lock-timeout): long enough for another whole install
-# with the default waits to finish, well inside any CI job's time limit (docs/lock.md).
-DEFAULT_WAIT_SECONDS = 600.0
 _MICROTIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 LOCK_DOC = "docs/lock.md#one-run-at-a-time-the-install-lock"
 
@@ -264,7 +261,7 @@ class Lock:
     def __init__(self, cluster: Cluster, namespace: str, holder: Holder, *, name: str = NAME,
                  duration: int = DURATION_SECONDS, renew_every: float = RENEW_EVERY, poll_every: float = POLL_EVERY,
                  report_every: float = REPORT_EVERY, on_message: Callable[[str], None] | None = None,
-                 ensure_namespace: Callable[[], bool] | None = None, field_manager: str = "trainerctl"):
+                 ensure_namespace: Callable[[], bool] | None = None, field_manager: str):
         self.cluster = cluster
         self.namespace = namespace
         self.name = name
@@ -506,7 +503,7 @@ class Lock:
         self.release()
 
 
-def create_namespace(cluster: Cluster, namespace: str, field_manager: str = "trainerctl") -> bool:
+def create_namespace(cluster: Cluster, namespace: str, field_manager: str) -> bool:
     """The namespace a first install's lock goes into (bare: the install labels it later); True
     when this call created it."""
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
@@ -520,7 +517,7 @@ def create_namespace(cluster: Cluster, namespace: str, field_manager: str = "tra
         return False
 
 
-def take(cluster: Cluster, namespace: str, command: str, *, timeout: float, field_manager: str = "trainerctl",
+def take(cluster: Cluster, namespace: str, command: str, *, timeout: float, field_manager: str,
          on_message: Callable[[str], None] | None = None, create_missing_namespace: bool = True) -> Lock:
     """The install lock for one command run, taken (use it as a context manager to release it)."""
     ensure = (lambda: create_namespace(cluster, namespace, field_manager)) if create_missing_namespace else None

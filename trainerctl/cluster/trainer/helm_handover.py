@@ -169,7 +169,7 @@ def helm_managers(meta: dict | None) -> tuple[str, ...]:
 
 
 def unmark(cluster: Cluster, path: str, meta: dict, *, label: tuple[str, str] | None = None,
-           field_manager: str = "trainerctl", dry_run: bool = False) -> bool:
+           field_manager: str, dry_run: bool = False) -> bool:
     """Remove Helm's ownership marks (and add `label`, making a kept object ours); one JSON patch
     guarded by the resourceVersion, recomputed when something wrote in between. True when there
     was something to do."""

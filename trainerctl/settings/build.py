@@ -1,0 +1,89 @@
+"""A command's Settings, built once: its flags over trainerctl.yaml over the environment over the
+defaults, each value checked where it came from, and what follows from several of them derived.
+
+Every value the settings file holds is checked, even one a flag overrides: a bad file is an
+error whichever command reads it.
+"""
+
+from __future__ import annotations
+
+import os
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from trainerctl.errors import InputError
+from trainerctl.settings import Settings, checks
+from trainerctl.settings.config_file import Config, load_config
+from trainerctl.settings.spec import Setting, specs
+
+
+def build(given: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None, files: bool = True,
+          env: Mapping[str, str] | None = None) -> Settings:
+    """`given`: field -> value of each flag the command line gave (typer's values: a negated
+    flag is True when given). `defaults`: a command's own default for a field (status does not
+    --wait). `files`: read trainerctl.yaml and the environment (kustomize, a drop-in for kubectl's,
+    reads neither)."""
+    env = os.environ if env is None else env
+    if given.get("config") is not None:
+        checks.text(given["config"], "--config")
+    config = load_config(given.get("config")) if files else Config()
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    command_line = set(given)
+    for name, how in specs(Settings):
+        found = _candidates(name, how, given, config, env if files else {})
+        if how.merge:
+            merged: dict = {}
+            for value, where in found:  # the file's entries first, the flag's over them
+                entries = how.check(value, where)
+                merged.update(entries)
+                origins.update({f"{name}.{key}": f"{where} {key}" for key in entries})
+                origins[name] = where
+                if where == how.flag:  # an entry a flag set: a later layer (the render's) keeps it
+                    command_line.update(f"{name}.{key}" for key in entries)
+            if merged:
+                values[name] = MappingProxyType(merged)
+            continue
+        for value, where in found:  # lowest precedence first; the last one wins
+            value = how.check(value, where) if how.check else value
+            values[name] = tuple(value) if isinstance(value, list) else value  # Settings holds no list
+            origins[name] = where
+        if values.get(name) is None:  # a check said "nothing given" (e.g. `source:` with only a ref)
+            values.pop(name, None)
+            origins.pop(name, None)
+        if name not in values and defaults and name in defaults:
+            values[name] = defaults[name]
+    if config.path is not None:
+        values["config"] = str(config.path)
+    _derive(values, origins, command_line)
+    return Settings(**values, origins=MappingProxyType(origins), command_line=frozenset(command_line))
+
+
+def _candidates(name: str, how: Setting, given: Mapping[str, Any], config: Config,
+                env: Mapping[str, str]) -> list[tuple[Any, str]]:
+    """(value, where) from the file and the flag that set `name`, in that order, else from the
+    environment (a variable is only read when nothing above it is given)."""
+    found = []
+    if how.key and config.get(how.key) is not None:
+        found.append((config.get(how.key), config.where(how.key)))
+    if name in given:
+        value = given[name]
+        found.append((not value if how.negate else value, how.flag))
+    if not found and how.env and env.get(how.env):
+        found.append((env[how.env], how.env))
+    return found
+
+
+def _derive(values: dict[str, Any], origins: dict[str, str], command_line: set[str]) -> None:
+    """What follows from several settings, decided once, before anything uses them."""
+    source = values.get("source")
+    if source is not None and source.path is not None and "ref" in values:
+        if "ref" in command_line:
+            raise InputError(f"{origins['ref']} {values['ref']}: a local checkout ({origins['source']} "
+                             f"{source.path}) has no ref to choose")
+        del values["ref"], origins["ref"]  # the file's ref was for the file's git source
+    if values.get("update_lock"):
+        if "use_lock" in command_line:
+            raise InputError("--update-lock and --no-lock: choose one")
+        values["use_lock"] = False  # the lock is being replaced, not checked
+        origins["use_lock"] = origins["update_lock"]
