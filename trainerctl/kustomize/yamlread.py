@@ -5,7 +5,10 @@ Resources are read as go-yaml v3 reads them (what kustomize parses with): YAML 1
 strings on the way out, `<<` merge keys, aliases copied. A kustomization file is read as
 go-yaml v2 reads it (YAML 1.1 words, a repeated key takes the last value). What kustomize
 remembers of the text beyond the value is kept beside it: how a null was written (Mapping),
-annotations as text, and the text of labels and data values (Loaded.texts).
+annotations as text, and the text of labels and data values (Loaded.texts). A resource's
+folded (`>`) scalars get the value kustomize prints, which kyaml's write-and-read-back changes
+(roundtrip.py). A kustomization file with aliases is held to go-yaml v2's alias ratio, as kubectl
+holds it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections import namedtuple
 
 import yaml
 
+from trainerctl.kustomize import docsplit, roundtrip
 from trainerctl.kustomize.errors import KustomizeError
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
@@ -189,6 +193,8 @@ _EXPLICIT = {
     "tag:yaml.org,2002:null": lambda v: v is None,
 }
 _MERGE = "<<"
+_BLOCK_STYLES = ("|", ">")
+_BREAKS = "\n\r\x85\u2028\u2029"
 # kustomize (go-yaml v3) refuses documents nested deeper than this.
 MAX_DEPTH = 10_000
 
@@ -220,7 +226,53 @@ class Mapping(dict):
         self.flow = flow  # written in flow style ({...})
 
 
-def _converter(resolve, last_wins: bool, json_keys: bool = False):
+class _Block(str):
+    """A block scalar's value that kyaml's write-and-read-back changes (roundtrip.py), until its
+    document knows whether kustomize writes it back: a folded one, or one starting with a tab."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class _Folded(_Block):
+    __slots__ = ()
+
+
+def _unmark(value: Any) -> Any:
+    """`value` with every _Block a plain string again: go-yaml writes a block scalar in a flow
+    collection double-quoted, and kustomize rebuilds a List's items from JSON, without styles."""
+    if isinstance(value, _Block):
+        return str(value)
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, (dict, list, _Block)):
+                value[k] = _unmark(v)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            if isinstance(v, (dict, list, _Block)):
+                value[i] = _unmark(v)
+    return value
+
+
+def _written_back(value: Any, path: str = "") -> None:
+    """Give every _Block in the collection `value` the value kustomize prints, or refuse one
+    that kubectl fails to write back."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for k, v in items:
+        if isinstance(v, _Block):
+            if roundtrip.unreadable(v):
+                raise KustomizeError(
+                    f"{path}{k}: a block scalar whose first line starts with a tab: kubectl writes "
+                    "it back with no indentation indicator and then cannot read it (\"found a tab "
+                    "character where an indentation space is expected\")")
+            value[k] = roundtrip.folded(str(v)) if v.__class__ is _Folded else str(v)
+        elif isinstance(v, (dict, list)):
+            _written_back(v, f"{path}{k}.")
+
+
+def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = False):
     """A function from nodes to plain data. An alias becomes a copy of its anchor's value (as
     kustomize de-anchors), counted against a budget before it is made so that an alias bomb is
     refused early; `<<` merge keys are applied (explicit keys win, then earlier merges).
@@ -243,12 +295,25 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
             )
         return copy.deepcopy(value)
 
+    def block(node):
+        # Only what the round trip may change is marked: folded values, and literal ones that
+        # start with a tab or end in `+` (keep) chomping.
+        value = node.value
+        if node.style == ">":
+            convert.folded += 1
+            return _Folded(value)
+        if node.style == "|" and value and (value[0] == "\t" or value[-1] in _BREAKS and (
+                len(value) == 1 or value[-2] in _BREAKS)):
+            convert.folded += 1
+            return _Block(value)
+        return value
+
     def scalar(node):
         tag = node.tag
         if tag == PLAIN_TAG:
             return resolve(node.value)
         if tag == STR_TAG or tag not in _EXPLICIT:
-            return node.value
+            return block(node) if folds and node.style else node.value
         value = resolve(node.value)
         if not _EXPLICIT[tag](value):
             raise KustomizeError(
@@ -272,6 +337,8 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
             value: Any = [convert(child) for child in node.value]
         else:
             value = mapping(node)
+        if convert.folded and node.flow_style:
+            value = _unmark(value)
         memo[key_id] = (value, 0)
         return value
 
@@ -292,7 +359,9 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
             else:
                 key = convert(key_node)
             if key.__class__ is not str:
-                if json_keys:
+                if isinstance(key, str):  # a tagged block scalar as a key
+                    key = str(key)
+                elif json_keys:
                     key = _json_key(key, key_node)
                 elif last_wins and (key is None or key.__class__ is bool):
                     # kubectl fails on such keys later; say why here.
@@ -314,7 +383,10 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
                         bare = (bare or set()) | {key}
                     continue
                 if tag is STR_TAG:
-                    result[key] = value_node.value
+                    if folds and value_node.style in _BLOCK_STYLES:
+                        result[key] = block(value_node)
+                    else:
+                        result[key] = value_node.value
                     continue
             value = result[key] = convert(value_node)
             if value is None and value_node.__class__ is ScalarNode and not value_node.value:
@@ -339,6 +411,7 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
         return result
 
     convert.marked = False
+    convert.folded = 0
     return convert
 
 
@@ -492,22 +565,243 @@ def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool =
 
 def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
               json_keys: bool = False) -> list[Any]:
-    loader = _Composer(text)
-    # Path resolvers are unused; C builtins make libyaml's per-node callbacks almost free.
-    loader.descend_resolver = slice
-    loader.ascend_resolver = tuple
+    """The documents of `text`: a resource file (`raw_annotations`) as kyaml reads it (see
+    _load_resources); otherwise libyaml's stream, held to go-yaml v2's alias ratio for a v2 read
+    (`last_wins`)."""
+    if raw_annotations and isinstance(text, str):
+        return _load_resources(text, resolve)
+    loader = _loader(text)
+    aliases = last_wins and "*" in text
     try:
         docs = []
         while loader.check_node():
             node = loader.get_node()
+            if aliases:
+                check_alias_ratio(node)
             convert = _converter(resolve, last_wins, json_keys)
             doc = convert(node)
-            texts = _source_texts(node, doc) if raw_annotations else None
             if doc is not None:
-                docs.append(Loaded(doc, convert.marked, texts))
+                docs.append(Loaded(doc, convert.marked, None))
     finally:
         loader.dispose()
     return docs
+
+
+def _loader(text) -> _Composer:
+    loader = _Composer(text)
+    # Path resolvers are unused; C builtins make libyaml's per-node callbacks almost free.
+    loader.descend_resolver = slice
+    loader.ascend_resolver = tuple
+    return loader
+
+
+def _load_resources(text: str, resolve) -> list[Loaded]:
+    """A resource file as kyaml's ByteReader reads it: split first (docsplit), the first
+    document of each part, its block scalars as kyaml writes them back (roundtrip)."""
+    parts = docsplit.split(text)
+    docs = []
+    for part, line0 in parts:
+        try:
+            loaded = _load_part(part, resolve, len(parts) == 1)
+        except yaml.MarkedYAMLError as exc:
+            if not line0:
+                raise
+            raise yaml.MarkedYAMLError(exc.context, _shifted(exc.context_mark, line0), exc.problem,
+                                       _shifted(exc.problem_mark, line0)) from None
+        except KustomizeError as exc:
+            raise KustomizeError(_LINE.sub(lambda m: f"line {int(m[1]) + line0}", str(exc), 1)) \
+                from None
+        if loaded is not None:
+            docs.append(loaded)
+    return docs
+
+
+_LINE = re.compile(r"^line (\d+)")
+
+
+def _shifted(mark, lines: int):
+    # Marks of a part, as lines of the file.
+    return None if mark is None else yaml.Mark(mark.name, mark.index, mark.line + lines,
+                                               mark.column, None, None)
+
+
+def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
+    loader = _loader(part)
+    try:
+        node = loader.get_node() if loader.check_node() else None
+    finally:
+        loader.dispose()
+    if node is None:
+        return None
+    convert = _converter(resolve, False, folds=True)
+    doc = convert(node)
+    texts = _source_texts(node, doc)
+    if convert.folded:
+        _settle_blocks(doc, node, part, alone)
+    return None if doc is None else Loaded(doc, convert.marked, texts)
+
+
+def _settle_blocks(doc: Any, node: yaml.Node, part: str, alone: bool) -> None:
+    """Block scalars as kustomize prints them. kyaml writes each resource back; but kustomize
+    rebuilds the items of a `*List` from JSON, without styles, unless the List is the file's only
+    document and its kind `List` (kyaml unwraps those items as they are)."""
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        if not (alone and kind in ("List", "ResourceList")):
+            _unmark(doc)
+            return
+        _written_back(doc)
+        return
+    if not isinstance(doc, (dict, list)):
+        return
+    where, last = _last_value(doc)
+    kept = isinstance(last, _Block) and roundtrip.keeps_trailing_breaks(
+        roundtrip.folded(str(last)) if last.__class__ is _Folded else str(last))
+    _written_back(doc)
+    if kept and _comment_after(part, node):
+        # go-yaml writes a comment after the document's last node with an empty line before it
+        # when that node ends at column 0, which a `+` block scalar then reads as its own.
+        where[0][where[1]] += "\n"
+
+
+def _last_value(doc: Any) -> tuple[tuple[Any, Any], Any]:
+    """((collection, key), value) of what kyaml writes last in `doc` (merged keys come after a
+    mapping's own, as here)."""
+    place = (None, None)
+    value = doc
+    while isinstance(value, (dict, list)) and value:
+        key = next(reversed(value)) if isinstance(value, dict) else len(value) - 1
+        place, value = (value, key), value[key]
+    return place, value
+
+
+def _comment_after(part: str, root: yaml.Node) -> bool:
+    """Whether a comment follows the last thing the first document of `part` holds (its end
+    found from libyaml's events: a block collection ends only where the next token begins)."""
+    end = 0
+    flows: list[bool] = []
+    for event in yaml.parse(part, Loader=yaml.CSafeLoader):
+        cls = event.__class__
+        if cls is yaml.DocumentEndEvent:
+            break
+        if cls in (yaml.MappingStartEvent, yaml.SequenceStartEvent):
+            flows.append(bool(event.flow_style))
+        elif cls in (yaml.MappingEndEvent, yaml.SequenceEndEvent):
+            if not flows.pop():
+                continue
+        elif cls not in (yaml.ScalarEvent, yaml.AliasEvent):
+            continue
+        end = max(end, event.end_mark.index)
+    for line in part[end:].splitlines():
+        stripped = line.strip(" \t")
+        if stripped.startswith("#"):
+            return True
+        if stripped and stripped != "...":
+            return False
+    return False
+
+
+# go-yaml v2 and v3 refuse a document once more than a share of what they decoded came from
+# aliases: 99% up to 400,000 decoded nodes, falling to 10% at 4,000,000 (decode.go,
+# allowedAliasRatio), checked only past 100 aliased and 1,000 decoded nodes.
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= 400_000:
+        return 0.99
+    if decoded >= 4_000_000:
+        return 0.10
+    return 0.99 - 0.89 * ((decoded - 400_000) / 3_600_000.0)
+
+
+def _excessive(aliased: int, decoded: int) -> bool:
+    return aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded)
+
+
+def check_alias_ratio(root: yaml.Node) -> None:
+    """Raise as go-yaml v2's decoder does ("document contains excessive aliasing") when it reads
+    `root` into plain values, as kustomize reads a kustomization file.
+
+    v2 counts one decode per node it visits in document order (an alias: one, then the whole of
+    its anchor's value, all counted as aliased), skipping `<<` keys and a merge list's own node,
+    and checks after each. Within an alias both counts only grow, so checking once at its end
+    gives the same verdict; the anchor's size is computed once, so a bomb costs nothing."""
+    alias_at: set[tuple[int, int]] = set()  # (parent id, child index) where a child is an alias
+    seen: set[int] = set()
+    stack = [(0, 0, root)]
+    while stack:  # document order: where a node is first met, it is its anchor's value
+        parent, index, node = stack.pop()
+        if id(node) in seen:
+            alias_at.add((parent, index))
+            continue
+        seen.add(id(node))
+        if node.__class__ is not yaml.ScalarNode:
+            children = _children(node)
+            stack.extend((id(node), i, children[i]) for i in range(len(children) - 1, -1, -1))
+    sizes: dict[int, int] = {}
+
+    def size(node) -> int:  # decodes to read `node` (each alias in it: one plus its anchor's)
+        got = sizes.get(id(node))
+        if got is None and node.__class__ is yaml.ScalarNode:
+            return 1
+        if got is None:
+            sizes[id(node)] = -1
+            got = 1
+            for place, child in _decoded(node, alias_at):
+                inner = size(child)
+                if inner < 0:
+                    raise KustomizeError(f"line {child.start_mark.line + 1}: anchor value "
+                                         "contains itself")
+                got += inner + (place in alias_at)
+            sizes[id(node)] = got
+        return got
+
+    counts = [1, 0]  # decoded (the document node first), aliased
+
+    def walk(node) -> None:
+        for place, child in _decoded(node, alias_at):
+            counts[0] += 1
+            if place in alias_at:
+                n = size(child)
+                counts[0] += n
+                counts[1] += n
+            elif child.__class__ is not yaml.ScalarNode:
+                walk(child)
+            if _excessive(counts[1], counts[0]):
+                raise KustomizeError("document contains excessive aliasing (kubectl's YAML "
+                                     f"reader refuses {counts[1]} of {counts[0]} nodes from aliases)")
+
+    walk(_Root(root))
+
+
+class _Root:
+    """The document node of go-yaml's tree: its one child is the document's root."""
+
+    def __init__(self, root) -> None:
+        self.value = [root]
+
+
+def _children(node) -> list:
+    if node.__class__ is yaml.MappingNode:
+        return [n for pair in node.value for n in pair]
+    return node.value
+
+
+def _decoded(node, alias_at: set) -> list:
+    """((parent id, index), child) in the order go-yaml v2 decodes `node`'s children: a `<<`
+    key is not decoded, nor the node of a merge list, whose items go last to first."""
+    if node.__class__ is not yaml.MappingNode:
+        return [((id(node), i), child) for i, child in enumerate(node.value)]
+    out = []
+    for j, (key, value) in enumerate(node.value):
+        place = (id(node), 2 * j + 1)
+        if key.__class__ is yaml.ScalarNode and key.value == _MERGE and key.tag == PLAIN_TAG:
+            if value.__class__ is yaml.SequenceNode and place not in alias_at:
+                out.extend(((id(value), i), value.value[i]) for i in range(len(value.value) - 1, -1, -1))
+            else:
+                out.append((place, value))
+            continue
+        out.append(((id(node), 2 * j), key))
+        out.append((place, value))
+    return out
 
 
 def load(text: str | bytes, source: str = "<input>", *, yaml11: bool = False) -> Any:
