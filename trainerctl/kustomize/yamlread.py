@@ -20,7 +20,7 @@ from collections import namedtuple
 
 import yaml
 
-from trainerctl.kustomize import docsplit, roundtrip
+from trainerctl.kustomize import docsplit, goyaml, roundtrip
 from trainerctl.kustomize.errors import KustomizeError
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
@@ -97,42 +97,50 @@ def _go_timestamp(text: str) -> str | None:
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + zone
 
 
-def resolve_plain(text: str) -> Any:
-    """The value of an untagged plain scalar under go-yaml v3's rules."""
-    if not text:
-        return None
-    c = text[0]
-    if c in "yYnNtTfFoO~":
+def _resolver(stamp=None):
+    """resolve_plain; with `stamp`, a timestamp with a time of day is `stamp(value, text)`."""
+
+    def resolve_plain(text: str) -> Any:
+        """The value of an untagged plain scalar under go-yaml v3's rules."""
+        if not text:
+            return None
+        c = text[0]
+        if c in "yYnNtTfFoO~":
+            if text in _NULLS:
+                return None
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            return text
+        if c == ".":
+            if text in _SPECIAL_FLOATS:
+                return _SPECIAL_FLOATS[text]
+            if re.match(r"^\.[0-9]+([eE][-+]?[0-9]+)?$", text):
+                return float(text)
+            return text
+        if c in "+-0123456789":
+            if text in _SPECIAL_FLOATS:
+                return _SPECIAL_FLOATS[text]
+            if c.isdigit():
+                ts = _go_timestamp(text)
+                if ts is not None:
+                    return ts if stamp is None or ":" not in text else stamp(ts, text)
+            value = _parse_go_int(text)
+            if value is not None:
+                return value
+            plain = text.replace("_", "")
+            if _YAML_FLOAT.match(plain):
+                return float(plain)
+            return text
         if text in _NULLS:
             return None
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
         return text
-    if c == ".":
-        if text in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS[text]
-        if re.match(r"^\.[0-9]+([eE][-+]?[0-9]+)?$", text):
-            return float(text)
-        return text
-    if c in "+-0123456789":
-        if text in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS[text]
-        if c.isdigit():
-            ts = _go_timestamp(text)
-            if ts is not None:
-                return ts
-        value = _parse_go_int(text)
-        if value is not None:
-            return value
-        plain = text.replace("_", "")
-        if _YAML_FLOAT.match(plain):
-            return float(plain)
-        return text
-    if text in _NULLS:
-        return None
-    return text
+
+    return resolve_plain
+
+
+resolve_plain = _resolver()
 
 
 _V2_TRUE = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
@@ -240,18 +248,34 @@ class _Folded(_Block):
     __slots__ = ()
 
 
+class _Stamp(str):
+    """A timestamp with a time of day, as RFC 3339, keeping its text: written in a flow
+    collection go-yaml quotes it (for its colons), and it reads back as that text."""
+
+    def __new__(cls, value: str, text: str):
+        made = super().__new__(cls, value)
+        made.text = text
+        return made
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def _unmark(value: Any) -> Any:
-    """`value` with every _Block a plain string again: go-yaml writes a block scalar in a flow
-    collection double-quoted, and kustomize rebuilds a List's items from JSON, without styles."""
+    """`value` with every _Block a plain string again and every _Stamp its text: go-yaml writes a
+    block scalar in a flow collection double-quoted and a timestamp there single-quoted; kustomize
+    rebuilds a List's items from JSON, where neither happens (a timestamp stays its text)."""
     if isinstance(value, _Block):
         return str(value)
+    if value.__class__ is _Stamp:
+        return value.text
     if isinstance(value, dict):
         for k, v in value.items():
-            if isinstance(v, (dict, list, _Block)):
+            if isinstance(v, (dict, list, _Block, _Stamp)):
                 value[k] = _unmark(v)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            if isinstance(v, (dict, list, _Block)):
+            if isinstance(v, (dict, list, _Block, _Stamp)):
                 value[i] = _unmark(v)
     return value
 
@@ -261,7 +285,9 @@ def _written_back(value: Any, path: str = "") -> None:
     that kubectl fails to write back."""
     items = value.items() if isinstance(value, dict) else enumerate(value)
     for k, v in items:
-        if isinstance(v, _Block):
+        if v.__class__ is _Stamp:
+            value[k] = str(v)
+        elif isinstance(v, _Block):
             if roundtrip.unreadable(v):
                 raise KustomizeError(
                     f"{path}{k}: a block scalar whose first line starts with a tab: kubectl writes "
@@ -272,13 +298,18 @@ def _written_back(value: Any, path: str = "") -> None:
             _written_back(v, f"{path}{k}.")
 
 
-def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = False):
+def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = False,
+               flow_questions: bool = False):
     """A function from nodes to plain data. An alias becomes a copy of its anchor's value (as
     kustomize de-anchors), counted against a budget before it is made so that an alias bomb is
     refused early; `<<` merge keys are applied (explicit keys win, then earlier merges).
-    `convert.marked` says whether a Mapping was made."""
+    `convert.marked` says whether a Mapping was made. With `folds` (a resource, which kyaml
+    writes back), a block scalar the round trip may change is a _Block, counted in
+    `convert.folded`, except inside flow collections. With `flow_questions` (the text has a
+    `?`), each flow collection gets goyaml.check_flow."""
     memo: dict[int, tuple[Any, int]] = {}
     aliased = [0]
+    flow_checked: set[int] = set()
 
     def alias(node, cached):
         value, size = cached
@@ -333,6 +364,8 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
         if cached is not None:
             return alias(node, cached)
         memo[key_id] = _OPEN
+        if flow_questions and node.flow_style and key_id not in flow_checked:
+            goyaml.check_flow(node, flow_checked)
         if node.__class__ is SequenceNode:
             value: Any = [convert(child) for child in node.value]
         else:
@@ -352,15 +385,23 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
                 if key_node.tag is STR_TAG:
                     key = key_node.value
                 elif key_node.value == _MERGE:
+                    if merges and folds:
+                        raise KustomizeError(f"line {key_node.start_mark.line + 1}: duplicate merge "
+                                             "key (kustomize allows one `<<` in a mapping)")
                     merges = (merges or []) + [value_node]
                     continue
                 else:
                     key = resolve(key_node.value)
+                    if folds and key is not key_node.value:  # not a string, or a timestamp
+                        key = _kyaml_key(key, key_node, node is convert.root or (
+                            node.flow_style and key.__class__ is _Stamp))
             else:
                 key = convert(key_node)
             if key.__class__ is not str:
                 if isinstance(key, str):  # a tagged block scalar as a key
                     key = str(key)
+                elif folds and key_node.__class__ is ScalarNode:
+                    key = _kyaml_key(key, key_node, node is convert.root)
                 elif json_keys:
                     key = _json_key(key, key_node)
                 elif last_wins and (key is None or key.__class__ is bool):
@@ -412,7 +453,27 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
 
     convert.marked = False
     convert.folded = 0
+    convert.root = None  # the document's root mapping, for _kyaml_key
     return convert
+
+
+def _kyaml_key(key: Any, node: yaml.Node, root: bool) -> str:
+    """A key that does not read as a string, in a resource: kyaml writes the resource back and
+    decodes it into a map of strings, so at the root (or where go-yaml writes it quoted: a
+    timestamp with colons in a flow mapping) it is its text; deeper it becomes a non-string key
+    that Go's JSON encoder refuses, and a null key fails go-yaml's decoder."""
+    text = node.value
+    if key is None:
+        raise KustomizeError(f"line {node.start_mark.line + 1}: key {text!r} reads as null, which "
+                             "kubectl cannot write back; quote it")
+    if not root:
+        what = "a timestamp" if isinstance(key, str) else f"a {_KEY_KINDS.get(key.__class__, 'non-string')}"
+        raise KustomizeError(f"line {node.start_mark.line + 1}: key {text!r} reads as {what}, which "
+                             "kubectl cannot write as JSON in a nested mapping; quote it")
+    return text
+
+
+_KEY_KINDS = {bool: "boolean", int: "number", float: "number"}
 
 
 def _child(node: yaml.Node | None, name: str) -> yaml.Node | None:
@@ -434,7 +495,7 @@ def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
     """Scalars' text where kustomize uses it instead of the value.
 
     Every annotation becomes a string of its source text (`port: 8080` becomes "8080", `date:
-    2001-12-14` stays as written): annotations are rewritten in place. For TEXT_FIELDS the
+    2001-12-14` stays as written, a mapping or a list ""): annotations are rewritten in place. For TEXT_FIELDS the
     text of each non-string scalar is returned, {(field, key): (value, text)}, for a merge to
     use while the value is unchanged."""
     if not isinstance(doc, dict) or doc_node.__class__ is not yaml.MappingNode:
@@ -446,6 +507,9 @@ def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
             if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
                     and v3.tag == PLAIN_TAG and k3.value in ann:
                 ann[k3.value] = v3.value
+        for k3, v3 in ann.items():
+            if isinstance(v3, (dict, list)):
+                ann[k3] = ""  # kustomize reads annotations as strings: a collection is none
     texts = None
     for path in TEXT_FIELDS:
         node: yaml.Node | None = doc_node
@@ -568,22 +632,23 @@ def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
     """The documents of `text`: a resource file (`raw_annotations`) as kyaml reads it (see
     _load_resources); otherwise libyaml's stream, held to go-yaml v2's alias ratio for a v2 read
     (`last_wins`)."""
-    if raw_annotations and isinstance(text, str):
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise KustomizeError(f"not valid UTF-8 at byte {exc.start}") from None
+    if raw_annotations:
         return _load_resources(text, resolve)
-    loader = _loader(text)
+    nodes, text = goyaml.compose(_loader, text, False)
     aliases = last_wins and "*" in text
-    try:
-        docs = []
-        while loader.check_node():
-            node = loader.get_node()
-            if aliases:
-                check_alias_ratio(node)
-            convert = _converter(resolve, last_wins, json_keys)
-            doc = convert(node)
-            if doc is not None:
-                docs.append(Loaded(doc, convert.marked, None))
-    finally:
-        loader.dispose()
+    docs = []
+    for node in nodes:
+        if aliases:
+            check_alias_ratio(node)
+        convert = _converter(resolve, last_wins, json_keys, flow_questions="?" in text)
+        doc = convert(node)
+        if doc is not None:
+            docs.append(Loaded(doc, convert.marked, None))
     return docs
 
 
@@ -626,14 +691,17 @@ def _shifted(mark, lines: int):
 
 
 def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
-    loader = _loader(part)
-    try:
-        node = loader.get_node() if loader.check_node() else None
-    finally:
-        loader.dispose()
-    if node is None:
+    nodes, part = goyaml.compose(_loader, part, True)
+    if not nodes:
         return None
-    convert = _converter(resolve, False, folds=True)
+    node = nodes[0]
+
+    def stamp(value: str, text: str) -> _Stamp:
+        convert.folded += 1  # settled with the block scalars
+        return _Stamp(value, text)
+
+    convert = _converter(_resolver(stamp), False, folds=True, flow_questions="?" in part)
+    convert.root = node
     doc = convert(node)
     texts = _source_texts(node, doc)
     if convert.folded:
@@ -654,6 +722,10 @@ def _settle_blocks(doc: Any, node: yaml.Node, part: str, alone: bool) -> None:
         return
     if not isinstance(doc, (dict, list)):
         return
+    md = doc.get("metadata") if isinstance(doc, dict) else None
+    if isinstance(md, dict) and isinstance(md.get("annotations"), dict):
+        # kustomize sets annotations again from their text: new nodes, no round trip.
+        _unmark(md["annotations"])
     where, last = _last_value(doc)
     kept = isinstance(last, _Block) and roundtrip.keeps_trailing_breaks(
         roundtrip.folded(str(last)) if last.__class__ is _Folded else str(last))
