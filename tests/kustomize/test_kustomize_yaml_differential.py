@@ -96,3 +96,17 @@ files = st.lists(st.tuples(st.lists(yd.resources, min_size=1, max_size=3), yd.SE
 @given(files)
 def test_resources_read_as_kubectl_reads_them(files):
     assert_same_as_kubectl(files)
+
+
+@DIFFERENTIAL
+@given(yd.kustomizations)
+def test_kustomization_fields_read_as_kubectl_reads_them(fields):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = _write(Path(tmp) / "k", yd.kustomization_text(fields, ["t.yaml"]), {"t.yaml": yd.TARGET})
+        ref, (code, out) = _kubectl(root), _ours(root)
+        if ref.returncode == 0:
+            assert code == 0, f"trainerctl refused what kubectl builds: {out}"
+            assert out == ref.stdout
+        else:
+            assert code == 2 and "\n" not in out.strip(), \
+                f"kubectl refused ({ref.stderr.strip()[-300:]}), trainerctl: {out[:300]}"

@@ -282,3 +282,57 @@ def resource_file(name: str, docs: list[dict], separators: list[str]) -> str:
 
 SEPARATORS = st.lists(st.sampled_from(["---"] * 16 + ["--- # c", "---   ", "---\n...", "---\n---", "--- x"]),
                       min_size=1, max_size=3)
+
+
+# -- kustomization fields -------------------------------------------------------------------------
+def _prefixed(node, prefix: str):
+    """A scalar tree whose value starts with `prefix` (a literal's "key=")."""
+    kind = node[0]
+    if kind == "plain":
+        return ("plain", [prefix + node[1][0]] + list(node[1][1:]), node[2])
+    if kind in ("single", "double"):
+        return (kind, prefix + node[1])
+    _, style, chomp, indicator, lines, header_comment = node
+    lines = [(0, prefix)] + list(lines)
+    return ("block", style, chomp, indicator, lines, header_comment)
+
+
+# Fields of a kustomization whose values are read as YAML: annotation values, a name prefix,
+# generator literals, and an inline strategic merge patch (YAML in a YAML string).
+kustomizations = st.fixed_dictionaries({
+    "annotations": st.lists(scalars, max_size=2),
+    "prefix": st.none() | flow_scalars,
+    "literals": st.lists(scalars, max_size=3),
+    "patch": st.none() | resources,
+})
+
+TARGET = "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t\nspec: {a: 1, b: [x]}\n"
+
+
+def kustomization_text(k: dict, resources: list[str]) -> str:
+    """A kustomization of `resources` (one holds TARGET, which the patch patches)."""
+    w = Writer()
+    lines = ["resources:"] + [f"- {r}" for r in resources]
+    if k["annotations"]:
+        lines.append("commonAnnotations:")
+        for i, node in enumerate(k["annotations"]):
+            inline, more = w.value(node, 2)
+            lines.append(f"  c{i}:{inline}")
+            lines.extend(more)
+    if k["prefix"] is not None:
+        inline, more = w.value(_prefixed(k["prefix"], "p"), 0)
+        lines.append("namePrefix:" + inline)
+        lines.extend(more)
+    if k["literals"]:
+        lines += ["configMapGenerator:", "- name: gen", "  literals:"]
+        for i, node in enumerate(k["literals"]):
+            inline, more = w.value(_prefixed(node, f"k{i}="), 2, in_seq=True)
+            lines.append("  -" + inline)
+            lines.extend(more)
+    if k["patch"] is not None:
+        # The spec goes under a new key: the target's spec is a mapping, which kustomize will not
+        # merge with anything else (tested apart, in tests/support/kustomize_cases/yamlsyntax.py).
+        patch = Writer().resource("t", dict(k["patch"], spec=("map", [(("plain", "p"), k["patch"]["spec"])], False)))
+        lines += ["patches:", "- patch: |-"]
+        lines += [("    " + line) if line else "" for line in patch.rstrip("\n").split("\n")]
+    return "\n".join(lines) + "\n"

@@ -1,4 +1,4 @@
-"""Where go-yaml's scanner and libyaml's disagree, read as go-yaml reads.
+r"""Where go-yaml's scanner and libyaml's disagree, read as go-yaml reads.
 
 PyYAML reads with libyaml 0.2.x; go-yaml (v2 and v3 alike, both ports of an older libyaml)
 differs in a few lexical rules, each found by comparing the two on generated input:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import re
 
+from trainerctl.kustomize.errors import KustomizeError
+
 _BREAKS = "\n\r\x85\u2028\u2029"
 _BLANK = " \t"
 # go-yaml v3's analysis: no block style for a value ending in a space, with a space before a
@@ -118,3 +120,23 @@ def _read_folded(text: str, chomping: int) -> str:
 def _line_break(ch: str) -> str:
     # A line break reads as "\n", except the Unicode line and paragraph separators.
     return ch if ch in "\u2028\u2029" else "\n"
+
+
+_NEL_RUN = re.compile("[ \x85]*\x85[ \x85]*")
+_NEL_INDICATOR = re.compile("\x85(?:---|\\.\\.\\.)[ \x85]")
+
+
+def nel_folded(s: str) -> str:
+    """`s` after kustomize writes it as JSON (which leaves U+0085 as it is) and reads that as YAML,
+    where U+0085 is a line break inside a double-quoted scalar: folded with the spaces around it
+    into one space, or into n-1 line breaks for a run of n. kustomize does so for every string it
+    prints, and for a generated ConfigMap's data before it hashes it."""
+    if _NEL_INDICATOR.search(s):
+        raise KustomizeError(f"string {s[:40]!r}...: U+0085 before '---' or '...': kubectl's YAML "
+                             "writer reads it as a document marker and fails")
+
+    def fold(m: re.Match) -> str:
+        breaks = m.group().count("\x85")
+        return "\n" * (breaks - 1) if breaks > 1 else " "
+
+    return _NEL_RUN.sub(fold, s)

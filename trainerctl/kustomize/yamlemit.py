@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 
+from trainerctl.kustomize import roundtrip
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.yamlread import resolves_to_non_string_v2
 
@@ -332,28 +333,9 @@ _written: dict[tuple[str, int, int], tuple[str, int]] = {}
 _MEMO_MIN = 64
 
 
-_NEL_RUN = re.compile("[ \x85]*\x85[ \x85]*")
-_NEL_INDICATOR = re.compile("\x85(?:---|\\.\\.\\.)[ \x85]")
-
-
-def _nel_folded(s: str) -> str:
-    """`s` as kustomize's last step gives it back: it writes JSON (which leaves U+0085 as it is)
-    and reads that as YAML, where U+0085 is a line break inside a double-quoted scalar: folded
-    with the spaces around it into one space, or into n-1 line breaks for a run of n."""
-    if _NEL_INDICATOR.search(s):
-        raise KustomizeError(f"string {s[:40]!r}...: U+0085 before '---' or '...': kubectl's YAML "
-                             "writer reads it as a document marker and fails")
-
-    def fold(m: re.Match) -> str:
-        breaks = m.group().count("\x85")
-        return "\n" * (breaks - 1) if breaks > 1 else " "
-
-    return _NEL_RUN.sub(fold, s)
-
-
 def write_string(w: Writer, s: str, indent: int, key: bool) -> None:
     if "\x85" in s:
-        s = _nel_folded(s)
+        s = roundtrip.nel_folded(s)
     if key:
         _write_styled(w, s, indent, _style(s, True), False)
         return

@@ -148,12 +148,14 @@ _V2_FALSE = frozenset("n N no No NO false False FALSE off Off OFF".split())
 
 
 def resolve_plain_v2(text: str) -> Any:
-    """go-yaml v2 (YAML 1.1): as v3, plus yes/no/on/off/y/n as booleans."""
+    """go-yaml v2 (YAML 1.1): as v3, plus yes/no/on/off/y/n as booleans; a timestamp stays its
+    text (v2 decodes one into an interface{} as the string it was)."""
     if text in _V2_TRUE:
         return True
     if text in _V2_FALSE:
         return False
-    return resolve_plain(text)
+    value = resolve_plain(text)
+    return text if value.__class__ is str else value
 
 
 PLAIN_TAG = "tag:trainerctl,plain"
