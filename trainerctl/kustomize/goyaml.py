@@ -10,6 +10,10 @@ differs in a few lexical rules, each found by comparing the two on generated inp
   scalar, where libyaml stops with "found unexpected ':'".
 - go-yaml lets an anchor be defined again (an alias names the latest definition); PyYAML's
   composer refuses a "duplicate anchor". Such a text is composed here from libyaml's events.
+- go-yaml v3 (not v2) reads a comment line ahead, up to 512 characters, to the next comment: the
+  lines it passes on the way may hold tabs (`# a` / a line of a tab / `# b`), and so may the
+  indentation of that next comment. libyaml stops at such a tab ("found character that cannot
+  start any token"). Those tabs are made spaces first.
 
 `compose(text, first_only)` gives libyaml's nodes of what go-yaml reads: what libyaml refuses and
 go-yaml reads is rewritten in the text first (an escaped apostrophe becomes a plain one; such a
@@ -28,9 +32,10 @@ from trainerctl.kustomize.errors import KustomizeError
 _FLOW_INDICATORS = ",[]{}?"
 
 
-def compose(loader_for, text: str, first_only: bool) -> tuple[list, str]:
+def compose(loader_for, text: str, first_only: bool, v3: bool = False) -> tuple[list, str]:
     """The documents of `text` (only the first with `first_only`) as nodes, and the text libyaml
-    read. `loader_for(text)` makes the composer. Raises yaml.YAMLError or KustomizeError."""
+    read. `loader_for(text)` makes the composer; `v3` reads as go-yaml v3 (else v2). Raises
+    yaml.YAMLError or KustomizeError."""
     colon = None
     while True:
         try:
@@ -42,7 +47,7 @@ def compose(loader_for, text: str, first_only: bool) -> tuple[list, str]:
             nodes = _compose_events(loader_for(text), first_only)
             break
         except yaml.MarkedYAMLError as exc:
-            fixed = _rewritten(text, exc, colon)
+            fixed = _rewritten(text, exc, colon, v3)
             if fixed is None:
                 raise
             text, colon = fixed
@@ -116,12 +121,15 @@ def _event_node(loader, anchors: dict):
     return node
 
 
-def _rewritten(text: str, exc: yaml.MarkedYAMLError, colon: str | None):
+def _rewritten(text: str, exc: yaml.MarkedYAMLError, colon: str | None, v3: bool):
     """`text` with what libyaml refused and go-yaml reads made readable to libyaml, or None."""
     mark = exc.problem_mark
     if mark is None:
         return None
     i = mark.index
+    if v3 and exc.problem == "found character that cannot start any token" and text[i:i + 1] == "\t":
+        fixed = _comment_tabs(text, i)
+        return None if fixed is None else (fixed, colon)
     if exc.problem == "found unknown escape character" and text[i:i + 2] == "\\'":
         return text[:i] + text[i + 1:], colon
     if exc.problem == "found unexpected ':'" and text[i:i + 1] == ":":
@@ -129,6 +137,45 @@ def _rewritten(text: str, exc: yaml.MarkedYAMLError, colon: str | None):
             colon = next(c for c in map(chr, range(0xE000, 0xF900)) if c not in text)
         return text[:i] + colon + text[i + 1:], colon
     return None
+
+
+def _comment_tabs(text: str, i: int) -> str | None:
+    """`text` with spaces for the tabs go-yaml v3's comment lookahead passes over, if the tab at
+    `i` is one of them: on a line of only blanks (or blanks and a comment), after a comment line
+    (blank lines between), with a `#` starting a line within 512 characters of that comment's
+    end."""
+    start = text.rfind("\n", 0, i) + 1
+    rest = text[start:].split("\n", 1)[0].lstrip(" \t")
+    if rest and rest[0] != "#":
+        return None
+    end = start - 1  # the line break that ends the line before
+    while end > 0:
+        prev_start = text.rfind("\n", 0, end) + 1
+        prev = text[prev_start:end].lstrip(" \t")
+        if prev:
+            break
+        end = prev_start - 1
+    else:
+        return None
+    if prev[0] != "#" or not _outside_scalars(text, prev_start):
+        return None
+    hash_at = end
+    while hash_at < len(text) and text[hash_at] in " \t\n":
+        hash_at += 1
+    if text[hash_at:hash_at + 1] != "#" or hash_at - end >= 512:
+        return None
+    return text[:end] + text[end:hash_at].replace("\t", " ") + text[hash_at:]
+
+
+def _outside_scalars(text: str, at: int) -> bool:
+    """Whether libyaml read no scalar reaching past `at` (a `#` there is a comment, not text)."""
+    try:
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if event.end_mark.index > at and event.__class__ in (yaml.ScalarEvent, yaml.AliasEvent):
+                return False
+    except yaml.YAMLError:
+        pass
+    return True
 
 
 def _restore_colons(nodes: list, colon: str) -> None:

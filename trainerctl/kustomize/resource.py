@@ -4,6 +4,7 @@ hash request, origin). Here the state is fields; `finish` gives the object kusto
 
 from __future__ import annotations
 
+from trainerctl.kustomize import roundtrip
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.origin import as_text
 from trainerctl.kustomize.resid import Gvk, ResId
@@ -201,7 +202,14 @@ class Resource:
                 return self.obj
             md.pop("annotations", None)
             return self.obj
-        md["annotations"] = {k: annotation_text(v) for k, v in ann.items()}
+        md["annotations"] = texts = {k: annotation_text(v) for k, v in ann.items()}
+        for k, v in texts.items():
+            if v.__class__ is str and "\n" in v and roundtrip.unreadable(v):
+                # Set again as a new node, a multi-line value is a literal block scalar, which
+                # kyaml writes back without an indentation indicator and cannot read.
+                raise KustomizeError(f"{self.source}: metadata.annotations.{k}: a multi-line value "
+                                     "starting with a tab, which kubectl fails to write (found a tab "
+                                     "character where an indentation space is expected)")
         return self.obj
 
 

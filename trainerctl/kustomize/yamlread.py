@@ -693,7 +693,7 @@ def _shifted(mark, lines: int):
 
 
 def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
-    nodes, part = goyaml.compose(_loader, part, True)
+    nodes, part = goyaml.compose(_loader, part, True, v3=True)
     if not nodes:
         return None
     node = nodes[0]
@@ -705,10 +705,36 @@ def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
     convert = _converter(_resolver(stamp), False, folds=True, flow_questions="?" in part)
     convert.root = node
     doc = convert(node)
+    if "*" in part and isinstance(doc, (dict, list)):
+        _copied_into_flow(node, doc, False)
     texts = _source_texts(node, doc)
     if convert.folded:
         _settle_blocks(doc, node, part, alone)
     return None if doc is None else Loaded(doc, convert.marked, texts)
+
+
+def _copied_into_flow(node: yaml.Node, value: Any, flow: bool) -> None:
+    """A null written as nothing that an alias copies into a flow collection: kyaml writes it
+    there as '', an empty string (resource.py does the same for a flow mapping's own, at the
+    end, as a strategic merge still treats those as nulls)."""
+    if node.__class__ is yaml.SequenceNode:
+        inner = flow or bool(node.flow_style)
+        for i, child in enumerate(node.value):
+            item = value[i] if i < len(value) else None
+            if child.__class__ is yaml.ScalarNode:
+                if inner and item is None and child.tag is PLAIN_TAG and not child.value:
+                    value[i] = ""
+            elif isinstance(item, (dict, list)):
+                _copied_into_flow(child, item, inner)
+    elif node.__class__ is yaml.MappingNode and isinstance(value, dict):
+        inner = flow or bool(node.flow_style)
+        if inner and isinstance(value, Mapping):
+            value.flow = True
+        for key_node, value_node in node.value:
+            if key_node.__class__ is yaml.ScalarNode and value_node.__class__ is not yaml.ScalarNode:
+                item = value.get(key_node.value)
+                if isinstance(item, (dict, list)):
+                    _copied_into_flow(value_node, item, inner)
 
 
 def _settle_blocks(doc: Any, node: yaml.Node, part: str, alone: bool) -> None:
