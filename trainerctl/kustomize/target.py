@@ -348,6 +348,8 @@ def _inline_objects(entry: str, where: str):
         return None
     try:
         docs = yamlread.load_all(entry, where)
+    except yamlread.ExcessiveAliasing:
+        raise
     except KustomizeError:
         return None
     if not docs or not all(isinstance(d, dict) for d in docs):

@@ -223,6 +223,10 @@ def node_count(value: Any) -> int:
     return 1
 
 
+class ExcessiveAliasing(KustomizeError):
+    """Aliases past a bound: whoever reads YAML tentatively (is this a patch?) passes it on."""
+
+
 class Mapping(dict):
     """A mapping with values written as nothing (`key:`, `{key: }`): kustomize keeps such a
     null's empty text, and that text decides what it does with it (kyaml's merge drops it;
@@ -322,7 +326,7 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
             memo[id(node)] = (value, size)
         aliased[0] += size
         if aliased[0] > NODE_BUDGET:
-            raise KustomizeError(
+            raise ExcessiveAliasing(
                 f"line {node.start_mark.line + 1}: document contains excessive aliasing "
                 f"(aliases expand to more than {NODE_BUDGET} nodes)"
             )
@@ -569,7 +573,7 @@ def load_as_json(text: str | bytes, source: str = "<input>") -> Any:
     try:
         docs = _load_all(text, resolve_plain_v2, True, False, json_keys=True)
     except KustomizeError as exc:
-        raise KustomizeError(f"{source}: {exc}") from None
+        raise type(exc)(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
         raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
     return docs[0].doc if docs else None
@@ -615,7 +619,7 @@ def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool =
         try:
             return _load_all(text, resolve, yaml11, raw_annotations)
         except KustomizeError as exc:
-            raise KustomizeError(f"{source}: {exc}") from None
+            raise type(exc)(f"{source}: {exc}") from None
         except yaml.MarkedYAMLError as exc:
             problem = exc.problem or str(exc)
             if "nesting depth" in problem and _raise_nest_limit():
@@ -642,11 +646,12 @@ def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
     if raw_annotations:
         return _load_resources(text, resolve)
     nodes, text = goyaml.compose(_loader, text, False)
-    aliases = last_wins and "*" in text
+    aliases = "*" in text
     docs = []
     for node in nodes:
         if aliases:
-            check_alias_ratio(node)
+            # go-yaml v2 (kubectl's reader of these files) has its ratio; else our budget
+            check_alias_ratio(node) if last_wins else check_alias_budget(node)
         convert = _converter(resolve, last_wins, json_keys, flow_questions="?" in text)
         doc = convert(node)
         if doc is not None:
@@ -676,7 +681,7 @@ def _load_resources(text: str, resolve) -> list[Loaded]:
             raise yaml.MarkedYAMLError(exc.context, _shifted(exc.context_mark, line0), exc.problem,
                                        _shifted(exc.problem_mark, line0)) from None
         except KustomizeError as exc:
-            raise KustomizeError(_LINE.sub(lambda m: f"line {int(m[1]) + line0}", str(exc), 1)) \
+            raise type(exc)(_LINE.sub(lambda m: f"line {int(m[1]) + line0}", str(exc), 1)) \
                 from None
         if loaded is not None:
             docs.append(loaded)
@@ -702,6 +707,8 @@ def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
         convert.folded += 1  # settled with the block scalars
         return _Stamp(value, text)
 
+    if "*" in part:
+        check_alias_budget(node)
     convert = _converter(_resolver(stamp), False, folds=True, flow_questions="?" in part)
     convert.root = node
     doc = convert(node)
@@ -824,18 +831,7 @@ def check_alias_ratio(root: yaml.Node) -> None:
     its anchor's value, all counted as aliased), skipping `<<` keys and a merge list's own node,
     and checks after each. Within an alias both counts only grow, so checking once at its end
     gives the same verdict; the anchor's size is computed once, so a bomb costs nothing."""
-    alias_at: set[tuple[int, int]] = set()  # (parent id, child index) where a child is an alias
-    seen: set[int] = set()
-    stack = [(0, 0, root)]
-    while stack:  # document order: where a node is first met, it is its anchor's value
-        parent, index, node = stack.pop()
-        if id(node) in seen:
-            alias_at.add((parent, index))
-            continue
-        seen.add(id(node))
-        if node.__class__ is not yaml.ScalarNode:
-            children = _children(node)
-            stack.extend((id(node), i, children[i]) for i in range(len(children) - 1, -1, -1))
+    alias_at = _alias_places(root)
     sizes: dict[int, int] = {}
 
     def size(node) -> int:  # decodes to read `node` (each alias in it: one plus its anchor's)
@@ -866,10 +862,66 @@ def check_alias_ratio(root: yaml.Node) -> None:
             elif child.__class__ is not yaml.ScalarNode:
                 walk(child)
             if _excessive(counts[1], counts[0]):
-                raise KustomizeError("document contains excessive aliasing (kubectl's YAML "
+                raise ExcessiveAliasing("document contains excessive aliasing (kubectl's YAML "
                                      f"reader refuses {counts[1]} of {counts[0]} nodes from aliases)")
 
     walk(_Root(root))
+
+
+def _alias_places(root: yaml.Node) -> set[tuple[int, int]]:
+    """(parent id, child index) of each alias in `root` (PyYAML gives an alias as its anchor's
+    node: where a node is met again in document order, it is an alias)."""
+    alias_at: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+    stack = [(0, 0, root)]
+    while stack:
+        parent, index, node = stack.pop()
+        if id(node) in seen:
+            alias_at.add((parent, index))
+            continue
+        seen.add(id(node))
+        if node.__class__ is not yaml.ScalarNode:
+            children = _children(node)
+            stack.extend((id(node), i, children[i]) for i in range(len(children) - 1, -1, -1))
+    return alias_at
+
+
+def check_alias_budget(root: yaml.Node) -> None:
+    """Refuse a document whose aliases expand to more than NODE_BUDGET nodes, before any is
+    expanded: each anchor's expanded size is computed once from the node tree."""
+    alias_at = _alias_places(root)
+    if not alias_at:
+        return
+    sizes: dict[int, int] = {}
+
+    def size(node) -> int:  # nodes of `node`'s value, its aliases expanded (keys not counted)
+        got = sizes.get(id(node))
+        if got is None:
+            if node.__class__ is yaml.ScalarNode:
+                return 1
+            sizes[id(node)] = 0  # a cycle: converting it says so
+            values = node.value if node.__class__ is yaml.SequenceNode else [v for _, v in node.value]
+            got = sizes[id(node)] = 1 + sum(size(v) for v in values)
+        return got
+
+    aliased = 0
+    stack = [root]
+    seen: set[int] = set()
+    while stack:  # every alias written in the document, outside the anchors it copies
+        node = stack.pop()
+        if id(node) in seen or node.__class__ is yaml.ScalarNode:
+            continue
+        seen.add(id(node))
+        children = _children(node)
+        for i, child in enumerate(children):
+            if (id(node), i) in alias_at:
+                aliased += size(child)
+                if aliased > NODE_BUDGET:
+                    raise ExcessiveAliasing(
+                        f"line {child.start_mark.line + 1}: document contains excessive aliasing "
+                        f"(aliases expand to more than {NODE_BUDGET} nodes)")
+            else:
+                stack.append(child)
 
 
 class _Root:

@@ -34,6 +34,8 @@ def sm_patches(text: str, source: str, parses: SmallParses | None = None) -> lis
         return None
     try:
         docs = [d.doc for d in load_resources(text, source, None, parses)]
+    except yamlread.ExcessiveAliasing:
+        raise
     except KustomizeError:
         return None
     if not all(isinstance(d, dict) for d in docs):
@@ -73,6 +75,8 @@ def json_ops(text: str, source: str) -> JsonOps | None:
         try:
             # kustomize converts a YAML patch to JSON with go-yaml v2 (YAML 1.1 words).
             ops = yamlread.load_as_json(text, source)
+        except yamlread.ExcessiveAliasing:
+            raise
         except KustomizeError:
             return None
     if not isinstance(ops, list) or not all(op is None or isinstance(op, dict) for op in ops):
