@@ -460,6 +460,9 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
     convert.marked = False
     convert.folded = 0
     convert.root = None  # the document's root mapping, for _kyaml_key
+    # The closures refer to each other: what they hold (every collection built, the nodes) lives
+    # until the cyclic collector runs, and makes each of its passes longer. Released at once.
+    convert.release = memo.clear
     return convert
 
 
@@ -646,7 +649,7 @@ def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
     if raw_annotations:
         return _load_resources(text, resolve)
     nodes, text = goyaml.compose(_loader, text, False)
-    aliases = "*" in text
+    aliases = _has_anchor(text)
     docs = []
     for node in nodes:
         if aliases:
@@ -654,6 +657,7 @@ def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
             check_alias_ratio(node) if last_wins else check_alias_budget(node)
         convert = _converter(resolve, last_wins, json_keys, flow_questions="?" in text)
         doc = convert(node)
+        convert.release()
         if doc is not None:
             docs.append(Loaded(doc, convert.marked, None))
     return docs
@@ -689,6 +693,19 @@ def _load_resources(text: str, resolve) -> list[Loaded]:
 
 
 _LINE = re.compile(r"^line (\d+)")
+def _has_anchor(text: str) -> bool:
+    """Whether `text` may define an anchor (`&name` after a blank, a line start or a flow
+    indicator): the walks over a document's aliases run only then. `&&`, common in CEL rules,
+    is no anchor."""
+    i = text.find("&")
+    while i >= 0:
+        if (i == 0 or text[i - 1] in " \t\r\n[{,") and text[i + 1:i + 2] not in _NOT_ANCHOR:
+            return True
+        i = text.find("&", i + 1)
+    return False
+
+
+_NOT_ANCHOR = frozenset(["", " ", "\t", "\r", "\n", "[", "]", "{", "}", ",", "&"])
 
 
 def _shifted(mark, lines: int):
@@ -707,16 +724,19 @@ def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
         convert.folded += 1  # settled with the block scalars
         return _Stamp(value, text)
 
-    if "*" in part:
+    anchors = _has_anchor(part)
+    if anchors:
         check_alias_budget(node)
     convert = _converter(_resolver(stamp), False, folds=True, flow_questions="?" in part)
     convert.root = node
     doc = convert(node)
-    if "*" in part and isinstance(doc, (dict, list)):
+    if anchors and isinstance(doc, (dict, list)):
         _copied_into_flow(node, doc, False)
     texts = _source_texts(node, doc)
     if convert.folded:
         _settle_blocks(doc, node, part, alone)
+    convert.root = None
+    convert.release()
     return None if doc is None else Loaded(doc, convert.marked, texts)
 
 
