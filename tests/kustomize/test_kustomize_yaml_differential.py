@@ -87,8 +87,8 @@ def assert_same_as_kubectl(files: dict[str, str], extra: str = "") -> None:
             assert ref.returncode != 0, f"trainerctl refused what kubectl builds ({why}):\n{files[name]}"
 
 
-files = st.lists(st.tuples(st.lists(yd.resources, min_size=1, max_size=3), yd.SEPARATORS),
-                 min_size=1, max_size=4).map(
+files = st.lists(st.tuples(st.lists(yd.resources, min_size=1, max_size=4), yd.SEPARATORS),
+                 min_size=2, max_size=6).map(
     lambda fs: {f"r{i}.yaml": yd.resource_file(f"r{i}", docs, seps) for i, (docs, seps) in enumerate(fs)})
 
 
