@@ -306,7 +306,9 @@ kustomizations = st.fixed_dictionaries({
     "patch": st.none() | resources,
 })
 
-TARGET = "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t\nspec: {a: 1, b: [x]}\n"
+# In block style: kyaml prints what a patch merges into a flow mapping in flow style (a null written
+# as nothing as "", a folded scalar as it is), which trainerctl does not follow (docs/kustomize.md).
+TARGET = "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: t\nspec:\n  a: 1\n  b: [x]\n"
 
 
 def kustomization_text(k: dict, resources: list[str]) -> str:
