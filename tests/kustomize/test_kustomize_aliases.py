@@ -2,10 +2,10 @@
 
 A kustomization file is decoded by go-yaml v2, which refuses a document once too much of what it
 decoded came from aliases (decode.go, "document contains excessive aliasing"): trainerctl counts
-as it counts (yamlread.check_alias_ratio) and refuses the same documents, judged against kubectl's
+as it counts (aliases.check_alias_ratio) and refuses the same documents, judged against kubectl's
 own message over generated documents around the limit. Resources and patches go through kyaml,
 which expands aliases with no bound: kubectl runs out of memory on an alias bomb, trainerctl
-refuses it in one line (yamlread.NODE_BUDGET). A 1 KB "billion laughs" ends in one line, exit 2.
+refuses it in one line (aliases.NODE_BUDGET). A 1 KB "billion laughs" ends in one line, exit 2.
 
 Fixed seed; TRAINERCTL_HYPOTHESIS_EXAMPLES/10 documents (default 20, what CI runs).
 """

@@ -21,6 +21,8 @@ from collections import namedtuple
 import yaml
 
 from trainerctl.kustomize import docsplit, goyaml, roundtrip
+from trainerctl.kustomize.aliases import (NODE_BUDGET, ExcessiveAliasing, check_alias_budget,
+                                          check_alias_ratio, has_anchor, node_count)
 from trainerctl.kustomize.errors import KustomizeError
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
@@ -210,23 +212,6 @@ MAX_DEPTH = 10_000
 
 
 _OPEN = (None, -1)  # memo marker: this collection is still being converted
-# The most nodes aliases may expand to in one document (JSON 6902 copies share the bound).
-NODE_BUDGET = 1_000_000
-
-
-def node_count(value: Any) -> int:
-    """How many nodes (maps, lists, scalars) `value` holds."""
-    if isinstance(value, dict):
-        return 1 + sum(node_count(v) for v in value.values())
-    if isinstance(value, list):
-        return 1 + sum(node_count(v) for v in value)
-    return 1
-
-
-class ExcessiveAliasing(KustomizeError):
-    """Aliases past a bound: whoever reads YAML tentatively (is this a patch?) passes it on."""
-
-
 class Mapping(dict):
     """A mapping with values written as nothing (`key:`, `{key: }`): kustomize keeps such a
     null's empty text, and that text decides what it does with it (kyaml's merge drops it;
@@ -311,7 +296,7 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
     refused early; `<<` merge keys are applied (explicit keys win, then earlier merges).
     `convert.marked` says whether a Mapping was made. With `folds` (a resource, which kyaml
     writes back), a block scalar the round trip may change is a _Block, counted in
-    `convert.folded`, except inside flow collections. With `flow_questions` (the text has a
+    `convert.marks`, except inside flow collections. With `flow_questions` (the text has a
     `?`), each flow collection gets goyaml.check_flow."""
     memo: dict[int, tuple[Any, int]] = {}
     aliased = [0]
@@ -337,11 +322,11 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
         # start with a tab or end in `+` (keep) chomping.
         value = node.value
         if node.style == ">":
-            convert.folded += 1
+            convert.marks += 1
             return _Folded(value)
         if node.style == "|" and value and (value[0] == "\t" or value[-1] in _BREAKS and (
                 len(value) == 1 or value[-2] in _BREAKS)):
-            convert.folded += 1
+            convert.marks += 1
             return _Block(value)
         return value
 
@@ -376,7 +361,7 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
             value: Any = [convert(child) for child in node.value]
         else:
             value = mapping(node)
-        if convert.folded and node.flow_style:
+        if convert.marks and node.flow_style:
             value = _unmark(value)
         memo[key_id] = (value, 0)
         return value
@@ -458,7 +443,7 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
         return result
 
     convert.marked = False
-    convert.folded = 0
+    convert.marks = 0
     convert.root = None  # the document's root mapping, for _kyaml_key
     # The closures refer to each other: what they hold (every collection built, the nodes) lives
     # until the cyclic collector runs, and makes each of its passes longer. Released at once.
@@ -649,12 +634,12 @@ def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
     if raw_annotations:
         return _load_resources(text, resolve)
     nodes, text = goyaml.compose(_loader, text, False)
-    aliases = _has_anchor(text)
+    aliases = has_anchor(text)
     docs = []
     for node in nodes:
         if aliases:
             # go-yaml v2 (kubectl's reader of these files) has its ratio; else our budget
-            check_alias_ratio(node) if last_wins else check_alias_budget(node)
+            check_alias_ratio(node, PLAIN_TAG) if last_wins else check_alias_budget(node)
         convert = _converter(resolve, last_wins, json_keys, flow_questions="?" in text)
         doc = convert(node)
         convert.release()
@@ -693,21 +678,6 @@ def _load_resources(text: str, resolve) -> list[Loaded]:
 
 
 _LINE = re.compile(r"^line (\d+)")
-def _has_anchor(text: str) -> bool:
-    """Whether `text` may define an anchor (`&name` after a blank, a line start or a flow
-    indicator): the walks over a document's aliases run only then. `&&`, common in CEL rules,
-    is no anchor."""
-    i = text.find("&")
-    while i >= 0:
-        if (i == 0 or text[i - 1] in " \t\r\n[{,") and text[i + 1:i + 2] not in _NOT_ANCHOR:
-            return True
-        i = text.find("&", i + 1)
-    return False
-
-
-_NOT_ANCHOR = frozenset(["", " ", "\t", "\r", "\n", "[", "]", "{", "}", ",", "&"])
-
-
 def _shifted(mark, lines: int):
     # Marks of a part, as lines of the file.
     return None if mark is None else yaml.Mark(mark.name, mark.index, mark.line + lines,
@@ -721,10 +691,10 @@ def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
     node = nodes[0]
 
     def stamp(value: str, text: str) -> _Stamp:
-        convert.folded += 1  # settled with the block scalars
+        convert.marks += 1  # settled with the block scalars
         return _Stamp(value, text)
 
-    anchors = _has_anchor(part)
+    anchors = has_anchor(part)
     if anchors:
         check_alias_budget(node)
     convert = _converter(_resolver(stamp), False, folds=True, flow_questions="?" in part)
@@ -733,7 +703,7 @@ def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
     if anchors and isinstance(doc, (dict, list)):
         _copied_into_flow(node, doc, False)
     texts = _source_texts(node, doc)
-    if convert.folded:
+    if convert.marks:
         _settle_blocks(doc, node, part, alone)
     convert.root = None
     convert.release()
@@ -826,154 +796,6 @@ def _comment_after(part: str, root: yaml.Node) -> bool:
         if stripped and stripped != "...":
             return False
     return False
-
-
-# go-yaml v2 and v3 refuse a document once more than a share of what they decoded came from
-# aliases: 99% up to 400,000 decoded nodes, falling to 10% at 4,000,000 (decode.go,
-# allowedAliasRatio), checked only past 100 aliased and 1,000 decoded nodes.
-def _allowed_alias_ratio(decoded: int) -> float:
-    if decoded <= 400_000:
-        return 0.99
-    if decoded >= 4_000_000:
-        return 0.10
-    return 0.99 - 0.89 * ((decoded - 400_000) / 3_600_000.0)
-
-
-def _excessive(aliased: int, decoded: int) -> bool:
-    return aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded)
-
-
-def check_alias_ratio(root: yaml.Node) -> None:
-    """Raise as go-yaml v2's decoder does ("document contains excessive aliasing") when it reads
-    `root` into plain values, as kustomize reads a kustomization file.
-
-    v2 counts one decode per node it visits in document order (an alias: one, then the whole of
-    its anchor's value, all counted as aliased), skipping `<<` keys and a merge list's own node,
-    and checks after each. Within an alias both counts only grow, so checking once at its end
-    gives the same verdict; the anchor's size is computed once, so a bomb costs nothing."""
-    alias_at = _alias_places(root)
-    sizes: dict[int, int] = {}
-
-    def size(node) -> int:  # decodes to read `node` (each alias in it: one plus its anchor's)
-        got = sizes.get(id(node))
-        if got is None and node.__class__ is yaml.ScalarNode:
-            return 1
-        if got is None:
-            sizes[id(node)] = -1
-            got = 1
-            for place, child in _decoded(node, alias_at):
-                inner = size(child)
-                if inner < 0:
-                    raise KustomizeError(f"line {child.start_mark.line + 1}: anchor value "
-                                         "contains itself")
-                got += inner + (place in alias_at)
-            sizes[id(node)] = got
-        return got
-
-    counts = [1, 0]  # decoded (the document node first), aliased
-
-    def walk(node) -> None:
-        for place, child in _decoded(node, alias_at):
-            counts[0] += 1
-            if place in alias_at:
-                n = size(child)
-                counts[0] += n
-                counts[1] += n
-            elif child.__class__ is not yaml.ScalarNode:
-                walk(child)
-            if _excessive(counts[1], counts[0]):
-                raise ExcessiveAliasing("document contains excessive aliasing (kubectl's YAML "
-                                     f"reader refuses {counts[1]} of {counts[0]} nodes from aliases)")
-
-    walk(_Root(root))
-
-
-def _alias_places(root: yaml.Node) -> set[tuple[int, int]]:
-    """(parent id, child index) of each alias in `root` (PyYAML gives an alias as its anchor's
-    node: where a node is met again in document order, it is an alias)."""
-    alias_at: set[tuple[int, int]] = set()
-    seen: set[int] = set()
-    stack = [(0, 0, root)]
-    while stack:
-        parent, index, node = stack.pop()
-        if id(node) in seen:
-            alias_at.add((parent, index))
-            continue
-        seen.add(id(node))
-        if node.__class__ is not yaml.ScalarNode:
-            children = _children(node)
-            stack.extend((id(node), i, children[i]) for i in range(len(children) - 1, -1, -1))
-    return alias_at
-
-
-def check_alias_budget(root: yaml.Node) -> None:
-    """Refuse a document whose aliases expand to more than NODE_BUDGET nodes, before any is
-    expanded: each anchor's expanded size is computed once from the node tree."""
-    alias_at = _alias_places(root)
-    if not alias_at:
-        return
-    sizes: dict[int, int] = {}
-
-    def size(node) -> int:  # nodes of `node`'s value, its aliases expanded (keys not counted)
-        got = sizes.get(id(node))
-        if got is None:
-            if node.__class__ is yaml.ScalarNode:
-                return 1
-            sizes[id(node)] = 0  # a cycle: converting it says so
-            values = node.value if node.__class__ is yaml.SequenceNode else [v for _, v in node.value]
-            got = sizes[id(node)] = 1 + sum(size(v) for v in values)
-        return got
-
-    aliased = 0
-    stack = [root]
-    seen: set[int] = set()
-    while stack:  # every alias written in the document, outside the anchors it copies
-        node = stack.pop()
-        if id(node) in seen or node.__class__ is yaml.ScalarNode:
-            continue
-        seen.add(id(node))
-        children = _children(node)
-        for i, child in enumerate(children):
-            if (id(node), i) in alias_at:
-                aliased += size(child)
-                if aliased > NODE_BUDGET:
-                    raise ExcessiveAliasing(
-                        f"line {child.start_mark.line + 1}: document contains excessive aliasing "
-                        f"(aliases expand to more than {NODE_BUDGET} nodes)")
-            else:
-                stack.append(child)
-
-
-class _Root:
-    """The document node of go-yaml's tree: its one child is the document's root."""
-
-    def __init__(self, root) -> None:
-        self.value = [root]
-
-
-def _children(node) -> list:
-    if node.__class__ is yaml.MappingNode:
-        return [n for pair in node.value for n in pair]
-    return node.value
-
-
-def _decoded(node, alias_at: set) -> list:
-    """((parent id, index), child) in the order go-yaml v2 decodes `node`'s children: a `<<`
-    key is not decoded, nor the node of a merge list, whose items go last to first."""
-    if node.__class__ is not yaml.MappingNode:
-        return [((id(node), i), child) for i, child in enumerate(node.value)]
-    out = []
-    for j, (key, value) in enumerate(node.value):
-        place = (id(node), 2 * j + 1)
-        if key.__class__ is yaml.ScalarNode and key.value == _MERGE and key.tag == PLAIN_TAG:
-            if value.__class__ is yaml.SequenceNode and place not in alias_at:
-                out.extend(((id(value), i), value.value[i]) for i in range(len(value.value) - 1, -1, -1))
-            else:
-                out.append((place, value))
-            continue
-        out.append(((id(node), 2 * j), key))
-        out.append((place, value))
-    return out
 
 
 def load(text: str | bytes, source: str = "<input>", *, yaml11: bool = False) -> Any:
