@@ -22,7 +22,8 @@ _GO_SPACE = " \t\n\v\f\r\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006
 
 def split(text: str) -> list[tuple[str, int]]:
     """The parts of `text` kyaml decodes, each with the number of lines before it."""
-    text = text.replace("\r\n", "\n")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
     if "\n---" not in text:
         return [(text, 0)]
     parts: list[tuple[str, int]] = []
