@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from trainerctl import __version__
-from trainerctl.kustomize import yamlread
+from trainerctl.kustomize import aliases, docsplit, goyaml, roundtrip, yamlread
 from trainerctl.parsed_cache import SECRET_MARK, ParsedCache, storable_json
 
 # Below this many characters parsing costs about what a cache lookup costs.
@@ -45,7 +45,9 @@ def code_tag(fmt: str, *files: str) -> str:
 
 
 def parser_tag() -> str:
-    return code_tag(_FORMAT, yamlread.__file__, __file__)
+    # The reader is yamlread and the modules it reads with.
+    return code_tag(_FORMAT, yamlread.__file__, aliases.__file__, docsplit.__file__,
+                    goyaml.__file__, roundtrip.__file__, __file__)
 
 
 def resource_cache(cache_dir: str | Path) -> ParsedCache:

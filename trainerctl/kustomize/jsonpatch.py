@@ -23,7 +23,7 @@ import json.decoder
 import json.scanner
 import re
 
-from trainerctl.kustomize import gojson, yamlread
+from trainerctl.kustomize import aliases, gojson
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 ABSENT = object()  # an operation without "value"
 # The most nodes all `copy` operations of one patch may add (aliases have the same budget).
-COPY_BUDGET = yamlread.NODE_BUDGET
+COPY_BUDGET = aliases.NODE_BUDGET
 _ATOI = re.compile(r"[+-]?[0-9]+\Z")
 _UNESCAPE = re.compile("~[01]")
 
@@ -284,7 +284,7 @@ def _apply_one(doc: Any, op: dict, kind: str, value: Any, written: Any, budget: 
         copied = copy.deepcopy(_wrapped(lambda: _get(con, key), f"error in copy for from: '{source}'"))
         path = _string_field(op, "path", kind)
         dest, dest_key = _find(doc, path, f"copy operation does not apply: doc is missing destination path: {path}: missing value")
-        budget[0] -= yamlread.node_count(copied)
+        budget[0] -= aliases.node_count(copied)
         if budget[0] < 0:
             raise JsonPatchError(f"copy operations add more than {COPY_BUDGET} nodes "
                                  f"(trainerctl's bound; kustomize has none)")

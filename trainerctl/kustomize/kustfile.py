@@ -38,7 +38,10 @@ def parse(text: str, source: str, cache: ParsedCache | None = None, small: Small
             raise KustomizeError(f"{source}: field `{key}` is not supported by trainerctl: "
                                  f"{UNSUPPORTED[key]}")
     _fix(k)
-    if not any(v for key, v in k.items() if key not in ("apiVersion", "kind")):
+    # kustomize compares with an empty Kustomization (reflect.DeepEqual): `resources: []` is a
+    # list, not nothing, while "", false and 0 are the zero values.
+    if not any(v is not None and (isinstance(v, (list, dict)) or v)
+               for key, v in k.items() if key not in ("apiVersion", "kind")):
         raise KustomizeError(f"{source}: kustomization.yaml is empty")
     kind = k.get("kind") or "Kustomization"
     if kind not in KINDS:

@@ -4,6 +4,8 @@ hash request, origin). Here the state is fields; `finish` gives the object kusto
 
 from __future__ import annotations
 
+from trainerctl.kustomize import roundtrip
+from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.origin import as_text
 from trainerctl.kustomize.resid import Gvk, ResId
 from trainerctl.kustomize.yamlemit import scalar_text
@@ -134,7 +136,14 @@ class Resource:
     def store_previous(self) -> None:
         """kustomize's StorePreviousId, before a transformer may change the id."""
         cur = self.id
-        self.previous.append((cur.name, cur.effective_namespace_go, cur.gvk.kind))
+        entry = (cur.name, cur.effective_namespace_go, cur.gvk.kind)
+        if any("," in part for part in entry):
+            # kustomize keeps previous ids in comma-separated annotations and reads them back
+            # split at commas: it panics (or finds the wrong ids) for such a name.
+            raise KustomizeError(f"{self.source}: {cur.gvk.kind} {cur.name!r}: a name, namespace or "
+                                 "kind with ',' cannot be renamed or moved (kustomize keeps them "
+                                 "comma-separated and kubectl fails)")
+        self.previous.append(entry)
 
     def text_map(self, field: str) -> dict[str, str]:
         """kyaml's GetLabels/GetDataMap: `field` ("labels", "data", "binaryData") as strings, each
@@ -193,7 +202,14 @@ class Resource:
                 return self.obj
             md.pop("annotations", None)
             return self.obj
-        md["annotations"] = {k: annotation_text(v) for k, v in ann.items()}
+        md["annotations"] = texts = {k: annotation_text(v) for k, v in ann.items()}
+        for k, v in texts.items():
+            if v.__class__ is str and "\n" in v and roundtrip.unreadable(v):
+                # Set again as a new node, a multi-line value is a literal block scalar, which
+                # kyaml writes back without an indentation indicator and cannot read.
+                raise KustomizeError(f"{self.source}: metadata.annotations.{k}: a multi-line value "
+                                     "starting with a tab, which kubectl fails to write (found a tab "
+                                     "character where an indentation space is expected)")
         return self.obj
 
 

@@ -98,6 +98,12 @@ def _merge_map(dest: Any, patch: dict, type_name: str | None, types: dict) -> An
         if pval is None:
             dest.pop(key, None)
             continue
+        dval = dest.get(key)
+        if dval is not None and _node_kind(dval) != _node_kind(pval):
+            # kyaml's merge walks both at once and stops at nodes of different kinds.
+            raise KustomizeError(f"strategic merge patch: field `{key}` is a {_node_kind(dval)} in "
+                                 f"the target and a {_node_kind(pval)} in the patch (kubectl: "
+                                 "wrong node kind)")
         info = _field(types, type_name, key)
         child = info[0] if info else None
         if isinstance(pval, dict):
@@ -121,6 +127,10 @@ def _merge_map(dest: Any, patch: dict, type_name: str | None, types: dict) -> An
         else:
             dest[key] = pval
     return dest
+
+
+def _node_kind(value: Any) -> str:
+    return "mapping" if isinstance(value, dict) else "sequence" if isinstance(value, list) else "scalar"
 
 
 def _strip(value: Any) -> Any:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import posixpath
 
 from trainerctl.kustomize import crds, kustfile, openapi, origin, plugins, remote, yamlread
+from trainerctl.kustomize.aliases import ExcessiveAliasing
 from trainerctl.kustomize.cachedread import SmallParses
 from trainerctl.kustomize.config import TransformerConfig, merge_one
 from trainerctl.kustomize.errors import KustomizeError
@@ -348,6 +349,8 @@ def _inline_objects(entry: str, where: str):
         return None
     try:
         docs = yamlread.load_all(entry, where)
+    except ExcessiveAliasing:
+        raise
     except KustomizeError:
         return None
     if not docs or not all(isinstance(d, dict) for d in docs):

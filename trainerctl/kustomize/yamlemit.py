@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 
+from trainerctl.kustomize import roundtrip
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.yamlread import resolves_to_non_string_v2
 
@@ -144,31 +145,41 @@ def write_plain(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
 
 
 def write_single(w: Writer, value: str, indent: int, allow_breaks: bool) -> None:
-    w.write("'")
-    spaces = False
+    """go-yaml's single-quoted writer: folds at a single space past the width; a line separator
+    (U+2028, U+2029) is written as a line break, and the text after it starts at the
+    indentation (spaces right after it are written where they fall)."""
+    out = w.out
+    out.append("'")
+    column = w.column + 1
+    spaces = breaks = whitespace = indention = False
     n = len(value)
     buf: list[str] = []
     for i, ch in enumerate(value):
         if ch == " ":
-            if (
-                allow_breaks
-                and not spaces
-                and w.column + len("".join(buf)) > WIDTH
-                and i != 0
-                and i != n - 1
-                and value[i + 1] != " "
-            ):
-                w.write("".join(buf))
+            if allow_breaks and not spaces and column > WIDTH and i != 0 and i != n - 1 \
+                    and value[i + 1] != " ":
+                out.append("".join(buf) + "\n" + " " * indent)
                 buf = []
-                w.newline(indent)
+                column, whitespace, indention = indent, True, True
             else:
                 buf.append(ch)
+                column += 1
             spaces = True
+        elif ch in _BREAKS:
+            buf.append(ch)
+            column, indention, breaks = 0, True, True
         else:
+            if breaks:
+                if not indention or column > indent or (column == indent and not whitespace):
+                    buf.append("\n")
+                    column = 0
+                buf.append(" " * (indent - column))
+                column, whitespace, indention = max(column, indent), True, True
             buf.append("''" if ch == "'" else ch)
-            spaces = False
-    w.write("".join(buf))
-    w.write("'")
+            column += 2 if ch == "'" else 1
+            spaces = breaks = indention = False
+    out.append("".join(buf) + "'")
+    w.column = column + 1
 
 
 def _escape(ch: str) -> str:
@@ -218,6 +229,10 @@ def write_double(w: Writer, value: str, indent: int, allow_breaks: bool) -> None
     w.write('"')
 
 
+_LINES = re.compile("([\n\u2028\u2029])")
+_NO_BREAK = "\x00"  # never in the output otherwise: go-yaml escapes NUL
+
+
 def _write_literal(w: Writer, value: str, indent: int) -> None:
     hints = "|"
     if value[0] in " \n\x85\u2028\u2029":
@@ -227,7 +242,10 @@ def _write_literal(w: Writer, value: str, indent: int) -> None:
     elif len(value) == 1 or value[-2] in _BREAKS:
         hints += "+"
     pad = " " * indent  # before every line but an empty one
-    if "\n\n" in value or value[0] == "\n":
+    if "\u2028" in value or "\u2029" in value:  # line separators break lines too
+        text = "".join(part if i % 2 or not part else pad + part
+                       for i, part in enumerate(_LINES.split(value)))
+    elif "\n\n" in value or value[0] == "\n":
         text = "\n".join([pad + line if line else "" for line in value.split("\n")])
     else:
         text = pad + value.replace("\n", "\n" + pad)
@@ -236,6 +254,9 @@ def _write_literal(w: Writer, value: str, indent: int) -> None:
     # A trailing break is left to whatever comes next, which starts with a line break anyway.
     if text.endswith("\n"):
         text = text[:-1]
+    elif value[-1] in "\u2028\u2029":
+        # After a line separator go-yaml goes on without a line break: dump drops the next one.
+        text += _NO_BREAK
     w.out.append(hints + "\n" + text)
     w.column = indent + 1  # never at line start: the next key or item begins a new line
 
@@ -313,6 +334,8 @@ _MEMO_MIN = 64
 
 
 def write_string(w: Writer, s: str, indent: int, key: bool) -> None:
+    if "\x85" in s:
+        s = roundtrip.nel_folded(s)
     if key:
         _write_styled(w, s, indent, _style(s, True), False)
         return
@@ -428,19 +451,34 @@ _PLAIN_SAFE = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*\Z")
 _key_cache: dict[str, str] = {}
 
 
-def _key_text(k: str) -> str:
-    """The key as written, with its colon."""
+def _key_text(k: str) -> str | None:
+    """The key as written, with its colon; None for a key go-yaml writes as a complex key (`? `):
+    one with a line break or longer than 128 bytes."""
     cached = _key_cache.get(k)
     if cached is not None:
-        return cached
+        return cached or None
+    if "\x85" in k or len(k) > 170 and _json_length(k) > 1024:
+        # kustomize's last step reads its JSON as YAML, where such a key is no simple key.
+        raise KustomizeError(f"key {k[:40]!r}...: a key with U+0085 or longer than 1024 characters "
+                             "as JSON: kubectl's YAML writer fails on it")
     if _PLAIN_SAFE.match(k) and not resolves_to_non_string_v2(k) and len(k) <= 128:
         text = k + ":"
+    elif len(k.encode("utf-8", "surrogatepass")) > 128 or _ANY_BREAK.search(k):
+        text = ""
     else:
         w = Writer()
         write_string(w, k, 0, key=True)
         text = "".join(w.out) + ":"
     _key_cache[k] = text
-    return text
+    return text or None
+
+
+def _json_length(k: str) -> int:
+    """The length of `k` as Go's encoding/json quotes it."""
+    import json
+
+    return len(json.dumps(k, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+               .replace("&", "\\u0026").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 # The emitters below are the hot loop of every build's output. Writer.column is kept only where
@@ -460,7 +498,9 @@ def _emit_mapping(w: Writer, d: dict, indent: int, first_inline: bool) -> None:
     for k, kt in _sorted_items(d):
         v = d[k]
         cls = v.__class__
-        if cls is str:  # the common case, inline: a plain string that fits
+        if not kt:
+            _emit_complex_key(w, k, v, indent, sep, newline)
+        elif cls is str:  # the common case, inline: a plain string that fits
             plain = plain_get(v)
             if plain is None:
                 plain = _plain_value(v)
@@ -483,6 +523,16 @@ def _emit_mapping(w: Writer, d: dict, indent: int, first_inline: bool) -> None:
             w.column = indent + len(kt)
             _emit_value(w, v, indent, True)
         sep = newline
+
+
+def _emit_complex_key(w: Writer, k: str, v: Any, indent: int, sep: str, newline: str) -> None:
+    """`? key` then `: value`, each written as a sequence item's content is."""
+    w.out.append(sep + "? ")
+    w.column = indent + 2
+    write_string(w, k, indent + 2, key=False)
+    w.out.append(newline + ":")
+    w.column = indent + 1
+    _emit_value(w, v, indent, False)
 
 
 def _emit_sequence(w: Writer, seq: list, indent: int, first_inline: bool) -> None:
@@ -582,8 +632,9 @@ def dump(obj: Any) -> str:
         w.write("[]")
     else:
         w.write(scalar_text(obj) or "")
-    text = "".join(w.out)
-    return text + "\n" if not text.endswith("\n") else text
+    # A block scalar leaves its last line break to what follows; here that is the end.
+    text = "".join(w.out) + "\n"
+    return text.replace(_NO_BREAK + "\n", "") if _NO_BREAK in text else text
 
 
 def dump_all(objs: list[Any]) -> str:

@@ -5,7 +5,10 @@ Resources are read as go-yaml v3 reads them (what kustomize parses with): YAML 1
 strings on the way out, `<<` merge keys, aliases copied. A kustomization file is read as
 go-yaml v2 reads it (YAML 1.1 words, a repeated key takes the last value). What kustomize
 remembers of the text beyond the value is kept beside it: how a null was written (Mapping),
-annotations as text, and the text of labels and data values (Loaded.texts).
+annotations as text, and the text of labels and data values (Loaded.texts). A resource's
+folded (`>`) scalars get the value kustomize prints, which kyaml's write-and-read-back changes
+(roundtrip.py). A kustomization file with aliases is held to go-yaml v2's alias ratio, as kubectl
+holds it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from collections import namedtuple
 
 import yaml
 
+from trainerctl.kustomize import docsplit, goyaml, roundtrip
+from trainerctl.kustomize.aliases import (NODE_BUDGET, ExcessiveAliasing, check_alias_budget,
+                                          check_alias_ratio, has_anchor, node_count)
 from trainerctl.kustomize.errors import KustomizeError
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
@@ -93,42 +99,50 @@ def _go_timestamp(text: str) -> str | None:
     return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + zone
 
 
-def resolve_plain(text: str) -> Any:
-    """The value of an untagged plain scalar under go-yaml v3's rules."""
-    if not text:
-        return None
-    c = text[0]
-    if c in "yYnNtTfFoO~":
+def _resolver(stamp=None):
+    """resolve_plain; with `stamp`, a timestamp with a time of day is `stamp(value, text)`."""
+
+    def resolve_plain(text: str) -> Any:
+        """The value of an untagged plain scalar under go-yaml v3's rules."""
+        if not text:
+            return None
+        c = text[0]
+        if c in "yYnNtTfFoO~":
+            if text in _NULLS:
+                return None
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            return text
+        if c == ".":
+            if text in _SPECIAL_FLOATS:
+                return _SPECIAL_FLOATS[text]
+            if re.match(r"^\.[0-9]+([eE][-+]?[0-9]+)?$", text):
+                return float(text)
+            return text
+        if c in "+-0123456789":
+            if text in _SPECIAL_FLOATS:
+                return _SPECIAL_FLOATS[text]
+            if c.isdigit():
+                ts = _go_timestamp(text)
+                if ts is not None:
+                    return ts if stamp is None or ":" not in text else stamp(ts, text)
+            value = _parse_go_int(text)
+            if value is not None:
+                return value
+            plain = text.replace("_", "")
+            if _YAML_FLOAT.match(plain):
+                return float(plain)
+            return text
         if text in _NULLS:
             return None
-        if text in _TRUE:
-            return True
-        if text in _FALSE:
-            return False
         return text
-    if c == ".":
-        if text in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS[text]
-        if re.match(r"^\.[0-9]+([eE][-+]?[0-9]+)?$", text):
-            return float(text)
-        return text
-    if c in "+-0123456789":
-        if text in _SPECIAL_FLOATS:
-            return _SPECIAL_FLOATS[text]
-        if c.isdigit():
-            ts = _go_timestamp(text)
-            if ts is not None:
-                return ts
-        value = _parse_go_int(text)
-        if value is not None:
-            return value
-        plain = text.replace("_", "")
-        if _YAML_FLOAT.match(plain):
-            return float(plain)
-        return text
-    if text in _NULLS:
-        return None
-    return text
+
+    return resolve_plain
+
+
+resolve_plain = _resolver()
 
 
 _V2_TRUE = frozenset("y Y yes Yes YES true True TRUE on On ON".split())
@@ -136,12 +150,14 @@ _V2_FALSE = frozenset("n N no No NO false False FALSE off Off OFF".split())
 
 
 def resolve_plain_v2(text: str) -> Any:
-    """go-yaml v2 (YAML 1.1): as v3, plus yes/no/on/off/y/n as booleans."""
+    """go-yaml v2 (YAML 1.1): as v3, plus yes/no/on/off/y/n as booleans; a timestamp stays its
+    text (v2 decodes one into an interface{} as the string it was)."""
     if text in _V2_TRUE:
         return True
     if text in _V2_FALSE:
         return False
-    return resolve_plain(text)
+    value = resolve_plain(text)
+    return text if value.__class__ is str else value
 
 
 PLAIN_TAG = "tag:trainerctl,plain"
@@ -189,24 +205,13 @@ _EXPLICIT = {
     "tag:yaml.org,2002:null": lambda v: v is None,
 }
 _MERGE = "<<"
+_BLOCK_STYLES = ("|", ">")
+_BREAKS = "\n\r\x85\u2028\u2029"
 # kustomize (go-yaml v3) refuses documents nested deeper than this.
 MAX_DEPTH = 10_000
 
 
 _OPEN = (None, -1)  # memo marker: this collection is still being converted
-# The most nodes aliases may expand to in one document (JSON 6902 copies share the bound).
-NODE_BUDGET = 1_000_000
-
-
-def node_count(value: Any) -> int:
-    """How many nodes (maps, lists, scalars) `value` holds."""
-    if isinstance(value, dict):
-        return 1 + sum(node_count(v) for v in value.values())
-    if isinstance(value, list):
-        return 1 + sum(node_count(v) for v in value)
-    return 1
-
-
 class Mapping(dict):
     """A mapping with values written as nothing (`key:`, `{key: }`): kustomize keeps such a
     null's empty text, and that text decides what it does with it (kyaml's merge drops it;
@@ -220,13 +225,82 @@ class Mapping(dict):
         self.flow = flow  # written in flow style ({...})
 
 
-def _converter(resolve, last_wins: bool, json_keys: bool = False):
+class _Block(str):
+    """A block scalar's value that kyaml's write-and-read-back changes (roundtrip.py), until its
+    document knows whether kustomize writes it back: a folded one, or one starting with a tab."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class _Folded(_Block):
+    __slots__ = ()
+
+
+class _Stamp(str):
+    """A timestamp with a time of day, as RFC 3339, keeping its text: written in a flow
+    collection go-yaml quotes it (for its colons), and it reads back as that text."""
+
+    def __new__(cls, value: str, text: str):
+        made = super().__new__(cls, value)
+        made.text = text
+        return made
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+def _unmark(value: Any) -> Any:
+    """`value` with every _Block a plain string again and every _Stamp its text: go-yaml writes a
+    block scalar in a flow collection double-quoted and a timestamp there single-quoted; kustomize
+    rebuilds a List's items from JSON, where neither happens (a timestamp stays its text)."""
+    if isinstance(value, _Block):
+        return str(value)
+    if value.__class__ is _Stamp:
+        return value.text
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, (dict, list, _Block, _Stamp)):
+                value[k] = _unmark(v)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            if isinstance(v, (dict, list, _Block, _Stamp)):
+                value[i] = _unmark(v)
+    return value
+
+
+def _written_back(value: Any, path: str = "") -> None:
+    """Give every _Block in the collection `value` the value kustomize prints, or refuse one
+    that kubectl fails to write back."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for k, v in items:
+        if v.__class__ is _Stamp:
+            value[k] = str(v)
+        elif isinstance(v, _Block):
+            if roundtrip.unreadable(v):
+                raise KustomizeError(
+                    f"{path}{k}: a block scalar whose first line starts with a tab: kubectl writes "
+                    "it back with no indentation indicator and then cannot read it (\"found a tab "
+                    "character where an indentation space is expected\")")
+            value[k] = roundtrip.folded(str(v)) if v.__class__ is _Folded else str(v)
+        elif isinstance(v, (dict, list)):
+            _written_back(v, f"{path}{k}.")
+
+
+def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = False,
+               flow_questions: bool = False):
     """A function from nodes to plain data. An alias becomes a copy of its anchor's value (as
     kustomize de-anchors), counted against a budget before it is made so that an alias bomb is
     refused early; `<<` merge keys are applied (explicit keys win, then earlier merges).
-    `convert.marked` says whether a Mapping was made."""
+    `convert.marked` says whether a Mapping was made. With `folds` (a resource, which kyaml
+    writes back), a block scalar the round trip may change is a _Block, counted in
+    `convert.marks`, except inside flow collections. With `flow_questions` (the text has a
+    `?`), each flow collection gets goyaml.check_flow."""
     memo: dict[int, tuple[Any, int]] = {}
     aliased = [0]
+    flow_checked: set[int] = set()
 
     def alias(node, cached):
         value, size = cached
@@ -237,18 +311,31 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
             memo[id(node)] = (value, size)
         aliased[0] += size
         if aliased[0] > NODE_BUDGET:
-            raise KustomizeError(
+            raise ExcessiveAliasing(
                 f"line {node.start_mark.line + 1}: document contains excessive aliasing "
                 f"(aliases expand to more than {NODE_BUDGET} nodes)"
             )
         return copy.deepcopy(value)
+
+    def block(node):
+        # Only what the round trip may change is marked: folded values, and literal ones that
+        # start with a tab or end in `+` (keep) chomping.
+        value = node.value
+        if node.style == ">":
+            convert.marks += 1
+            return _Folded(value)
+        if node.style == "|" and value and (value[0] == "\t" or value[-1] in _BREAKS and (
+                len(value) == 1 or value[-2] in _BREAKS)):
+            convert.marks += 1
+            return _Block(value)
+        return value
 
     def scalar(node):
         tag = node.tag
         if tag == PLAIN_TAG:
             return resolve(node.value)
         if tag == STR_TAG or tag not in _EXPLICIT:
-            return node.value
+            return block(node) if folds and node.style else node.value
         value = resolve(node.value)
         if not _EXPLICIT[tag](value):
             raise KustomizeError(
@@ -268,10 +355,14 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
         if cached is not None:
             return alias(node, cached)
         memo[key_id] = _OPEN
+        if flow_questions and node.flow_style and key_id not in flow_checked:
+            goyaml.check_flow(node, flow_checked)
         if node.__class__ is SequenceNode:
             value: Any = [convert(child) for child in node.value]
         else:
             value = mapping(node)
+        if convert.marks and node.flow_style:
+            value = _unmark(value)
         memo[key_id] = (value, 0)
         return value
 
@@ -285,14 +376,24 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
                 if key_node.tag is STR_TAG:
                     key = key_node.value
                 elif key_node.value == _MERGE:
+                    if merges and folds:
+                        raise KustomizeError(f"line {key_node.start_mark.line + 1}: duplicate merge "
+                                             "key (kustomize allows one `<<` in a mapping)")
                     merges = (merges or []) + [value_node]
                     continue
                 else:
                     key = resolve(key_node.value)
+                    if folds and key is not key_node.value:  # not a string, or a timestamp
+                        key = _kyaml_key(key, key_node, node is convert.root or (
+                            node.flow_style and key.__class__ is _Stamp))
             else:
                 key = convert(key_node)
             if key.__class__ is not str:
-                if json_keys:
+                if isinstance(key, str):  # a tagged block scalar as a key
+                    key = str(key)
+                elif folds and key_node.__class__ is ScalarNode:
+                    key = _kyaml_key(key, key_node, node is convert.root)
+                elif json_keys:
                     key = _json_key(key, key_node)
                 elif last_wins and (key is None or key.__class__ is bool):
                     # kubectl fails on such keys later; say why here.
@@ -314,7 +415,10 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
                         bare = (bare or set()) | {key}
                     continue
                 if tag is STR_TAG:
-                    result[key] = value_node.value
+                    if folds and value_node.style in _BLOCK_STYLES:
+                        result[key] = block(value_node)
+                    else:
+                        result[key] = value_node.value
                     continue
             value = result[key] = convert(value_node)
             if value is None and value_node.__class__ is ScalarNode and not value_node.value:
@@ -339,7 +443,31 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False):
         return result
 
     convert.marked = False
+    convert.marks = 0
+    convert.root = None  # the document's root mapping, for _kyaml_key
+    # The closures refer to each other: what they hold (every collection built, the nodes) lives
+    # until the cyclic collector runs, and makes each of its passes longer. Released at once.
+    convert.release = memo.clear
     return convert
+
+
+def _kyaml_key(key: Any, node: yaml.Node, root: bool) -> str:
+    """A key that does not read as a string, in a resource: kyaml writes the resource back and
+    decodes it into a map of strings, so at the root (or where go-yaml writes it quoted: a
+    timestamp with colons in a flow mapping) it is its text; deeper it becomes a non-string key
+    that Go's JSON encoder refuses, and a null key fails go-yaml's decoder."""
+    text = node.value
+    if key is None:
+        raise KustomizeError(f"line {node.start_mark.line + 1}: key {text!r} reads as null, which "
+                             "kubectl cannot write back; quote it")
+    if not root:
+        what = "a timestamp" if isinstance(key, str) else f"a {_KEY_KINDS.get(key.__class__, 'non-string')}"
+        raise KustomizeError(f"line {node.start_mark.line + 1}: key {text!r} reads as {what}, which "
+                             "kubectl cannot write as JSON in a nested mapping; quote it")
+    return text
+
+
+_KEY_KINDS = {bool: "boolean", int: "number", float: "number"}
 
 
 def _child(node: yaml.Node | None, name: str) -> yaml.Node | None:
@@ -361,7 +489,7 @@ def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
     """Scalars' text where kustomize uses it instead of the value.
 
     Every annotation becomes a string of its source text (`port: 8080` becomes "8080", `date:
-    2001-12-14` stays as written): annotations are rewritten in place. For TEXT_FIELDS the
+    2001-12-14` stays as written, a mapping or a list ""): annotations are rewritten in place. For TEXT_FIELDS the
     text of each non-string scalar is returned, {(field, key): (value, text)}, for a merge to
     use while the value is unchanged."""
     if not isinstance(doc, dict) or doc_node.__class__ is not yaml.MappingNode:
@@ -373,6 +501,9 @@ def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
             if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
                     and v3.tag == PLAIN_TAG and k3.value in ann:
                 ann[k3.value] = v3.value
+        for k3, v3 in ann.items():
+            if isinstance(v3, (dict, list)):
+                ann[k3] = ""  # kustomize reads annotations as strings: a collection is none
     texts = None
     for path in TEXT_FIELDS:
         node: yaml.Node | None = doc_node
@@ -430,7 +561,7 @@ def load_as_json(text: str | bytes, source: str = "<input>") -> Any:
     try:
         docs = _load_all(text, resolve_plain_v2, True, False, json_keys=True)
     except KustomizeError as exc:
-        raise KustomizeError(f"{source}: {exc}") from None
+        raise type(exc)(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
         raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
     return docs[0].doc if docs else None
@@ -476,7 +607,7 @@ def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool =
         try:
             return _load_all(text, resolve, yaml11, raw_annotations)
         except KustomizeError as exc:
-            raise KustomizeError(f"{source}: {exc}") from None
+            raise type(exc)(f"{source}: {exc}") from None
         except yaml.MarkedYAMLError as exc:
             problem = exc.problem or str(exc)
             if "nesting depth" in problem and _raise_nest_limit():
@@ -492,22 +623,179 @@ def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool =
 
 def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
               json_keys: bool = False) -> list[Any]:
+    """The documents of `text`: a resource file (`raw_annotations`) as kyaml reads it (see
+    _load_resources); otherwise libyaml's stream, held to go-yaml v2's alias ratio for a v2 read
+    (`last_wins`)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise KustomizeError(f"not valid UTF-8 at byte {exc.start}") from None
+    if raw_annotations:
+        return _load_resources(text, resolve)
+    nodes, text = goyaml.compose(_loader, text, False)
+    aliases = has_anchor(text)
+    docs = []
+    for node in nodes:
+        if aliases:
+            # go-yaml v2 (kubectl's reader of these files) has its ratio; else our budget
+            check_alias_ratio(node, PLAIN_TAG) if last_wins else check_alias_budget(node)
+        convert = _converter(resolve, last_wins, json_keys, flow_questions="?" in text)
+        doc = convert(node)
+        convert.release()
+        if doc is not None:
+            docs.append(Loaded(doc, convert.marked, None))
+    return docs
+
+
+def _loader(text) -> _Composer:
     loader = _Composer(text)
     # Path resolvers are unused; C builtins make libyaml's per-node callbacks almost free.
     loader.descend_resolver = slice
     loader.ascend_resolver = tuple
-    try:
-        docs = []
-        while loader.check_node():
-            node = loader.get_node()
-            convert = _converter(resolve, last_wins, json_keys)
-            doc = convert(node)
-            texts = _source_texts(node, doc) if raw_annotations else None
-            if doc is not None:
-                docs.append(Loaded(doc, convert.marked, texts))
-    finally:
-        loader.dispose()
+    return loader
+
+
+def _load_resources(text: str, resolve) -> list[Loaded]:
+    """A resource file as kyaml's ByteReader reads it: split first (docsplit), the first
+    document of each part, its block scalars as kyaml writes them back (roundtrip)."""
+    parts = docsplit.split(text)
+    docs = []
+    for part, line0 in parts:
+        try:
+            loaded = _load_part(part, resolve, len(parts) == 1)
+        except yaml.MarkedYAMLError as exc:
+            if not line0:
+                raise
+            raise yaml.MarkedYAMLError(exc.context, _shifted(exc.context_mark, line0), exc.problem,
+                                       _shifted(exc.problem_mark, line0)) from None
+        except KustomizeError as exc:
+            raise type(exc)(_LINE.sub(lambda m: f"line {int(m[1]) + line0}", str(exc), 1)) \
+                from None
+        if loaded is not None:
+            docs.append(loaded)
     return docs
+
+
+_LINE = re.compile(r"^line (\d+)")
+def _shifted(mark, lines: int):
+    # Marks of a part, as lines of the file.
+    return None if mark is None else yaml.Mark(mark.name, mark.index, mark.line + lines,
+                                               mark.column, None, None)
+
+
+def _load_part(part: str, resolve, alone: bool) -> Loaded | None:
+    nodes, part = goyaml.compose(_loader, part, True, v3=True)
+    if not nodes:
+        return None
+    node = nodes[0]
+
+    def stamp(value: str, text: str) -> _Stamp:
+        convert.marks += 1  # settled with the block scalars
+        return _Stamp(value, text)
+
+    anchors = has_anchor(part)
+    if anchors:
+        check_alias_budget(node)
+    convert = _converter(_resolver(stamp), False, folds=True, flow_questions="?" in part)
+    convert.root = node
+    doc = convert(node)
+    if anchors and isinstance(doc, (dict, list)):
+        _copied_into_flow(node, doc, False)
+    texts = _source_texts(node, doc)
+    if convert.marks:
+        _settle_blocks(doc, node, part, alone)
+    convert.root = None
+    convert.release()
+    return None if doc is None else Loaded(doc, convert.marked, texts)
+
+
+def _copied_into_flow(node: yaml.Node, value: Any, flow: bool) -> None:
+    """A null written as nothing that an alias copies into a flow collection: kyaml writes it
+    there as '', an empty string (resource.py does the same for a flow mapping's own, at the
+    end, as a strategic merge still treats those as nulls)."""
+    if node.__class__ is yaml.SequenceNode:
+        inner = flow or bool(node.flow_style)
+        for i, child in enumerate(node.value):
+            item = value[i] if i < len(value) else None
+            if child.__class__ is yaml.ScalarNode:
+                if inner and item is None and child.tag is PLAIN_TAG and not child.value:
+                    value[i] = ""
+            elif isinstance(item, (dict, list)):
+                _copied_into_flow(child, item, inner)
+    elif node.__class__ is yaml.MappingNode and isinstance(value, dict):
+        inner = flow or bool(node.flow_style)
+        if inner and isinstance(value, Mapping):
+            value.flow = True
+        for key_node, value_node in node.value:
+            if key_node.__class__ is yaml.ScalarNode and value_node.__class__ is not yaml.ScalarNode:
+                item = value.get(key_node.value)
+                if isinstance(item, (dict, list)):
+                    _copied_into_flow(value_node, item, inner)
+
+
+def _settle_blocks(doc: Any, node: yaml.Node, part: str, alone: bool) -> None:
+    """Block scalars as kustomize prints them. kyaml writes each resource back; but kustomize
+    rebuilds the items of a `*List` from JSON, without styles, unless the List is the file's only
+    document and its kind `List` (kyaml unwraps those items as they are)."""
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
+        if not (alone and kind in ("List", "ResourceList")):
+            _unmark(doc)
+            return
+        _written_back(doc)
+        return
+    if not isinstance(doc, (dict, list)):
+        return
+    md = doc.get("metadata") if isinstance(doc, dict) else None
+    if isinstance(md, dict) and isinstance(md.get("annotations"), dict):
+        # kustomize sets annotations again from their text: new nodes, no round trip.
+        _unmark(md["annotations"])
+    where, last = _last_value(doc)
+    kept = isinstance(last, _Block) and roundtrip.keeps_trailing_breaks(
+        roundtrip.folded(str(last)) if last.__class__ is _Folded else str(last))
+    _written_back(doc)
+    if kept and _comment_after(part, node):
+        # go-yaml writes a comment after the document's last node with an empty line before it
+        # when that node ends at column 0, which a `+` block scalar then reads as its own.
+        where[0][where[1]] += "\n"
+
+
+def _last_value(doc: Any) -> tuple[tuple[Any, Any], Any]:
+    """((collection, key), value) of what kyaml writes last in `doc` (merged keys come after a
+    mapping's own, as here)."""
+    place = (None, None)
+    value = doc
+    while isinstance(value, (dict, list)) and value:
+        key = next(reversed(value)) if isinstance(value, dict) else len(value) - 1
+        place, value = (value, key), value[key]
+    return place, value
+
+
+def _comment_after(part: str, root: yaml.Node) -> bool:
+    """Whether a comment follows the last thing the first document of `part` holds (its end
+    found from libyaml's events: a block collection ends only where the next token begins)."""
+    end = 0
+    flows: list[bool] = []
+    for event in yaml.parse(part, Loader=yaml.CSafeLoader):
+        cls = event.__class__
+        if cls is yaml.DocumentEndEvent:
+            break
+        if cls in (yaml.MappingStartEvent, yaml.SequenceStartEvent):
+            flows.append(bool(event.flow_style))
+        elif cls in (yaml.MappingEndEvent, yaml.SequenceEndEvent):
+            if not flows.pop():
+                continue
+        elif cls not in (yaml.ScalarEvent, yaml.AliasEvent):
+            continue
+        end = max(end, event.end_mark.index)
+    for line in part[end:].splitlines():
+        stripped = line.strip(" \t")
+        if stripped.startswith("#"):
+            return True
+        if stripped and stripped != "...":
+            return False
+    return False
 
 
 def load(text: str | bytes, source: str = "<input>", *, yaml11: bool = False) -> Any:

@@ -8,6 +8,7 @@ import copy
 import json
 
 from trainerctl.kustomize import jsonpatch, smp, yamlread
+from trainerctl.kustomize.aliases import ExcessiveAliasing
 from trainerctl.kustomize.cachedread import SmallParses, load_resources
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.loadres import objects_of
@@ -34,6 +35,8 @@ def sm_patches(text: str, source: str, parses: SmallParses | None = None) -> lis
         return None
     try:
         docs = [d.doc for d in load_resources(text, source, None, parses)]
+    except ExcessiveAliasing:
+        raise
     except KustomizeError:
         return None
     if not all(isinstance(d, dict) for d in docs):
@@ -73,6 +76,8 @@ def json_ops(text: str, source: str) -> JsonOps | None:
         try:
             # kustomize converts a YAML patch to JSON with go-yaml v2 (YAML 1.1 words).
             ops = yamlread.load_as_json(text, source)
+        except ExcessiveAliasing:
+            raise
         except KustomizeError:
             return None
     if not isinstance(ops, list) or not all(op is None or isinstance(op, dict) for op in ops):
