@@ -145,7 +145,7 @@ def test_many_takers_at_once_hold_it_one_at_a_time(cluster, namespace):
     def run(who: str) -> None:
         try:
             lock = Lock(cluster, namespace, Holder(who, "host", 1, "install"), duration=3, renew_every=0.5,
-                        poll_every=0.1, on_message=lambda line: waits(who, line))
+                        poll_every=0.1, field_manager=FIELD_MANAGER, on_message=lambda line: waits(who, line))
             with lock.acquire(60):
                 with guard:
                     if inside:
