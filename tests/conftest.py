@@ -11,8 +11,8 @@ import pytest
 
 from tests.support.cluster import env, fresh_servers, shared_env  # noqa: F401 (API servers)
 from tests.support.e2e import api, tctl  # noqa: F401 (trainerctl and the API of the e2e cluster)
-from tests.support.render import embedded_copy, installed_copy, mirrors, remotes, upstream  # noqa: F401 (git
-# mirrors, remote resources, the wheel's embedded release)
+from tests.support.render import (embedded_copy, installed_copy, mirrors, remotes,  # noqa: F401 (git mirrors,
+                                  remotes_outlive_each_test, upstream)  # remote resources, the wheel's embedded release)
 from tests.support.registry import registry_stack  # noqa: F401 (crane and distribution registries)
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -63,3 +63,10 @@ def test_it_ends_with_stop_and_when_its_input_closes(shared_dir, tmp_path):
     r._process.stdin.close()
     assert r._process.wait(timeout=10) is not None
     r._process.stdout.close()
+    # Ended by itself, it says how (tests/support/render.py fails the test during which it did).
+    assert not remotes.stopped(r) and "its standard input closed" in r.ended()
+    r = remotes.start(shared_dir, tmp_path / "killed")
+    r._process.kill()
+    r._process.wait(timeout=10)
+    assert r.ended().endswith("was killed by SIGKILL") and r not in remotes.running()
+    r.stop()

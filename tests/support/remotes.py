@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -53,7 +54,21 @@ class Remotes:
         text = text.replace(JOBSET_PREFIX, f"{self.http_base}/jobset/releases/download")
         return text.replace(LWS_PREFIX + "//", f"file://{self.lws_repo}//")
 
+    def ended(self) -> str | None:
+        """How this stand-in ended, if it did; None while it runs."""
+        rc = self._process.poll()
+        if rc is None:
+            return None
+        if rc == 0:  # remotes_server.py leaves when its input closes
+            how = "exited because its standard input closed: something in the test process closed the pipe"
+        elif rc < 0:
+            how = f"was killed by {signal.Signals(-rc).name}"
+        else:
+            how = f"exited with code {rc}"
+        return f"the remotes stand-in (pid {self._process.pid}, {self.http_base}) {how}"
+
     def stop(self) -> None:
+        _RUNNING.pop(id(self), None)
         self._process.stdin.close()  # the server exits when its input closes
         try:
             self._process.wait(timeout=10)
@@ -92,7 +107,24 @@ def start(shared: Path, workdir: Path) -> Remotes:
         process.kill()
         process.wait()
         raise
-    return Remotes(f"http://127.0.0.1:{port}", lws, process)
+    served = Remotes(f"http://127.0.0.1:{port}", lws, process)
+    _RUNNING[id(served)] = served
+    return served
+
+
+# Stand-ins started and not yet stopped, so tests/support/render.py can check after each test
+# that none of them ended by itself.
+_RUNNING: dict[int, Remotes] = {}
+
+
+def running() -> list[Remotes]:
+    """The stand-ins started, not stopped, and still running."""
+    return [r for r in _RUNNING.values() if r.ended() is None]
+
+
+def stopped(served: Remotes) -> bool:
+    """Ended by stop(), as it should (not by itself)."""
+    return id(served) not in _RUNNING
 
 
 _KUSTOMIZATION = re.compile(r"^(kustomization\.ya?ml|Kustomization)$")

@@ -70,6 +70,19 @@ def remotes(tmp_path_factory, upstream):
     served.stop()
 
 
+@pytest.fixture(autouse=True)
+def remotes_outlive_each_test():
+    """A stand-in that ends during a test fails that test, saying how it ended. Otherwise the
+    next test that fetches from it fails with "connection refused", far from what ended it
+    (a session's stand-in lives for the whole run)."""
+    from tests.support import remotes as remotes_mod
+
+    before = remotes_mod.running()
+    yield
+    ended = [r.ended() for r in before if not remotes_mod.stopped(r) and r.ended()]
+    assert not ended, "; ".join(ended)
+
+
 @pytest.fixture(scope="session")
 def embedded_copy(tmp_path_factory, upstream) -> Path:
     """trainerctl/_embedded as the wheel build writes it (from ../shared, named by its env var)."""
