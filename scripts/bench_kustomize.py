@@ -1,6 +1,7 @@
 """Benchmark: `trainerctl kustomize` vs `kubectl kustomize`, whole processes, alternating.
 
-Prints the median wall time of each and their ratio (target: trainerctl ≤ 0.3 × kubectl) for
+Prints the median wall time of each and their ratio (target: trainerctl ≤ 0.3 × kubectl), and
+the median CPU time (user + system: steadier than wall time on a loaded machine), for
 the Trainer overlays named in the kustomize issue, then a synthetic overlay at 1× and 10× its
 resources to show that time grows no worse than linearly. Absolute times on shared machines are
 noise; the ratios, measured in the same run, are the result. Pass `--trainerctl PATH` more than
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,19 +55,26 @@ def _env(cmd: list[str]) -> dict | None:
     return {**os.environ, "TRAINERCTL_CACHE_DIR": directory}
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system) of one process."""
     env = _env(cmd)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed: {proc.stderr.decode()[:500]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def compare(directory: Path, runs: int, tools: list[str]) -> tuple[list[float], float]:
-    """Median wall seconds of each trainerctl in `tools` and of kubectl, run in turn."""
-    ours: list[list[float]] = [[] for _ in tools]
+def _medians(times: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+
+
+def compare(directory: Path, runs: int, tools: list[str]) -> tuple[list[tuple[float, float]], tuple[float, float]]:
+    """Median (wall, CPU) seconds of each trainerctl in `tools` and of kubectl, run in turn."""
+    ours: list[list[tuple[float, float]]] = [[] for _ in tools]
     theirs = []
     kubectl = _beside_python("kubectl")
     if not CACHE["cold"]:
@@ -75,7 +84,7 @@ def compare(directory: Path, runs: int, tools: list[str]) -> tuple[list[float], 
         for i, tool in enumerate(tools):
             ours[i].append(timed([tool, "kustomize", str(directory)]))
         theirs.append(timed([kubectl, "kustomize", str(directory)]))
-    return [statistics.median(o) for o in ours], statistics.median(theirs)
+    return [_medians(o) for o in ours], _medians(theirs)
 
 
 def synthetic(base: Path, dest: Path, copies: int) -> Path:
@@ -112,7 +121,7 @@ def main() -> int:
     ap.add_argument("--cold-cache", action="store_true", help="an empty trainerctl cache dir for every run")
     args = ap.parse_args()
     tools = [str(Path(t).absolute()) for t in args.trainerctl or [_beside_python("trainerctl")]]
-    names = [Path(t).parent.parent.name[:14] for t in tools]
+    names = [Path(t).parent.parent.name[:28] for t in tools]
     if not SHARED.is_dir():
         raise SystemExit(f"needs {SHARED} (the upstream manifests)")
     work = Path(tempfile.mkdtemp(prefix="bench-kustomize-"))
@@ -121,14 +130,15 @@ def main() -> int:
     served = remotes.start(SHARED, work)
     try:
         tree = remotes.rewrite_tree(SHARED / "upstream", work / "upstream", served)
-        print(f"wall: median seconds and ratio to kubectl ({'cold' if args.cold_cache else 'warm'} trainerctl cache)")
-        print(f"{'case':62} " + " ".join(f"{n:>17}" for n in names) + f" {'kubectl':>9}")
+        print(f"wall: median seconds and ratio to kubectl | cpu: median user+sys seconds and ratio "
+              f"({'cold' if args.cold_cache else 'warm'} trainerctl cache)")
+        print(f"{'case':62} " + " ".join(f"{n:>30}" for n in names) + f" {'kubectl':>16}")
 
         def row(label: str, directory: Path) -> tuple[list[float], float]:
-            ts, k = compare(directory, args.runs, tools)
-            print(f"{label:62} " + " ".join(f"{t:8.3f}s {t / k:6.2f}x" for t in ts) + f" {k:8.3f}s",
-                  flush=True)
-            return ts, k
+            ts, (k, kc) = compare(directory, args.runs, tools)
+            print(f"{label:62} " + " ".join(f"{t:7.3f}s {t / k:5.2f}x|{c:6.3f} {c / kc:5.2f}x" for t, c in ts)
+                  + f" {k:7.3f}s|{kc:6.3f}", flush=True)
+            return [t for t, _ in ts], k
 
         for case in CASES:
             row(case, tree / case)

@@ -93,7 +93,7 @@ def main() -> int:
         raise SystemExit(f"needs {ODH} (the upstream manifests)")
     tools = [str(Path(t).absolute()) for t in args.trainerctl or [_beside_python("trainerctl")]]
     kubectl = _beside_python("kubectl")
-    names = [Path(t).parent.parent.name[:12] for t in tools]
+    names = [Path(t).parent.parent.name[:26] for t in tools]
     if args.floor:
         names.append("no CLI")
     work = tempfile.mkdtemp(prefix="bench-startup-")

@@ -66,8 +66,3 @@ def field_name(key: object) -> str:
     if isinstance(key, str) and _IDENTIFIER.match(key):
         return key
     return "(a key that is not a field name)"
-
-
-def value_hint(value: object, limit: int = 60) -> str:
-    """A short, cleaned rendering of a scalar value for a message; long values are cut."""
-    return repr(clean(str(value), limit))

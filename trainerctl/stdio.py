@@ -94,10 +94,6 @@ class RedactingWriter(io.TextIOBase):
     def closed(self) -> bool:
         return False
 
-    @property
-    def raw_stream(self):
-        return self._raw
-
     # -- writing ---------------------------------------------------------------------------
     def write(self, text: str) -> int:
         if not isinstance(text, str):

@@ -13,10 +13,6 @@ def plain_output() -> bool:
     return bool(os.environ.get("CI")) or not sys.stderr.isatty()
 
 
-def color_enabled() -> bool:
-    return "NO_COLOR" not in os.environ and not plain_output()
-
-
 def warn(message: str) -> None:
     """One `warning:` line (text from outside it may quote is cleaned: trainerctl.safe_text)."""
     print(f"warning: {clean(message, LINE_LIMIT)}", file=sys.stderr)

@@ -9,7 +9,6 @@ import os
 import pty
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -17,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from trainerctl.cli.target import load_file
 from trainerctl.source.cache import SourceCache
 from trainerctl.source.lock import Lock, read_lock, write_lock
 
@@ -227,23 +225,6 @@ def test_output_dir_never_writes_through_a_symlink(work, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert outside.read_text() == "precious\n"
     assert all(not p.is_symlink() for p in out.iterdir())
-
-
-def test_the_parsed_cache_never_holds_a_secret(tmp_path, monkeypatch):
-    monkeypatch.setenv("TRAINERCTL_CACHE_DIR", str(tmp_path / "cache"))
-    padding = "# " + "x" * (300 * 1024) + "\n"
-    plain, with_secret = tmp_path / "plain.yaml", tmp_path / "secret.yaml"
-    plain.write_text(ONE + padding)
-    with_secret.write_text(ONE + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"
-                           "stringData: {p: parsed-cache-canary-0123456789}\n" + padding)
-    load_file(str(with_secret))
-    assert not (tmp_path / "cache" / "parsed").exists() or not list((tmp_path / "cache" / "parsed").iterdir())
-    load_file(str(plain))
-    folder = tmp_path / "cache" / "parsed"
-    files = list(folder.iterdir())
-    assert len(files) == 1 and stat.S_IMODE(folder.stat().st_mode) == 0o700
-    assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
-    assert load_file(str(plain)) == load_file(str(plain))  # served from the cache
 
 
 def test_no_password_in_the_lock_or_the_cache_index(tmp_path):

@@ -19,6 +19,7 @@ import yaml
 
 from tests.support.cluster import (CRDS, CTR, KF, KF_NS, FakeController, apply_once_admitted, apply_raw,
                                    build_overlay, kubeflow_objects, wait_established)
+from tests.support.helm_records import encode_payload
 from trainerctl.cluster.operations import helm
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PREFLIGHT
@@ -79,7 +80,7 @@ def helm_install(env, runtime_template: dict, with_record: bool = True) -> dict:
             "apiVersion": "v1", "kind": "Secret", "type": helm.RELEASE_TYPE,
             "metadata": {"name": RECORD.rsplit("/", 1)[1], "namespace": KF_NS,
                          "labels": {"owner": "helm", "name": RELEASE, "status": "deployed", "version": "1"}},
-            "data": {"release": base64.b64encode(helm.encode_payload(release).encode()).decode()}})
+            "data": {"release": base64.b64encode(encode_payload(release).encode()).decode()}})
     cluster.request("POST", JOBS.format(ns=KF_NS), body={
         "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
         "metadata": {"name": "pending", "namespace": KF_NS},

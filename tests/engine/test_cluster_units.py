@@ -8,7 +8,7 @@ from trainerctl.cluster.manager.apply import conflict_message
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.client.discovery import Resource
 from trainerctl.cluster.manager.objects import Ref, body_hash, prepare
-from trainerctl.cluster.trainer.preflight import check_upgrade_path
+from trainerctl.cluster.trainer.preflight import raise_first, upgrade_path
 from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.policy import LEGACY_MANAGERS, STAGES
 from trainerctl.cluster.manager.fields import migrated_managed_fields
@@ -77,9 +77,9 @@ def test_conflict_message_names_the_manager_and_fields():
 def test_upgrade_path_must_pass_through_2_3(old, new, refused):
     if refused:
         with pytest.raises(PreflightError, match="upgrade to a 2.3 release first"):
-            check_upgrade_path(old, new)
+            raise_first([upgrade_path(old, new)])
     else:
-        check_upgrade_path(old, new)
+        raise_first([upgrade_path(old, new)])
 
 
 def _deployment(**status):

@@ -13,6 +13,8 @@ import json
 
 import pytest
 
+from tests.support.helm_records import encode_payload
+from trainerctl.cluster.client.views import HelmRecord
 from trainerctl.cluster.operations import helm
 
 
@@ -24,7 +26,7 @@ def _release(name: str = "kubeflow-trainer", revision: int = 1, status: str = "d
 
 
 def _secret(release: dict, ns: str = "kubeflow-system", payload: str | None = None) -> dict:
-    payload = payload if payload is not None else helm.encode_payload(release)
+    payload = payload if payload is not None else encode_payload(release)
     return {"kind": "Secret", "type": helm.RELEASE_TYPE,
             "metadata": {"name": f"sh.helm.release.v1.{release['name']}.v{release['version']}", "namespace": ns,
                          "labels": {"owner": "helm", "name": release["name"], "status": release["info"]["status"],
@@ -57,7 +59,7 @@ items:
 
 @pytest.mark.parametrize("release", [_release(), _release(manifest=MANIFEST), {"name": "x", "unicode": "größe ✓"}])
 def test_payload_round_trips_as_helm_writes_it(release):
-    assert helm.decode_payload(helm.encode_payload(release)) == release
+    assert helm.decode_payload(encode_payload(release)) == release
 
 
 def test_uncompressed_payload_of_early_helm_3_is_read_too():
@@ -79,9 +81,13 @@ def test_a_record_that_is_not_helms_says_why(payload, why):
 
 def test_secret_and_configmap_records_decode():
     release = _release(manifest=MANIFEST)
-    assert helm.decode_record(_secret(release)) == release
-    cm = {"kind": "ConfigMap", "data": {"release": helm.encode_payload(release)}}
-    assert helm.decode_record(cm) == release
+    secret = _secret(release)
+    cm = {"kind": "ConfigMap", "metadata": secret["metadata"], "data": {"release": encode_payload(release)}}
+    for raw, kind in ((secret, "Secret"), (cm, "ConfigMap")):
+        decoded = HelmRecord.read(raw, kind).decoded()
+        assert (decoded.name, decoded.namespace, decoded.version, decoded.status, decoded.chart,
+                decoded.chart_version, decoded.manifest) == (release["name"], release["namespace"], 1, "deployed",
+                                                             "kubeflow-trainer", "2.2.0", MANIFEST)
 
 
 def test_releases_group_revisions_and_the_deployed_one_is_current():

@@ -64,10 +64,10 @@ def test_a_device_is_refused(tmp_path):
 
 def test_reads_are_bounded_and_the_bound_can_be_raised(tmp_path, monkeypatch):
     write_tree(tmp_path, {"kustomization.yaml": "resources: [cm.yaml]\n", "cm.yaml": CM})
-    monkeypatch.setenv("TRAINERCTL_MAX_FILE_BYTES", str(len(CM) - 1))
-    with pytest.raises(KustomizeError, match=r"cm.yaml: larger than \d+ bytes \(raise TRAINERCTL_MAX_FILE_BYTES"):
+    monkeypatch.setenv("TRAINERCTL_MAX_FILE", str(len(CM) - 1))
+    with pytest.raises(KustomizeError, match=r"cm.yaml: larger than \d+ bytes \(raise TRAINERCTL_MAX_FILE"):
         build(str(tmp_path))
-    monkeypatch.setenv("TRAINERCTL_MAX_FILE_BYTES", str(len(CM)))
+    monkeypatch.setenv("TRAINERCTL_MAX_FILE", str(len(CM)))
     assert build(str(tmp_path))[0]["data"] == {"k": "v"}
 
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from trainerctl.kustomize import build, build_yaml, cachedread, cachedwrite, yamlemit, yamlread
 from trainerctl.kustomize.cachedread import MIN_CHARS, load_resources, resource_cache
-from trainerctl.parsed_cache import ParsedCache
+from trainerctl.parsed_cache import ParsedCache, Storable
 
 PADDING = "# " + "x" * MIN_CHARS + "\n"  # makes a file large enough to be cached
 
@@ -103,7 +103,7 @@ def test_every_upstream_file_reads_back_exactly(tmp_path, upstream):
         if len(text) < MIN_CHARS or any(d.marked for d in parsed):
             continue
         key = cache.key(text.encode(), cachedread.parser_tag())
-        if not cache.put(key, cachedread._encode(parsed)):
+        if not cache.put(key, Storable.documents([d.doc for d in parsed], cachedread._encode(parsed))):
             continue  # a Secret, or a value JSON cannot hold
         _same(load_resources(text, str(path), cache), parsed)
         checked += 1
@@ -186,11 +186,11 @@ def test_a_stored_secret_is_removed_unread(tmp_path):
 def test_the_folder_is_private_and_stays_bounded(tmp_path):
     cache = ParsedCache(tmp_path / "cache" / "parsed", keep=3)
     for i in range(6):
-        assert cache.put(cache.key(str(i).encode()), [{"i": i}])
+        assert cache.put(cache.key(str(i).encode()), Storable.documents([{"i": i}]))
         os.utime(cache._path(cache.key(str(i).encode())), (i + 1, i + 1))
     assert stat.S_IMODE(cache.dir.stat().st_mode) == 0o700
     assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in _cache_files(cache))
-    ParsedCache(cache.dir, keep=3).put(cache.key(b"new"), [])  # the next process prunes
+    ParsedCache(cache.dir, keep=3).put(cache.key(b"new"), Storable.documents([]))  # the next process prunes
     kept = sorted(json.dumps(json.loads(p.read_text())) for p in _cache_files(cache))
     assert kept == sorted(['[{"i": 4}]', '[{"i": 5}]', "[]"])  # the newest by last use
 
@@ -296,7 +296,8 @@ def test_a_warm_build_parses_no_file_it_could_keep(tmp_path, monkeypatch, upstre
 
     def only_unkept(text, source="<input>", *, yaml11=False, raw_annotations=False):
         docs = real(text, source, yaml11=yaml11, raw_annotations=raw_annotations)
-        assert any(d.marked for d in docs) or (yaml11 and cachedread._may_hold_secret_payload(text)), \
+        storable = Storable.kustomization if yaml11 else Storable.documents
+        assert any(d.marked for d in docs) or storable([d.doc for d in docs]) is None, \
             f"{source}: parsed although cached"
         return docs
 
@@ -444,3 +445,54 @@ def test_values_that_differ_only_in_type_never_share_an_entry(tmp_path):
         for obj in objects:
             assert cachedwrite.dump_all([obj], cache) == yamlemit.dump(obj), obj["value"]
     assert len(_cache_files(cache)) == len(twins)
+
+
+def test_the_cache_stores_only_storables_and_a_storable_is_made_only_checked(tmp_path):
+    cache = ParsedCache(tmp_path / "cache", keep=3)
+    with pytest.raises(TypeError):
+        cache.put(cache.key(b"x"), [{"kind": "ConfigMap"}])  # a bare value: no check was made
+    with pytest.raises(TypeError):
+        Storable(b'[{"kind":"Secret"}]', ".json", object())
+    assert _cache_files(cache) == []
+
+
+_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8))
+_VALUES = st.recursive(_JSON_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)), max_leaves=20)
+
+
+@given(value=_VALUES, path=st.lists(st.integers(min_value=0, max_value=7), max_size=6),
+       shape=st.sampled_from(["Secret", "List", "Template"]))
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_secret_anywhere_in_a_value_makes_it_unstorable(value, path, shape):
+    """Whatever surrounds it, a value holding a Secret object gives no Storable of any kind."""
+    secret = {"apiVersion": "v1", "kind": "Secret", "stringData": {"p": "storable-canary-42"}}
+    if shape == "List":
+        secret = {"apiVersion": "v1", "kind": "List", "items": [secret]}
+    elif shape == "Template":
+        secret = {"apiVersion": "template.openshift.io/v1", "kind": "Template", "objects": [secret]}
+    holder = [value]
+    node = holder
+    for step in path:  # walk into the value as far as it goes, then put the Secret there
+        child = node[step % len(node)] if isinstance(node, list) and node else None
+        if isinstance(node, dict) and node:
+            child = node[sorted(node)[step % len(node)]]
+        if not isinstance(child, (list, dict)):
+            break
+        node = child
+    if isinstance(node, list):
+        node.append(secret)
+    else:
+        node["planted"] = secret
+    assert Storable.documents(holder) is None
+    assert Storable.kustomization(holder) is None
+    assert Storable.text("k", holder, "text") is None
+
+
+@pytest.mark.parametrize("text", [
+    "patches:\n- target: {kind: Secret}\n  patch: '[{\"op\": \"add\", \"path\": \"/data/p\", \"value\": \"Y2FuYXJ5\"}]'\n",
+    "patchesStrategicMerge:\n- '{\"apiVersion\": \"v1\", \"kind\": \"Secret\", \"stringData\": {\"p\": \"canary\"}}'\n",
+    "helmCharts:\n- name: x\n  valuesInline: {password: canary}\n",
+])
+def test_a_kustomization_with_a_one_line_inline_document_or_helm_values_is_not_kept(text):
+    assert Storable.kustomization(yamlread.load_all(text, "k", yaml11=True)) is None

@@ -125,7 +125,7 @@ def test_an_error_page_is_never_kept(tmp_path, server, cache):
 def test_a_body_is_bounded(tmp_path, server, cache, monkeypatch):
     server.bodies[BRANCH] = (200, CM.format("x" * 500).encode())
     top = _overlay(tmp_path / "k", server.base + BRANCH)
-    monkeypatch.setenv("TRAINERCTL_MAX_FILE_BYTES", "100")
+    monkeypatch.setenv("TRAINERCTL_MAX_FILE", "100")
     with pytest.raises(KustomizeError, match="body larger than 100 bytes"):
         build_yaml(top)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trainerctl.errors import InputError
-from trainerctl.render.params_env import ParamsEnv, apply_overrides
+from trainerctl.render.params_env import ParamsEnv
 
 TEXT = """# controller
 odh-kubeflow-trainer-controller-image=quay.io/opendatahub/trainer:odh-3.5-ea1
@@ -42,26 +42,3 @@ def test_override_changes_only_that_value():
 def test_multiline_value_is_refused():
     with pytest.raises(InputError, match="single line"):
         ParamsEnv.parse(TEXT, "rhoai/params.env").set("with-equals", "a\nevil=1")
-
-
-def test_apply_overrides_on_file(tmp_path):
-    path = tmp_path / "params.env"
-    path.write_text(TEXT)
-    assert apply_overrides(path, {"with-equals": "x", "nope": "y"}) == {"with-equals"}
-    assert path.read_text() == TEXT.replace("with-equals=a=b=c", "with-equals=x")
-    before = path.stat().st_mtime_ns
-    assert apply_overrides(path, {"nope": "y"}) == set()
-    assert path.stat().st_mtime_ns == before  # nothing to change: not rewritten
-
-
-def test_override_replaces_the_file_instead_of_writing_into_it(tmp_path):
-    """A render's work copy hard-links the cached tree: an edit must never reach the cache."""
-    import os
-
-    cached = tmp_path / "cache-params.env"
-    cached.write_text(TEXT)
-    work = tmp_path / "params.env"
-    os.link(cached, work)
-    apply_overrides(work, {"with-equals": "x"})
-    assert cached.read_text() == TEXT
-    assert "with-equals=x" in work.read_text()

@@ -20,9 +20,12 @@ def kustomize(
     s: Settings,
 ) -> None:
     """Build a kustomization and print it, byte-identical to `kubectl kustomize`."""
+    from trainerctl.cachedir import default_cache_dir
     from trainerctl.kustomize import build_yaml
     from trainerctl.kustomize.cachedread import resource_cache
-    from trainerctl.source.cachedir import default_cache_dir
 
+    # TRAINERCTL_CACHE_DIR moves it (this command takes no trainerctl flags); caching is best
+    # effort here, so a home that cannot be one only means parsing again.
+    home = default_cache_dir()
     sys.stdout.write(build_yaml(directory, remote_mirrors=list(s.remote_mirrors),
-                                parsed_cache=resource_cache(default_cache_dir())))
+                                parsed_cache=resource_cache(home), cache_dir=home))

@@ -25,8 +25,6 @@ from trainerctl.render.images import image_origins
 from trainerctl.render.pipeline import render
 from trainerctl.safe_text import field_name
 from trainerctl.settings import Settings
-from trainerctl.parsed_cache import ParsedCache
-from trainerctl.source.cachedir import default_cache_dir
 
 
 @dataclass(frozen=True)
@@ -35,15 +33,6 @@ class Target:
     source: dict | object  # {"file": path} or {"folder": path, ...} for -f, else the render's SourceInfo
     owner_label: OwnerLabel
     namespace: str
-
-
-# Rendered streams above this size are parsed once per distinct content and kept as JSON: a
-# no-op `install -f` of the same 3 MB render then spends ~10 ms reading it instead of ~200 ms
-# parsing YAML. Small files are parsed every time, and so is any stream holding a Secret: its
-# payload never reaches the disk.
-_CACHE_MIN_BYTES = 256 * 1024
-_CACHE_KEEP = 8
-_CACHE_FORMAT = "checked-objects/1"
 
 
 def load_file(path: str) -> list[dict]:
@@ -55,15 +44,9 @@ def load_file(path: str) -> list[dict]:
     if path != "-" and os.path.isdir(path):
         return _load_folder(path).objects
     shown = "-f -" if path == "-" else f"-f {shown_path(path)}"
-    data = read_input(path, shown, "file", stdin=True)
-    cache = ParsedCache(default_cache_dir() / "parsed", _CACHE_KEEP) if len(data) >= _CACHE_MIN_BYTES else None
-    key = cache.key(data, _CACHE_FORMAT) if cache else ""
-    docs = cache.get(key) if cache else None
-    if not (isinstance(docs, list) and docs and all(isinstance(d, dict) for d in docs)):
-        docs = _parse(data, shown)
-        if cache:
-            cache.put(key, docs)  # what passed every check; never a Secret (ParsedCache refuses it)
-    return docs
+    # Parsed every time: a cache of parses never hit here (docs/benchmarks.md), as every render
+    # trainerctl writes holds a Secret (the webhook's certificate), and no Secret is ever kept.
+    return _parse(read_input(path, shown, "file", stdin=True), shown)
 
 
 def is_secret(doc: dict) -> bool:

@@ -28,7 +28,6 @@ from trainerctl.errors import TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.settings import FIELD_MANAGER
 
-SCHEMA = "status.schema.json"  # in trainerctl/data: the JSON Schema of `status -o json`
 _CRD_PREFIX = "apiextensions.k8s.io/CustomResourceDefinition//"
 
 

@@ -4,7 +4,8 @@ A build parses the same multi-megabyte CRD files on every run; the cache gives b
 same bytes, exactly what yamlread.load_documents gave (values, their types, key order, the
 texts kustomize keeps), read as JSON at a tenth of the cost. What JSON cannot give back exactly
 is never stored: a document holding a Mapping (a null written as nothing carries its text),
-NaN or infinity (refused by the store), anything with a Secret (refused by the store).
+NaN or infinity. Nor is anything holding a Secret, or a kustomization that can carry a Secret's
+payload: what is stored is a parsed_cache.Storable, whose constructors refuse them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from trainerctl import __version__
 from trainerctl.kustomize import aliases, docsplit, goyaml, roundtrip, yamlread
-from trainerctl.parsed_cache import SECRET_MARK, ParsedCache, storable_json
+from trainerctl.parsed_cache import ParsedCache, Storable, secret_at_top
 
 # Below this many characters parsing costs about what a cache lookup costs.
 MIN_CHARS = 4096
@@ -73,30 +74,27 @@ def load_yaml11(text: str, source: str, cache: ParsedCache | None,
 def _load(text: str, source: str, cache: ParsedCache | None, small: SmallParses | None, *,
           yaml11: bool, raw_annotations: bool) -> list[yamlread.Loaded]:
     store = small if len(text) < MIN_CHARS else cache
-    if store is None or (yaml11 and _may_hold_secret_payload(text)):
+    if store is None:
         return _parse(text, source, yaml11, raw_annotations)
     try:
         key = ParsedCache.key(text.encode("utf-8"), parser_tag(), *(("yaml11",) if yaml11 else ()))
     except UnicodeEncodeError:  # a lone surrogate: nothing JSON could give back either
         return _parse(text, source, yaml11, raw_annotations)
     docs = _decode(store.get(key))
+    if docs is not None and secret_at_top([d.doc for d in docs]):
+        store.drop(key)  # not written by this code: its Storables hold no Secret
+        docs = None
     if docs is None:
         docs = _parse(text, source, yaml11, raw_annotations)
         if docs and not any(d.marked for d in docs):
-            store.put(key, _encode(docs))
+            values = [d.doc for d in docs]
+            make = Storable.kustomization if yaml11 else Storable.documents
+            store.put(key, make(values, _encode(docs)))
     return docs
 
 
 def _parse(text: str, source: str, yaml11: bool, raw_annotations: bool) -> list[yamlread.Loaded]:
     return yamlread.load_documents(text, source, yaml11=yaml11, raw_annotations=raw_annotations)
-
-
-def _may_hold_secret_payload(text: str) -> bool:
-    """A kustomization can hold a Secret's payload outside any `kind: Secret` mapping: in a
-    secretGenerator's literals (its keys may be in any letter case), or in an inline patch or
-    object of that kind. Such a file's parse is not kept."""
-    lower = text.lower()
-    return "Secret" in text or ("secretgenerator" in lower and "literals" in lower)
 
 
 class SmallParses:
@@ -110,27 +108,30 @@ class SmallParses:
         stored = cache.get(self._key)
         # Each parse is kept as JSON text, so two reads of one file never share a value.
         self._stored = stored if isinstance(stored, dict) else {}
-        self._used: dict[str, str] = {}
+        self._kept: dict[str, str] = {}  # stored parts this build read
+        self._new: dict[str, Storable] = {}  # parts this build parsed
 
     def get(self, key: str):
         text = self._stored.get(key)
-        if not isinstance(text, str) or SECRET_MARK in text:
+        if not isinstance(text, str):
             return None
         try:
             value = json.loads(text)
         except (ValueError, RecursionError):
             return None
-        self._used[key] = text
+        self._kept[key] = text
         return value
 
-    def put(self, key: str, value) -> None:
-        text = storable_json(value)
-        if text is not None:
-            self._used[key] = text
+    def drop(self, key: str) -> None:
+        self._kept.pop(key, None)
+
+    def put(self, key: str, item: Storable | None) -> None:
+        if item is not None:
+            self._new[key] = item
 
     def save(self) -> None:
-        if self._used != self._stored:
-            self._cache.put(self._key, self._used)
+        if self._new or self._kept != self._stored:
+            self._cache.put(self._key, Storable.bundle(self._new, self._kept))
 
 
 def _encode(docs: list[yamlread.Loaded]) -> list:

@@ -6,7 +6,7 @@ serialisation (format 2: no back-references, so the bytes depend on the value al
 which strings happen to be shared). Those bytes say exactly the types, texts, numbers and key
 order of a value, and the emitter's output is a function of no more than that, so a hit is the
 text the emitter would write. An object marshal cannot say (another type, a subclass) is written
-directly, and so is anything holding a Secret.
+directly, and so is anything holding a Secret (parsed_cache.Storable.text refuses to keep it).
 """
 
 from __future__ import annotations
@@ -15,25 +15,12 @@ import marshal
 
 from trainerctl.kustomize import yamlemit, yamlread
 from trainerctl.kustomize.cachedread import code_tag
-from trainerctl.parsed_cache import ParsedCache
+from trainerctl.parsed_cache import ParsedCache, Storable, secret_at_top
 
 # Below this many bytes of marshal data the emitter costs about what a cache lookup costs.
 MIN_BYTES = 24576
 _FORMAT = "kustomize-yaml/2"
 _MARSHAL_VERSION = 2
-
-
-def _secret_marks() -> tuple[bytes, ...]:
-    """How a mapping entry `kind: Secret` reads in marshal data: the key's bytes, then the
-    value's (each also as an interned string, should a Python mark those in format 2)."""
-    def forms(text: str) -> list[bytes]:
-        plain = marshal.dumps(text, _MARSHAL_VERSION)
-        return [plain, b"t" + plain[1:]] if plain[:1] == b"u" else [plain]
-
-    return tuple(k + v for k in forms("kind") for v in forms("Secret"))
-
-
-_SECRET_MARKS = _secret_marks()
 
 
 def dump_all(objs: list, cache: ParsedCache | None) -> str:
@@ -49,12 +36,12 @@ def _dump(obj, cache: ParsedCache, tag: str) -> str:
         data = marshal.dumps(obj, _MARSHAL_VERSION)
     except ValueError:  # a type marshal does not know, or nested too deep
         return yamlemit.dump(obj)  # raises what the emitter says of it, if anything
-    if len(data) < MIN_BYTES or any(mark in data for mark in _SECRET_MARKS):
+    if len(data) < MIN_BYTES or secret_at_top([obj]):  # a Secret's YAML is never looked up, nor kept
         return yamlemit.dump(obj)
     key = cache.key(data, tag)
     text = cache.get_text(key)
     if text is not None and text.endswith("\n"):
         return text
     text = yamlemit.dump(obj)
-    cache.put_text(key, text)
+    cache.put(key, Storable.text(key, obj, text))
     return text

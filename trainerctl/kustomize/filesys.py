@@ -15,10 +15,12 @@ import os
 import posixpath
 import stat
 
+from trainerctl.bounded_read import LIMITS, limit_for
+
 # kustomize sets no limit; ours keeps a mistaken path (a disk image, /dev/zero behind a link)
-# from exhausting memory. The largest Kubernetes manifests (CRD bundles) are a few MB.
-DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_FILE_ENV = "TRAINERCTL_MAX_FILE_BYTES"
+# from exhausting memory. The largest Kubernetes manifests (CRD bundles) are a few MB. One limit
+# for every file of manifests, -f's included (bounded_read.LIMITS["file"]).
+MAX_FILE_ENV = LIMITS["file"].env
 
 FILE, DIR, LINK, OTHER = "file", "dir", "link", "other"
 
@@ -61,10 +63,7 @@ class FileSystem:
 
 
 def max_file_bytes() -> int:
-    value = os.environ.get(MAX_FILE_ENV, "")
-    if value.strip().isdigit() and int(value) > 0:
-        return int(value)
-    return DEFAULT_MAX_FILE_BYTES
+    return limit_for("file")
 
 
 def too_large(limit: int) -> FsError:

@@ -23,7 +23,6 @@ A kustomization's `openapi` field changes both for the rest of the build, by kya
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 
@@ -142,10 +141,10 @@ EXTRA_CLUSTER_SCOPED: set[tuple[str, str]] = set()
 _DATA = os.path.join(os.path.dirname(__file__), "data", "patch_strategies.json")
 
 
-@functools.lru_cache(maxsize=1)
-def builtin_table() -> dict:
+def read_builtin_table() -> dict:
     """{"kinds": {"apiVersion/kind": type}, "types": {type: {field: [child, strategy, merge
-    key, list-map keys]}}}: what strategic merge reads (smp.py)."""
+    key, list-map keys]}}}: what strategic merge reads (smp.py). Read once per build that
+    needs it (BuildSchema.builtin_table); no cache across builds: it paid nothing (docs/benchmarks.md)."""
     with open(_DATA, encoding="utf-8") as f:
         return json.load(f)
 
@@ -165,6 +164,12 @@ class BuildSchema:
         self.table: dict | None = None  # the merged table once a custom schema is parsed
         self.scope: dict[tuple[str, str], bool] = {}  # kind -> namespaced, from custom paths
         self.watching = True  # whether a loaded kind can still change the state
+        self._builtin_table: dict | None = None  # read when first needed
+
+    def builtin_table(self) -> dict:
+        if self._builtin_table is None:
+            self._builtin_table = read_builtin_table()
+        return self._builtin_table
 
     # --- the `openapi` field (kyaml's SetSchema)
 
@@ -211,7 +216,7 @@ class BuildSchema:
         """The merge table for a strategic merge patch (kyaml's SchemaForResourceType)."""
         if not self.ready:
             self._init()
-        return builtin_table() if self.table is None else self.table
+        return self.builtin_table() if self.table is None else self.table
 
     # --- kyaml's initSchema
 
@@ -224,16 +229,16 @@ class BuildSchema:
         if self.custom is not None:
             self._add(parse_custom(*self.custom))
         else:
-            self._add(builtin_table())
+            self._add(self.builtin_table())
             self.builtin = _PARSED
         if self.builtin == _DELAYED:
-            self._add(builtin_table())
+            self._add(self.builtin_table())
             self.builtin = _PARSED
         self._watch()
 
     def _add(self, layer: dict) -> None:
         self.layers.append(layer)
-        builtin = builtin_table()
+        builtin = self.builtin_table()
         if all(x is builtin for x in self.layers):
             return
         kinds: dict = {}

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 
+from trainerctl.cachedir import default_cache_dir
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
 
@@ -196,23 +197,15 @@ def _write_private(path: Path, data: bytes) -> None:
         raise
 
 
-def default_cache_dir() -> Path:
-    from pathlib import Path
-
-    return Path(
-        os.environ.get("TRAINERCTL_CACHE_DIR")
-        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainerctl"
-    ) / "remote"
-
-
 class Fetcher:
     """Fetches a build's remote files and bases (one per build: what it fetched stays for the
     build, what it may keep goes to the cache)."""
 
-    def __init__(self, mirrors: list[tuple[str, str]] | None = None, cache_dir: Path | None = None,
+    def __init__(self, mirrors: list[tuple[str, str]] | None = None, cache_home: str | Path | None = None,
                  timeout: float = DEFAULT_TIMEOUT):
         self.mirrors = mirrors or []
-        self.cache_dir = cache_dir  # default_cache_dir(), looked up when first needed
+        self.cache_home = cache_home  # trainerctl's cache home (trainerctl.cachedir); None: the default
+        self.cache_dir: Path | None = None  # its remote/ folder, looked up when first needed
         self.timeout = timeout
         self._files: dict[str, bytes] = {}
         self._pending: dict[str, Path] = {}  # fetched, kept once used
@@ -230,7 +223,9 @@ class Fetcher:
 
     def _cache(self) -> Path:
         if self.cache_dir is None:
-            self.cache_dir = default_cache_dir()
+            from pathlib import Path
+
+            self.cache_dir = Path(self.cache_home or default_cache_dir()) / "remote"
         return self.cache_dir
 
     def _http_cache(self, real: str) -> Path:

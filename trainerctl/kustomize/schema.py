@@ -240,7 +240,6 @@ SORT_OPTIONS = Struct("SortOptions", {
     "legacySortOptions": Struct("LegacySortOptions", {"orderFirst": List(STR),
                                                       "orderLast": List(STR)}),
 })
-HELM_CHART = Struct("HelmChart", {})  # refused before decoding; listed so the name is known
 
 KUSTOMIZATION = Struct("Kustomization", {
     **TYPE_META,

@@ -19,6 +19,7 @@ from trainerctl.parsed_cache import ParsedCache
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Iterable
 
 
@@ -27,16 +28,18 @@ MANAGED_BY = ("app.kubernetes.io/managed-by", "kustomize-v5.8.1")
 
 def build_resources(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
                     fs: FileSystem | None = None, repo_root: str | None = None,
-                    parsed_cache: ParsedCache | None = None):
+                    parsed_cache: ParsedCache | None = None, cache_dir: str | Path | None = None):
     """The resources `kustomize build path` prints, in its order, build state attached.
 
     `fs` is where files are read (default: the disk); `repo_root` names the top of a fetched
     repository that `path` lies in: no base may leave it, as kubectl holds cloned repositories.
     `parsed_cache` keeps resource files' parses between builds (default: none, parse every time).
+    `cache_dir` is trainerctl's cache home (trainerctl.cachedir), where remote bases and files are
+    kept (default: the default home).
     Very deep input (kustomize allows 10000 levels) outgrows Python's default recursion limit;
     such a build is retried once with a larger limit on a thread with a larger stack.
     """
-    return _deep_retry(_build_resources, path, remote_mirrors, timeout, fs, repo_root, parsed_cache)
+    return _deep_retry(_build_resources, path, remote_mirrors, timeout, fs, repo_root, parsed_cache, cache_dir)
 
 
 def _deep_retry(fn, *args):
@@ -93,9 +96,9 @@ def _top_loader(path: str, fetcher, fs: FileSystem, repo_root: str | None):
     return Loader(root, fs, (), repo_root, fetcher, path.rstrip("/") or path)
 
 
-def _build_resources(path: str, remote_mirrors, timeout, fs, repo_root, parsed_cache):
+def _build_resources(path: str, remote_mirrors, timeout, fs, repo_root, parsed_cache, cache_dir):
     openapi.begin()
-    fetcher = remote.Fetcher(mirrors=remote.parse_mirrors(list(remote_mirrors)))
+    fetcher = remote.Fetcher(mirrors=remote.parse_mirrors(list(remote_mirrors)), cache_home=cache_dir)
     if timeout:
         fetcher.timeout = timeout
     small = SmallParses(parsed_cache, str(path)) if parsed_cache is not None else None
@@ -137,17 +140,18 @@ def _build_with(builder, loader):
 
 def build(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
           fs: FileSystem | None = None, repo_root: str | None = None,
-          parsed_cache: ParsedCache | None = None) -> list[dict]:
+          parsed_cache: ParsedCache | None = None, cache_dir: str | Path | None = None) -> list[dict]:
     """The objects `kustomize build path` produces, in its output order."""
     return [r.obj for r in build_resources(path, remote_mirrors=remote_mirrors, timeout=timeout,
-                                           fs=fs, repo_root=repo_root, parsed_cache=parsed_cache)]
+                                           fs=fs, repo_root=repo_root, parsed_cache=parsed_cache,
+                                           cache_dir=cache_dir)]
 
 
 def build_yaml(path: str, *, remote_mirrors: Iterable[str] = (), timeout: float | None = None,
                fs: FileSystem | None = None, repo_root: str | None = None,
-               parsed_cache: ParsedCache | None = None) -> str:
+               parsed_cache: ParsedCache | None = None, cache_dir: str | Path | None = None) -> str:
     """Exactly the bytes `kubectl kustomize path` prints."""
     def run(*args):
         return dump_all([r.obj for r in _build_resources(*args)], parsed_cache)
 
-    return _deep_retry(run, path, remote_mirrors, timeout, fs, repo_root, parsed_cache)
+    return _deep_retry(run, path, remote_mirrors, timeout, fs, repo_root, parsed_cache, cache_dir)

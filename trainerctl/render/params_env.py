@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from trainerctl.bounded_read import read_input, shown_path
 from trainerctl.errors import InputError
-from trainerctl.safe_write import write_atomic
 from trainerctl.render.images import parse_image
 
 
@@ -90,34 +88,15 @@ class ParamsEnv:
         text = "\n".join(ln.raw for ln in self.lines)
         return text + "\n" if self.trailing_newline and self.lines else text
 
-    def save(self, path: Path) -> None:
-        """Replace the file (write + rename), never write into it: a render's work copy
-        hard-links the cached tree, and the cache must not change."""
-        write_atomic(path, self.render())
-
 
 def image_keys(params: ParamsEnv) -> list[str]:
     """The keys whose values are container images (by the naming every params.env here uses)."""
     return [k for k in params.keys() if "image" in k.lower()]
 
 
-def check_images(path: Path) -> None:
-    """Every image value in the file must be a valid image reference, naming file and key if not."""
-    check_image_values(ParamsEnv.load(path))
-
-
 def check_image_values(params: ParamsEnv) -> None:
-    """check_images for a parsed (possibly edited) file; messages name `params.source`."""
+    """Every image value must be a valid image reference; messages name `params.source` and the key."""
     for key in image_keys(params):
         value = params.get(key)
         if value is not None:  # no "=": kustomize reads it from its environment, not ours to judge
             parse_image(value, f"{params.source}: {key}")
-
-
-def apply_overrides(path: Path, overrides: Mapping[str, str]) -> set[str]:
-    """Override the keys of path that appear in overrides; return which were applied."""
-    params = ParamsEnv.load(path)
-    applied = {key for key, value in overrides.items() if params.set(key, value)}
-    if applied:
-        params.save(path)
-    return applied

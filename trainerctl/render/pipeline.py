@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 
 from trainerctl import ui
+from trainerctl.cachedir import cache_home
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
 from trainerctl.kustomize.cachedread import resource_cache
@@ -36,8 +37,6 @@ from trainerctl.source import (
     read_lock,
     resolve_source,
 )
-from trainerctl.source.cache import check_cache_dir
-from trainerctl.source.cachedir import default_cache_dir
 
 # Our sets ship their images as generated ConfigMaps (the replacements' source); those are
 # render inputs, not objects to install.
@@ -66,7 +65,7 @@ def _resolve(options: RenderOptions) -> SourceTree:
     # The pinned default ref comes from the copy inside the wheel: no network, no cache (a bad
     # cache dir is still an error: a flag is never silently ignored). --refresh asks the remote,
     # as it does for a cached ref.
-    check_cache_dir(Path(options.cache_dir) if options.cache_dir else default_cache_dir(), bool(options.cache_dir))
+    cache_home(options.cache_dir)
     embedded = None if options.refresh else embedded_source(url, ref, lock)
     if embedded is not None:
         return embedded
@@ -184,7 +183,7 @@ def _apply_manager(objects: list[dict], options: RenderOptions) -> list[dict]:
 
 def engine_cache(options: RenderOptions) -> ParsedCache:
     """Where the kustomize engine keeps parses and output between renders: the cache dir."""
-    return resource_cache(options.cache_dir or default_cache_dir())
+    return resource_cache(cache_home(options.cache_dir))
 
 
 def render(options: RenderOptions | None = None) -> RenderResult:
@@ -222,7 +221,8 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         )
         top = add_wrapper(fs, directory, wrapper, f"trainerctl's overlay for {name}")
         objects = build(top, remote_mirrors=list(options.remote_mirrors), fs=fs,
-                        repo_root=repo_root if name == "manifests" else None, parsed_cache=parsed)
+                        repo_root=repo_root if name == "manifests" else None, parsed_cache=parsed,
+                        cache_dir=cache_home(options.cache_dir))
         if name in _DROP_CONFIGMAPS_FROM:
             objects = [o for o in objects
                        if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]

@@ -61,7 +61,8 @@ class Settings:
     cache_dir: str | None = setting(
         flags=("--cache-dir",), metavar="DIR", panel=RENDER_PANEL, key="cacheDir", env="TRAINERCTL_CACHE_DIR",
         check=checks.directory, renders=True,
-        help="Source cache (default: $TRAINERCTL_CACHE_DIR, else $XDG_CACHE_HOME/trainerctl).")
+        help="Where every cache goes: fetched sources, parses, remote bases (default: $TRAINERCTL_CACHE_DIR, else "
+             "$XDG_CACHE_HOME/trainerctl, else ~/.cache/trainerctl).")
     lock_file: str | None = setting(
         flags=("--lock",), metavar="FILE", panel=RENDER_PANEL, check=checks.text, renders=True,
         help="Lock file (default: ./trainerctl.lock).")

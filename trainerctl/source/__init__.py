@@ -1,14 +1,14 @@
 """Where the manifests come from: a pinned git ref fetched into a cache, or a local checkout.
 
 The names below load their modules on first use, so importing one light module of this package
-(e.g. the cache location) does not pull in git, YAML and the pins.
+(e.g. the pins) does not pull in git and YAML.
 """
 
 import importlib
 
 _EXPORTS = {
     "PinError": "cache", "SourceCache": "cache", "SourceTree": "cache", "local_source": "cache",
-    "resolve_source": "cache", "check_tree": "cache", "git_source": "pins", "default_cache_dir": "cachedir", "FetchError": "gitrepo",
+    "resolve_source": "cache", "check_tree": "cache", "git_source": "pins", "FetchError": "gitrepo",
     "DEFAULT_LOCK_FILE": "lock", "Lock": "lock", "read_lock": "lock", "write_lock": "lock",
     "default_ref": "pins", "default_url": "pins", "pinned_commit": "pins", "walk_tree": "tree",
     "validate_ref": "validate", "validate_url": "validate", "embedded_source": "embedded",

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainerctl.bounded_read import os_problem, read_input, shown_path
+from trainerctl.cachedir import cache_home
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.redact import strip_userinfo
 from trainerctl.safe_write import write_atomic
 from trainerctl.source import gitrepo
 from trainerctl.source.gitrepo import FetchError
-from trainerctl.source.cachedir import default_cache_dir
 from trainerctl.source.lock import Lock
 from trainerctl.source.pins import pinned_commit, pinned_digest
 from trainerctl.source.tree import walk_tree
@@ -69,23 +69,9 @@ def _read_json(path: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def check_cache_dir(root: Path, given: bool) -> Path:
-    """The cache directory, or one line saying why it cannot be one (before any work)."""
-    where = f"--cache-dir {root}" if given else (
-        f"TRAINERCTL_CACHE_DIR {root}" if os.environ.get("TRAINERCTL_CACHE_DIR") else f"cache directory {root}")
-    if not str(root).strip():
-        raise InputError(f"{where}: expected a directory")
-    for path in (root, *root.parents):
-        if path.exists():
-            if not path.is_dir():
-                raise InputError(f"{where}: {path} is a file, not a directory")
-            break
-    return root
-
-
 class SourceCache:
     def __init__(self, root: Path | None = None):
-        self.root = check_cache_dir(Path(root) if root else default_cache_dir(), given=bool(root))
+        self.root = cache_home(root)
 
     def repo_dir(self, url: str) -> Path:
         return self.root / "repos" / f"{_repo_key(url)}.git"

@@ -30,10 +30,6 @@ class Resource:
     served: bool = True  # False: known only from a CRD in the render
 
     @property
-    def group_kind(self) -> str:
-        return f"{self.kind}.{self.group}" if self.group else self.kind
-
-    @property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 

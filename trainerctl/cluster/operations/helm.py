@@ -20,12 +20,9 @@ them too: a record that does not fit is skipped and named, never fatal to the co
 
 from __future__ import annotations
 
-import base64
-import gzip
-import json
 from dataclasses import dataclass, field
 
-from trainerctl.bounded_read import Undecodable, b64decode, load_yaml_stream
+from trainerctl.bounded_read import Undecodable, load_yaml_stream
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import split_api_version
 from trainerctl.cluster.client.views import HelmRecord, HelmRelease, Unreadable
@@ -55,25 +52,6 @@ def decode_payload(payload: str | bytes) -> dict:
     if not isinstance(release, dict):
         raise ReleaseDecodeError("not a JSON object")
     return release
-
-
-def decode_record(record: dict) -> dict:
-    """The release JSON inside a release Secret or ConfigMap as the API returns it."""
-    data = (record.get("data") or {}).get("release")
-    if not isinstance(data, str):
-        raise ReleaseDecodeError("no data.release")
-    if record.get("kind") == "Secret":
-        try:
-            data = b64decode(data).decode("ascii")
-        except (Undecodable, UnicodeDecodeError) as exc:
-            raise ReleaseDecodeError(f"data.release is not base64 text: {exc}") from None
-    return decode_payload(data)
-
-
-def encode_payload(release: dict) -> str:
-    """What Helm writes (tests build release records with it)."""
-    raw = json.dumps(release, separators=(",", ":")).encode()
-    return base64.b64encode(gzip.compress(raw, compresslevel=9)).decode()
 
 
 @dataclass(frozen=True)

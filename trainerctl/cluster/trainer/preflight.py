@@ -188,10 +188,6 @@ def upgrade_path(installed: str | None, target: str | None) -> Finding:
     return Finding("upgrade-path", OK, f"from {installed or 'nothing'} to {target or 'the render'}")
 
 
-def check_upgrade_path(installed: str | None, target: str | None) -> None:
-    raise_first([upgrade_path(installed, target)])
-
-
 def istio(namespace: str, labels: dict, objects: list[dict]) -> Finding:
     """A sidecar-injection label on the namespace (its live `labels`), when a controller pod does
     not opt out."""

@@ -147,11 +147,6 @@ def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory
     return deployments
 
 
-def _image_tag(image: str) -> str:
-    last = image.rsplit("/", 1)[-1]
-    return last.rsplit(":", 1)[1] if ":" in last and "@" not in image else ""
-
-
 def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[Deployment]) -> None:
     try:
         server = cluster.request("GET", "/version", timeout=15)
