@@ -30,6 +30,7 @@ import json
 import os
 import re
 import selectors
+import signal
 import stat
 import subprocess
 import sys
@@ -80,6 +81,9 @@ LIMITS = {limit.name: limit for limit in (
     Limit("request-time", "TRAINERCTL_REQUEST_TIMEOUT", 60, "one API request, from connecting to the last byte",
           "seconds"),
     Limit("log-time", "TRAINERCTL_LOG_TIMEOUT", 30, "one container log read", "seconds"),
+    Limit("remote-time", "TRAINERCTL_REMOTE_TIMEOUT", 60,
+          "one remote kustomize resource (an https file, redirects and retries included, or a git base's fetch)",
+          "seconds"),
     Limit("bundle-part-time", "TRAINERCTL_BUNDLE_PART_TIMEOUT", 60,
           "each part of a support bundle (an object, the events, one container's log, ...)", "seconds"),
 )}
@@ -285,11 +289,28 @@ def yaml_problem(exc: Exception) -> str:
     return clean(str(problem), 200) + where
 
 
+def kill_process_tree(proc: subprocess.Popen, group: bool) -> None:
+    """Kill a program we started and, when it was started as the leader of its own process group
+    (`group`: Popen(process_group=0)), everything left in that group, even once the leader has
+    exited: what it started must not outlive us either. Safe from a signal handler."""
+    if group:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.kill()
+    except OSError:
+        pass
+
+
 def read_process(proc: subprocess.Popen, limit: str, timeout: float, what: str,
-                 error: type[TrainerctlError] = TrainerctlError) -> tuple[bytes, bytes]:
+                 error: type[TrainerctlError] = TrainerctlError, group: bool = False) -> tuple[bytes, bytes]:
     """stdout (at most the `limit` input's bytes) and stderr (its first 64 KiB) of a program that
     hands over a credential (an exec plugin, a docker credential helper), within `timeout`;
-    killed otherwise. `what` names it in the one line `error` carries."""
+    killed otherwise, with its process group when it leads one (`group`). `what` names it in the
+    one line `error` carries."""
     out, err = bytearray(), bytearray()
     most = limit_for(limit)
     deadline = time.monotonic() + timeout
@@ -319,8 +340,8 @@ def read_process(proc: subprocess.Popen, limit: str, timeout: float, what: str,
         raise error(f"{what} did not finish within {timeout:.0f}s") from None
     finally:
         sel.close()
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None or (group and sys.exc_info()[0] is not None):
+            kill_process_tree(proc, group)  # on a failure, also what it left running in its group
             proc.wait()
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:

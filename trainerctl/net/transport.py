@@ -192,6 +192,13 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
+def watch(conn: http.client.HTTPConnection, deadline: float) -> Callable[[], None]:
+    """Shut `conn`'s socket down once `deadline` (time.monotonic()) passes, for a connection made
+    elsewhere (urllib's, for kustomize's remote files); returns what stops watching it."""
+    ticket = _WATCHDOG.watch(conn, deadline)
+    return lambda: _WATCHDOG.release(ticket)
+
+
 class Transport:
     """Requests to one server (`server` may carry a path prefix, as behind Rancher)."""
 
