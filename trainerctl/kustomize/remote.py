@@ -20,8 +20,10 @@ from __future__ import annotations
 import os
 import re
 
+from trainerctl.bounded_read import LIMITS, seconds_for
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
+from trainerctl.net.deadlines import watch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -152,8 +154,6 @@ def _opener(deadline: float):
     import http.client
     import urllib.request
 
-    from trainerctl.net.transport import watch
-
     releases = []
 
     class Held:
@@ -198,8 +198,6 @@ def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
     import urllib.error
     import urllib.parse
     import urllib.request
-
-    from trainerctl.bounded_read import LIMITS, seconds_for
 
     total = seconds_for("remote-time")
     deadline = time.monotonic() + total
@@ -427,8 +425,6 @@ def _checkout(spec: GitSpec, work: Path, timeout: float, where: str) -> None:
     import git  # GitPython; imported only when a remote base is used
 
     import time
-
-    from trainerctl.bounded_read import seconds_for
 
     # One total deadline for the base's fetch, both tries (bounded_read "remote-time").
     deadline = time.monotonic() + seconds_for("remote-time")
