@@ -268,11 +268,16 @@ def check_depth(value: Any, label: str) -> Any:
 
 
 def load_yaml(text: str, label: str, *, expected: str = "YAML") -> Any:
-    """One YAML document of outside input: safe types only, bounded nesting, one-line errors that
-    never quote the input (a wrong file, say /etc/shadow, must not be echoed)."""
+    """One YAML document of outside input: safe types only, bounded nesting and alias expansion
+    (the same budget as server data: a 1 KB alias bomb in a kubeconfig or trainerctl.yaml is
+    refused before anything is built), one-line errors that never quote the input (a wrong file,
+    say /etc/shadow, must not be echoed)."""
     import yaml
 
     try:
+        if not alias_expansion_ok(text):
+            raise InputError(f"{label}: not valid {expected}: its aliases expand to more than "
+                             f"{ALIAS_SLACK:,} nodes (an alias bomb?)")
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise InputError(f"{label}: not valid {expected}: {yaml_problem(exc)}") from None
@@ -418,6 +423,8 @@ def alias_expansion_ok(text: str, slack: int = ALIAS_SLACK) -> bool:
     on the parser's events, so a bomb is found without building (or walking) what it expands to."""
     import yaml
 
+    if "*" not in text:  # no alias without one: nothing to count (most inputs)
+        return True
     sizes: dict[str, int] = {}
     stack: list[list] = []  # [anchor, nodes] per open collection
     added = 0
