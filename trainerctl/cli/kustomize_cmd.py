@@ -20,9 +20,13 @@ def kustomize(
     s: Settings,
 ) -> None:
     """Build a kustomization and print it, byte-identical to `kubectl kustomize`."""
+    from trainerctl.errors import InputError
     from trainerctl.kustomize import build_yaml
     from trainerctl.kustomize.cachedread import resource_cache
     from trainerctl.source.cachedir import default_cache_dir
 
-    sys.stdout.write(build_yaml(directory, remote_mirrors=list(s.remote_mirrors),
-                                parsed_cache=resource_cache(default_cache_dir())))
+    try:
+        cache = resource_cache(default_cache_dir())
+    except InputError:  # no cache directory (an empty HOME): the parse cache is only a speed-up
+        cache = None
+    sys.stdout.write(build_yaml(directory, remote_mirrors=list(s.remote_mirrors), parsed_cache=cache))

@@ -56,7 +56,7 @@ def load_file(path: str) -> list[dict]:
         return _load_folder(path).objects
     shown = "-f -" if path == "-" else f"-f {shown_path(path)}"
     data = read_input(path, shown, "file", stdin=True)
-    cache = ParsedCache(default_cache_dir() / "parsed", _CACHE_KEEP) if len(data) >= _CACHE_MIN_BYTES else None
+    cache = _parsed_cache() if len(data) >= _CACHE_MIN_BYTES else None
     key = cache.key(data, _CACHE_FORMAT) if cache else ""
     docs = cache.get(key) if cache else None
     if not (isinstance(docs, list) and docs and all(isinstance(d, dict) for d in docs)):
@@ -85,6 +85,15 @@ def register_secret_values(doc: dict) -> None:
                     redact.register(base64.b64decode("".join(value.split()), validate=True))
                 except (binascii.Error, ValueError):
                     pass
+
+
+def _parsed_cache() -> ParsedCache | None:
+    """The parse cache of large -f files; none without a cache directory (an empty HOME): it is
+    only a speed-up, so -f never fails for want of one."""
+    try:
+        return ParsedCache(default_cache_dir() / "parsed", _CACHE_KEEP)
+    except InputError:
+        return None
 
 
 def _parse(data: bytes, shown: str) -> list[dict]:

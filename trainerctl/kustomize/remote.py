@@ -24,6 +24,7 @@ from trainerctl.bounded_read import LIMITS, seconds_for
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
 from trainerctl.net.deadlines import watch
+from trainerctl.source.cachedir import default_cache_dir as cache_home
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -264,12 +265,8 @@ def _write_private(path: Path, data: bytes) -> None:
 
 
 def default_cache_dir() -> Path:
-    from pathlib import Path
-
-    return Path(
-        os.environ.get("TRAINERCTL_CACHE_DIR")
-        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "trainerctl"
-    ) / "remote"
+    """remote/ in trainerctl's cache (source/cachedir.py: it refuses an empty HOME)."""
+    return cache_home() / "remote"
 
 
 class Fetcher:
