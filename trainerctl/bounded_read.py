@@ -30,6 +30,7 @@ import json
 import os
 import re
 import selectors
+import signal
 import stat
 import subprocess
 import sys
@@ -81,6 +82,9 @@ LIMITS = {limit.name: limit for limit in (
     Limit("request-time", "TRAINERCTL_REQUEST_TIMEOUT", 60, "one API request, from connecting to the last byte",
           "seconds"),
     Limit("log-time", "TRAINERCTL_LOG_TIMEOUT", 30, "one container log read", "seconds"),
+    Limit("remote-time", "TRAINERCTL_REMOTE_TIMEOUT", 60,
+          "one remote kustomize resource (an https file, redirects and retries included, or a git base's fetch)",
+          "seconds"),
     Limit("bundle-part-time", "TRAINERCTL_BUNDLE_PART_TIMEOUT", 60,
           "each part of a support bundle (an object, the events, one container's log, ...)", "seconds"),
 )}
@@ -265,11 +269,16 @@ def check_depth(value: Any, label: str) -> Any:
 
 
 def load_yaml(text: str, label: str, *, expected: str = "YAML") -> Any:
-    """One YAML document of outside input: safe types only, bounded nesting, one-line errors that
-    never quote the input (a wrong file, say /etc/shadow, must not be echoed)."""
+    """One YAML document of outside input: safe types only, bounded nesting and alias expansion
+    (the same budget as server data: a 1 KB alias bomb in a kubeconfig or trainerctl.yaml is
+    refused before anything is built), one-line errors that never quote the input (a wrong file,
+    say /etc/shadow, must not be echoed)."""
     import yaml
 
     try:
+        if not alias_expansion_ok(text):
+            raise InputError(f"{label}: not valid {expected}: its aliases expand to more than "
+                             f"{ALIAS_SLACK:,} nodes (an alias bomb?)")
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         raise InputError(f"{label}: not valid {expected}: {yaml_problem(exc)}") from None
@@ -286,11 +295,28 @@ def yaml_problem(exc: Exception) -> str:
     return clean(str(problem), 200) + where
 
 
+def kill_process_tree(proc: subprocess.Popen, group: bool) -> None:
+    """Kill a program we started and, when it was started as the leader of its own process group
+    (`group`: Popen(process_group=0)), everything left in that group, even once the leader has
+    exited: what it started must not outlive us either. Safe from a signal handler."""
+    if group:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+            return
+        except (ProcessLookupError, PermissionError):
+            pass
+    try:
+        proc.kill()
+    except OSError:
+        pass
+
+
 def read_process(proc: subprocess.Popen, limit: str, timeout: float, what: str,
-                 error: type[TrainerctlError] = TrainerctlError) -> tuple[bytes, bytes]:
+                 error: type[TrainerctlError] = TrainerctlError, group: bool = False) -> tuple[bytes, bytes]:
     """stdout (at most the `limit` input's bytes) and stderr (its first 64 KiB) of a program that
     hands over a credential (an exec plugin, a docker credential helper), within `timeout`;
-    killed otherwise. `what` names it in the one line `error` carries."""
+    killed otherwise, with its process group when it leads one (`group`). `what` names it in the
+    one line `error` carries."""
     out, err = bytearray(), bytearray()
     most = limit_for(limit)
     deadline = time.monotonic() + timeout
@@ -320,8 +346,8 @@ def read_process(proc: subprocess.Popen, limit: str, timeout: float, what: str,
         raise error(f"{what} did not finish within {timeout:.0f}s") from None
     finally:
         sel.close()
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None or (group and sys.exc_info()[0] is not None):
+            kill_process_tree(proc, group)  # on a failure, also what it left running in its group
             proc.wait()
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
@@ -398,6 +424,8 @@ def alias_expansion_ok(text: str, slack: int = ALIAS_SLACK) -> bool:
     on the parser's events, so a bomb is found without building (or walking) what it expands to."""
     import yaml
 
+    if "*" not in text:  # no alias without one: nothing to count (most inputs)
+        return True
     sizes: dict[str, int] = {}
     stack: list[list] = []  # [anchor, nodes] per open collection
     added = 0

@@ -18,15 +18,18 @@ ENV = "TRAINERCTL_CACHE_DIR"
 
 
 def default_cache_dir() -> Path:
-    """The home when no --cache-dir is given. An empty HOME is refused: ~ would be the working
-    directory, and caches would land wherever the command runs."""
+    """The home when no --cache-dir is given. A HOME that is set but empty or relative is refused:
+    ~ would be / or the working directory, and caches would land in /.cache or wherever the
+    command runs."""
     if os.environ.get(ENV):
         return Path(os.environ[ENV])
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]) / "trainerctl"
-    if os.environ.get("HOME") == "":
-        raise InputError("HOME is set but empty: trainerctl keeps its cache under ~/.cache; set HOME or "
-                         f"XDG_CACHE_HOME, or name a cache directory with --cache-dir or {ENV}")
+    home = os.environ.get("HOME")
+    if home is not None and not os.path.isabs(home):
+        said = "empty" if not home.strip() else "not an absolute path"
+        raise InputError(f"HOME is {said}, so trainerctl has no cache directory: set HOME or XDG_CACHE_HOME, "
+                         f"or name one with --cache-dir or {ENV}")
     return Path(os.path.expanduser("~")) / ".cache" / "trainerctl"
 
 

@@ -45,8 +45,26 @@ def _marked(obj: dict) -> dict:
     return out
 
 
-def helm_install(env, runtime_template: dict, with_record: bool = True) -> dict:
-    """What `helm install` of the chart leaves; returns {name: uid} of what it made."""
+def users_objects(env) -> list[dict]:
+    """Objects a user made, carrying our label but no Helm annotations, that a record names:
+    anyone allowed to create a Secret in the namespace can write one that names anything."""
+    for ns in ("team-b", KF_NS):
+        apply_raw(env.cluster, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}, "user")
+    labels = {"platform.opendatahub.io/part-of": "trainer"}
+    made = [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns, "labels": labels}}
+            for ns, name in (("team-b", "kubeflow-trainer-controller-manager"), (KF_NS, "users-labelled"))]
+    made.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "users-job", "namespace": KF_NS, "labels": labels},
+        "spec": {"suspend": True, "template": {"spec": {"restartPolicy": "Never",
+                                                        "containers": [{"name": "c", "image": "busybox"}]}}}})
+    for obj in made:
+        apply_raw(env.cluster, obj, "user")
+    return made
+
+
+def helm_install(env, runtime_template: dict, with_record: bool = True, names: list[dict] = ()) -> dict:
+    """What `helm install` of the chart leaves; returns {name: uid} of what it made. `names`: objects
+    the record names as its hooks (a Job) or in its manifest (the rest) that Helm did not make."""
     cluster = env.cluster
     crds, manifest = [], []
     for obj in build_overlay(KF, "v2.2.0", "overlays/manager"):
@@ -75,7 +93,10 @@ def helm_install(env, runtime_template: dict, with_record: bool = True) -> dict:
     if with_record:
         release = {"name": RELEASE, "namespace": KF_NS, "version": 1, "info": {"status": "deployed"},
                    "chart": {"metadata": {"name": "kubeflow-trainer", "version": "2.2.0"}},
-                   "manifest": "---\n".join(yaml.safe_dump(o) for o in manifest), "hooks": []}
+                   "manifest": "---\n".join(yaml.safe_dump(o) for o in [*manifest, *(
+                       n for n in names if n["kind"] != "Job")]),
+                   "hooks": [{"name": n["metadata"]["name"], "kind": "Job", "events": ["post-install"],
+                              "manifest": yaml.safe_dump(n)} for n in names if n["kind"] == "Job"]}
         cluster.request("POST", f"/api/v1/namespaces/{KF_NS}/secrets", body={
             "apiVersion": "v1", "kind": "Secret", "type": helm.RELEASE_TYPE,
             "metadata": {"name": RECORD.rsplit("/", 1)[1], "namespace": KF_NS,
@@ -153,7 +174,8 @@ class InterruptAtPrune(Progress):
 def test_an_interrupted_hand_over_is_finished_by_the_next_run_and_adopts_in_place(env, rendered):
     objects, torch = rendered
     with FakeController(env, objects):
-        helm_install(env, torch)
+        users = users_objects(env)
+        helm_install(env, torch, names=users)
         shared = _uids(env, objects)
         assert len(shared) == len(objects)  # v2.2.0 and v2.3.0 overlays/manager name the same objects
         opts = InstallOptions(take_over_helm=True, timeout=60)
@@ -180,6 +202,21 @@ def test_an_interrupted_hand_over_is_finished_by_the_next_run_and_adopts_in_plac
     assert results[("ClusterTrainingRuntime", "chart-installed")].message == \
         "was Helm release kubeflow-trainer (its runtime installer)'s"
     assert env.get(f"/api/v1/namespaces/{KF_NS}/configmaps/kept-by-policy") is not None  # Helm would keep it too
+    # What the record names but the object does not prove the release's: listed, left alone, forgotten.
+    for obj, why in zip(users, ("in namespace team-b, outside Helm release kubeflow-trainer's namespace",
+                                "annotations do not name Helm release kubeflow-trainer in kubeflow-system",
+                                "not marked helm.sh/hook in kubeflow-system")):
+        meta = obj["metadata"]
+        resource = "jobs" if obj["kind"] == "Job" else "configmaps"
+        api = "/apis/batch/v1" if obj["kind"] == "Job" else "/api/v1"
+        assert env.get(f"{api}/namespaces/{meta['namespace']}/{resource}/{meta['name']}") is not None, meta
+        result = next(o for o in report.objects if (o.kind, o.namespace, o.name) ==
+                      (obj["kind"], meta["namespace"], meta["name"]))
+        assert result.action == "skipped" and why in result.message, result.message
+    from trainerctl.cluster.manager import inventory as inv_mod
+    recorded = inv_mod.read(env.cluster, KF_NS).entries
+    assert not [k for k in recorded if k.endswith(("/users-labelled", "/users-job"))
+                or "/team-b/" in k], sorted(recorded)
     assert "helm.sh/resource-policy is keep" in results[("ConfigMap", "kept-by-policy")].message
     kept = env.get(f"{CTR}/chart-in-use")
     assert kept is not None and not _marks(kept) and kept["metadata"]["labels"]["platform.opendatahub.io/part-of"] == "trainer"

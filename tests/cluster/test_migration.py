@@ -94,6 +94,12 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
     rendered = tmp_path / "trainer.yaml"
     rendered.write_text(yaml.safe_dump_all(ours))
     base = ["install", "-f", str(rendered), "--kubeconfig", env.kubeconfig, "-n", ODH_NS, "--timeout", "60"]
+    # Labelled, but not provably the operator's: in another namespace, or never written by it.
+    not_its = {JOB_NS: MANAGER, ODH_NS: "user"}
+    for ns, manager in not_its.items():
+        apply_raw(env.cluster, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "users-labelled", "namespace": ns, "labels": {"platform.opendatahub.io/part-of": "trainer"}}},
+            manager)
     before = labelled(env.cluster, ODH_NS)
     assert len(before) > len(ours)  # ours, the two old runtimes, the namespace
     code, out, err = _cli(capsys, "status", "--kubeconfig", env.kubeconfig, "-n", ODH_NS)
@@ -144,11 +150,13 @@ def test_hand_over_from_a_running_operator(operator_cluster, tmp_path, capsys):
     assert gone == {f"trainer.kubeflow.org/ClusterTrainingRuntime//{STALE}"}
     for key, meta in after.items():
         assert meta["uid"] == before[key]["uid"], f"{key} was deleted and recreated"
+    for ns in not_its:
+        assert env.get(f"/api/v1/namespaces/{ns}/configmaps/users-labelled") is not None, ns
     for key in after:
         live = env.get(_path(env, key))
         assert not live["metadata"].get("ownerReferences"), key  # nothing left for a garbage collector
-        if key.endswith(f"/{IN_USE}"):
-            continue  # not ours to render: kept as the operator left it, until its TrainJob finishes
+        if key.endswith((f"/{IN_USE}", "/users-labelled")):
+            continue  # not ours to render: kept as the operator (or the user) left it
         managers = {e["manager"] for e in live["metadata"].get("managedFields") or []}
         assert MANAGER not in managers and "trainerctl" in managers, (key, managers)
         # Field by field: what the operator owned is ours now, except what only its deploy action
@@ -295,14 +303,15 @@ def test_only_what_the_operator_applied_seeds_the_prune_set():
     from trainerctl.cluster.manager.objects import Ref
     from trainerctl.cluster.manager.listing import Found
 
-    def found(group, version, kind, resource, namespaced, name, manager):
+    def found(group, version, kind, resource, namespaced, name, manager, ns=ODH_NS):
         res = Resource(group, version, kind, resource, namespaced)
         meta = {"name": name, "managedFields": [{"manager": manager, "operation": "Apply"}]}
-        return Found(Ref(group, kind, ODH_NS if namespaced else "", name), res, meta)
+        return Found(Ref(group, kind, ns if namespaced else "", name), res, meta)
 
     inv = seed([found("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False,
                       "old", MANAGER),
                 found("", "v1", "ConfigMap", "configmaps", True, "mine", "someone-else"),
+                found("", "v1", "ConfigMap", "configmaps", True, "elsewhere", MANAGER, ns="team-b"),
                 found("", "v1", "Namespace", "namespaces", False, ODH_NS, MANAGER),
                 found("apiextensions.k8s.io", "v1", "CustomResourceDefinition", "customresourcedefinitions", False,
                       "x.example.com", "platform.opendatahub.io")], ODH_NS, [])

@@ -59,7 +59,7 @@ def test_parse_set_types_and_escaped_dots():
     ("replicas=2", "unknown key 'replicas'; supported keys start with 'manager.'"),
     ("manager.replicas", "expected KEY=VALUE"),
     ("image.foo=bar", "unknown key 'image.foo'"),
-    ("manager.tolerations=[{", "value is not valid YAML"),
+    ("manager.tolerations=[{", "--set manager.tolerations: not valid YAML"),
 ])
 def test_parse_set_errors(flag, message):
     with pytest.raises(InputError, match=message.replace("[", r"\[").replace("(", r"\(")):

@@ -21,11 +21,15 @@ def kustomize(
 ) -> None:
     """Build a kustomization and print it, byte-identical to `kubectl kustomize`."""
     from trainerctl.cachedir import default_cache_dir
+    from trainerctl.errors import InputError
     from trainerctl.kustomize import build_yaml
     from trainerctl.kustomize.cachedread import resource_cache
 
     # TRAINERCTL_CACHE_DIR moves it (this command takes no trainerctl flags); caching is best
-    # effort here, so a home that cannot be one only means parsing again.
-    home = default_cache_dir()
+    # effort here, so a home that cannot be one (an empty HOME) only means parsing again.
+    try:
+        home = default_cache_dir()
+    except InputError:
+        home = None
     sys.stdout.write(build_yaml(directory, remote_mirrors=list(s.remote_mirrors),
-                                parsed_cache=resource_cache(home), cache_dir=home))
+                                parsed_cache=resource_cache(home) if home else None, cache_dir=home))

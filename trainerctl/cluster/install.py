@@ -105,6 +105,7 @@ class Installer:
         self.labelled: list = []  # labelled objects found while looking for the operator's install
         self.helm = helm_handover.HelmState()
         self.release: helm_handover.ReleaseObjects | None = None  # set while handing over from Helm
+        self.own_record: frozenset[str] = frozenset()  # what our own inventory named before the hand-over
         self.helm_unreadable: list[str] = []  # Helm release records that did not fit their view
         self.kubectl_leftovers: list[leftovers.Leftover] = []
         self.check_lock: Callable[[], None] = lambda: None  # raises once another run took the lock
@@ -289,7 +290,7 @@ class Installer:
         if self.release is not None:
             keep = helm_handover.keeping_helm_policy(keep)
         rules = PruneRules(STAGES, NEVER_PRUNE, strip_finalizers=(LEGACY_FINALIZER,), keep=keep,
-                           owned=self.release.owned if self.release is not None else None)
+                           owned=self._release_claim if self.release is not None else None)
         results = prune(self.cluster, self.discovery, gone, self.owner_label, rules, dry_run=self.options.dry_run,
                         timeout=self.options.timeout,
                         on_done=lambda r: self.progress.object_done(r.display, self.applier.verb(r.action), r.message))
@@ -366,8 +367,17 @@ class Installer:
             raise InputError(f"{helm_handover.HAND_OVER_FLAG} and --no-prune: the hand-over prunes what the Helm "
                              "release had and the render does not (then forgets the release); drop --no-prune")
         self.release = helm_handover.release_objects(self.helm, self.discovery, self.objects)
+        self.own_record = frozenset(self.previous.entries if self.previous else ())
+        # What only the release names is proven at the prune, on the live object; until then it
+        # is not written to our record (an interrupted run reads the release again).
+        self.applier.unrecorded = frozenset(self.release.entries) - self.own_record
         self.applier.previous = helm_handover.with_release(self.previous, self.release, self.namespace)
         self.applier.options.more_legacy = helm_handover.helm_managers
+
+    def _release_claim(self, ref: Ref, meta: dict):
+        """What our own record names is ours by label; what only the release names is its only
+        when the live object proves it (helm_handover.ReleaseObjects.claim)."""
+        return None if ref.key in self.own_record else self.release.claim(ref, meta)
 
     def _adopted_from_helm(self, planned: list[Planned]) -> None:
         """Say which rendered objects were the release's, and remove Helm's marks our apply left
@@ -402,7 +412,8 @@ class Installer:
             res = self.discovery.lookup(entry.api_version, ref.kind)
             path = res and object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
             live = get_meta(self.cluster, path) if path else None
-            if live is None or not self.release.owned(ref, live.get("metadata") or {}):
+            claim = self._release_claim(ref, live.get("metadata") or {}) if live is not None else None
+            if claim is None or not claim.owner:
                 continue
             marked = helm_handover.unmark(self.cluster, path, live["metadata"], dry_run=dry,
                                           label=None if never else parse_label(self.owner_label),

@@ -21,8 +21,10 @@ import os
 import re
 
 from trainerctl.cachedir import default_cache_dir
+from trainerctl.bounded_read import LIMITS, seconds_for
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
+from trainerctl.net.deadlines import watch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,15 +144,65 @@ def _read_bounded(resp) -> bytes:
     return data
 
 
+class FetchDeadline(TimeoutError):
+    """A remote file not fetched whole within its total deadline (bounded_read "remote-time")."""
+
+
+def _opener(deadline: float):
+    """urllib's opener, each of whose connections (redirects' too) the transport's watchdog shuts
+    down at `deadline`: a per-read time-out alone lets a server sending one byte every few
+    seconds hold a build forever."""
+    import http.client
+    import urllib.request
+
+    releases = []
+
+    class Held:
+        """What the watchdog shuts down: the socket as connected (urllib lets go of the
+        connection's own `sock` once the reply has started, the body is read through it still)."""
+
+        sock = None
+
+    def watched(cls):
+        def make(host, **kwargs):
+            conn, held = cls(host, **kwargs), Held()
+            connect = conn.connect
+
+            def connected():
+                connect()
+                held.sock = conn.sock
+
+            conn.connect = connected
+            releases.append(watch(held, deadline))
+            return conn
+        return make
+
+    class HTTP(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(watched(http.client.HTTPConnection), req)
+
+    class HTTPS(urllib.request.HTTPSHandler):
+        def https_open(self, req):
+            return self.do_open(watched(http.client.HTTPSConnection), req, context=self._context)
+
+    return urllib.request.build_opener(HTTP, HTTPS), releases
+
+
 def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
-    """GET a file. A connection reset or dropped before any reply is retried: a GET is safe to
-    repeat, and a busy server (or proxy) that sheds one connection should not fail a whole
-    build. Anything else (HTTP errors, refused, DNS, time-outs) is final."""
+    """GET a file, whole within the "remote-time" limit (bounded_read.LIMITS: a total deadline,
+    redirects and retries included; `timeout` bounds each wait on the socket). A connection reset
+    or dropped before any reply is retried: a GET is safe to repeat, and a busy server (or proxy)
+    that sheds one connection should not fail a whole build. Anything else (HTTP errors, refused,
+    DNS, time-outs) is final."""
+    import http.client
     import time
     import urllib.error
     import urllib.parse
     import urllib.request
 
+    total = seconds_for("remote-time")
+    deadline = time.monotonic() + total
+    opener, releases = _opener(deadline)
     request = urllib.request.Request(_without_userinfo(url))
     user = urllib.parse.urlsplit(url)
     if user.username is not None:
@@ -161,18 +213,33 @@ def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
         request.add_unredirected_header("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
 
     def get() -> bytes:
-        with urllib.request.urlopen(request, timeout=timeout) as resp:  # noqa: S310
-            return _read_bounded(resp)
-
-    for attempt in range(1, attempts):
         try:
-            return get()
-        except (ConnectionResetError, urllib.error.URLError) as exc:  # RemoteDisconnected is a reset too
-            # urlopen wraps a reset while sending in URLError; one while reading the reply is raw.
-            if not isinstance(getattr(exc, "reason", exc), ConnectionResetError):
-                raise
-            time.sleep(0.2 * attempt)
-    return get()
+            with opener.open(request, timeout=max(0.001, min(timeout, deadline - time.monotonic()))) as resp:
+                data = _read_bounded(resp)
+        except (OSError, http.client.HTTPException):
+            if time.monotonic() >= deadline:  # the watchdog shut it down: say so, not what it broke
+                raise FetchDeadline(f"not fetched whole within {total:g}s "
+                                    f"(raise it with {LIMITS['remote-time'].env}=SECONDS)") from None
+            raise
+        if time.monotonic() >= deadline:  # a body cut short by the shutdown can look complete
+            raise FetchDeadline(f"not fetched whole within {total:g}s "
+                                f"(raise it with {LIMITS['remote-time'].env}=SECONDS)")
+        return data
+
+    try:
+        for attempt in range(1, attempts):
+            try:
+                return get()
+            except (ConnectionResetError, urllib.error.URLError) as exc:  # RemoteDisconnected is a reset too
+                # urlopen wraps a reset while sending in URLError; one while reading the reply is raw.
+                if not isinstance(getattr(exc, "reason", exc), ConnectionResetError) \
+                        or time.monotonic() + 0.2 * attempt >= deadline:
+                    raise
+                time.sleep(0.2 * attempt)
+        return get()
+    finally:
+        for release in releases:
+            release()
 
 
 def _private_dir(path: Path) -> Path:
@@ -250,15 +317,18 @@ class Fetcher:
                 return data
             except OSError:
                 pass
-        import urllib.error  # http.client is slow to import; only remote builds pay for it
+        import http.client  # slow to import; only remote builds pay for it
+        import urllib.error
 
         try:
             data = _fetch_with_retry(real, self.timeout)
         except urllib.error.HTTPError as exc:
             raise KustomizeError(f"{redact(where)}: fetching {redact(real)}: HTTP {exc.code}") from None
+        except FetchDeadline as exc:
+            raise KustomizeError(f"{redact(where)}: cannot fetch {redact(real)}: {exc}") from None
         except FsError as exc:
             raise KustomizeError(f"{redact(where)}: fetching {redact(real)}: body {exc}") from None
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException) as exc:
             reason = getattr(exc, "reason", exc)
             raise KustomizeError(
                 f"{redact(where)}: cannot fetch {redact(real)}: {redact(str(reason))} "
@@ -349,18 +419,22 @@ def _checkout(spec: GitSpec, work: Path, timeout: float, where: str) -> None:
 
     import git  # GitPython; imported only when a remote base is used
 
+    import time
+
+    # One total deadline for the base's fetch, both tries (bounded_read "remote-time").
+    deadline = time.monotonic() + seconds_for("remote-time")
     repo = git.Repo.init(work)
     repo.git.update_environment(GIT_TERMINAL_PROMPT="0")
     try:
         try:
             # As little history as the ref allows.
             repo.git.fetch("--depth=1", "--", spec.repo, spec.ref or "HEAD",
-                           kill_after_timeout=timeout)
+                           kill_after_timeout=max(1.0, deadline - time.monotonic()))
             commit = "FETCH_HEAD"
         except git.GitCommandError:
             # Servers may refuse a shallow fetch of a commit id: fetch all, then look it up.
             repo.git.fetch("--tags", "--", spec.repo, "+refs/heads/*:refs/remotes/origin/*",
-                           kill_after_timeout=timeout)
+                           kill_after_timeout=max(1.0, deadline - time.monotonic()))
             commit = _resolve_ref(repo, spec.ref)
             if commit is None:
                 raise git.GitCommandError("fetch", 1, stderr=f"ref {spec.ref!r} not found") from None

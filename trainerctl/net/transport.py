@@ -16,9 +16,7 @@ credentials module, never echoed by http.client's "Invalid header value" error.
 
 from __future__ import annotations
 
-import heapq
 import http.client
-import itertools
 import socket
 import ssl
 import threading
@@ -29,6 +27,8 @@ from typing import Callable
 from urllib.parse import urlsplit
 
 from trainerctl.bounded_read import limit_for, too_large
+from trainerctl.net.deadlines import WATCHDOG as _WATCHDOG
+from trainerctl.net.deadlines import kill as _kill
 from trainerctl.errors import EXIT_PREFLIGHT, Interrupted, TrainerctlError
 from trainerctl.safe_text import clean
 
@@ -129,67 +129,6 @@ def _check_alive(conn: http.client.HTTPConnection) -> None:
     """A connection killed before its socket could be shut down (mid-connect) stops here."""
     if getattr(conn, "_trainerctl_killed", False):
         raise ConnectionAbortedError("aborted")
-
-
-def _kill(conn: http.client.HTTPConnection) -> None:
-    conn._trainerctl_killed = True  # never handed out again
-    sock = getattr(conn, "sock", None)
-    if sock is None:
-        return
-    try:
-        # The plain socket's shutdown, also for an SSLSocket: ends a blocked read or handshake in
-        # another thread without touching the TLS state that thread is using.
-        socket.socket.shutdown(sock, socket.SHUT_RDWR)
-    except OSError:
-        pass
-
-
-class _Watchdog:
-    """One thread that ends every exchange which outlives its deadline."""
-
-    def __init__(self):
-        self._cond = threading.Condition()
-        self._heap: list[tuple[float, int, http.client.HTTPConnection]] = []
-        self._done: set[int] = set()
-        self._ids = itertools.count()
-        self._thread: threading.Thread | None = None
-
-    def watch(self, conn: http.client.HTTPConnection, deadline: float) -> int:
-        with self._cond:
-            ticket = next(self._ids)
-            heapq.heappush(self._heap, (deadline, ticket, conn))
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._run, name="trainerctl-deadlines", daemon=True)
-                self._thread.start()
-            self._cond.notify()
-            return ticket
-
-    def release(self, ticket: int) -> None:
-        with self._cond:
-            self._done.add(ticket)
-
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                while self._heap and self._heap[0][1] in self._done:
-                    self._done.discard(heapq.heappop(self._heap)[1])
-                if not self._heap:
-                    self._cond.wait(30)
-                    if not self._heap:
-                        self._thread = None
-                        return
-                    continue
-                deadline, ticket, conn = self._heap[0]
-                now = time.monotonic()
-                if deadline > now:
-                    self._cond.wait(min(deadline - now, 1.0))
-                    continue
-                heapq.heappop(self._heap)
-                self._done.discard(ticket)
-                _kill(conn)
-
-
-_WATCHDOG = _Watchdog()
 
 
 class Transport:

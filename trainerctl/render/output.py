@@ -6,9 +6,7 @@ import json
 import re
 from pathlib import Path
 
-import yaml
-
-from trainerctl.bounded_read import os_problem, read_input, shown_path
+from trainerctl.bounded_read import load_yaml, os_problem, read_input, shown_path
 from trainerctl.errors import InputError
 from trainerctl.kustomize.cachedwrite import dump_all as cached_dump_all
 from trainerctl.kustomize.yamlio import dump, dump_all
@@ -95,8 +93,8 @@ def owned_files(directory: Path) -> set[str]:
         folder = index.parent
         out.add(index.relative_to(directory).as_posix())
         try:
-            listed = (yaml.safe_load(text) or {}).get("resources") or []
-        except (yaml.YAMLError, AttributeError):
+            listed = (load_yaml(text, str(index)) or {}).get("resources") or []
+        except (InputError, AttributeError):
             listed = []
         for name in listed:
             if not isinstance(name, str) or "/" in name or name in ("", ".", ".."):

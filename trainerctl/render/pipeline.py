@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import yaml
-
 from trainerctl import ui
 from trainerctl.cachedir import cache_home
+from trainerctl.bounded_read import load_yaml
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
 from trainerctl.kustomize.cachedread import resource_cache
@@ -75,10 +74,11 @@ def _resolve(options: RenderOptions) -> SourceTree:
 
 def _component_releases(manifests: Path) -> list[dict]:
     """component_metadata.yaml's releases (name, version, repoUrl), as the Go operator reports them."""
+    path = manifests / "component_metadata.yaml"
     try:
-        data = yaml.safe_load((manifests / "component_metadata.yaml").read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"), str(path))
         releases = data["releases"]
-    except (OSError, KeyError, TypeError, yaml.YAMLError):
+    except (OSError, KeyError, TypeError, InputError):
         return []
     out = []
     for rel in releases if isinstance(releases, list) else ():

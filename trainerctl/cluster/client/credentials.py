@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from trainerctl import redact
-from trainerctl.bounded_read import load_yaml, read_input, read_process, shown_path
+from trainerctl.bounded_read import kill_process_tree, load_yaml, read_input, read_process, shown_path
 from trainerctl.cluster.client.kubeconfig import Selected
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.safe_text import clean
@@ -86,6 +86,11 @@ class Credentials:
         self._static: list[tuple[str, str]] | None = None
         self._exec: _ExecResult | None = None
         self._running: subprocess.Popen | None = None  # the exec plugin, while it runs
+        # Set by abort (Ctrl-C, SIGTERM): no exec plugin is started again by this command. A
+        # thread waiting on the lock while the plugin ran would otherwise start a second one,
+        # which the command would leave running when it exits.
+        self._aborted = threading.Event()
+        self._grouped = False  # the running plugin leads its own process group
 
     @property
     def where(self) -> str:
@@ -199,10 +204,14 @@ class Credentials:
         return check_header_value(token, f"{where}: auth-provider id-token")
 
     def abort(self) -> None:
-        """Ctrl-C, SIGTERM: a plugin still running is stopped (it may run on a worker thread)."""
+        """Ctrl-C, SIGTERM: a plugin still running is stopped, with whatever it started (it may run
+        on a worker thread), and none is started again. Called from the signal handler, so it
+        takes no lock: the flag is set before the look at `_running`, and _run_exec sets
+        `_running` before it looks at the flag, so one of the two always stops the plugin."""
+        self._aborted.set()
         proc = self._running
-        if proc is not None and proc.poll() is None:
-            proc.kill()
+        if proc is not None:
+            kill_process_tree(proc, self._grouped)
 
     def forget(self) -> bool:
         """After a 401: an exec plugin's answer is asked for again once (as client-go does).
@@ -261,27 +270,41 @@ class Credentials:
             spec["cluster"] = cluster
         return json.dumps({"kind": "ExecCredential", "apiVersion": e.api_version, "spec": spec})
 
+    def _stopped(self, shown: str) -> ExecPluginFailed:
+        return ExecPluginFailed(f"{self._user_where()}: exec plugin {shown} not run: the command was interrupted")
+
     def _run_exec(self) -> _ExecResult:
         e, where = self.selected.user.exec, self._user_where()
+        shown = clean(e.command, 200)
+        if self._aborted.is_set():
+            raise self._stopped(shown)
         interactive = self._interactive()
         env = {**os.environ, **dict(e.env), "KUBERNETES_EXEC_INFO": self._exec_info(interactive)}
-        shown = clean(e.command, 200)
         try:
+            # Non-interactive: its own process group, so a stop ends what it started too (a
+            # script's `sleep`, which would keep its output open). An interactive one stays in
+            # the terminal's foreground group to read from it; the terminal's Ctrl-C reaches it.
             proc = subprocess.Popen([e.command, *e.args], env=env, stdout=subprocess.PIPE,
                                     stdin=None if interactive else subprocess.DEVNULL,
-                                    stderr=None if interactive else subprocess.PIPE)
+                                    stderr=None if interactive else subprocess.PIPE,
+                                    process_group=None if interactive else 0)
         except FileNotFoundError:
             hint = f"; {e.install_hint}" if e.install_hint else ""
             raise CredentialError(f"{where}: exec plugin {shown} not found{hint}") from None
         except OSError as exc:
             raise CredentialError(f"{where}: exec plugin {shown} cannot run: "
                                   f"{clean((exc.strerror or str(exc)).lower(), 200)}") from None
+        self._grouped = not interactive
         self._running = proc
         try:
+            if self._aborted.is_set():  # abort ran between the check above and `_running`
+                kill_process_tree(proc, not interactive)
             out, err = read_process(proc, "exec-output", EXEC_INTERACTIVE_TIMEOUT if interactive else EXEC_TIMEOUT,
-                                    f"{where}: exec plugin {shown}", ExecPluginFailed)
+                                    f"{where}: exec plugin {shown}", ExecPluginFailed, group=not interactive)
         finally:
             self._running = None
+        if self._aborted.is_set():
+            raise self._stopped(shown)
         err_lines = [clean(line, 300) for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if proc.returncode != 0:
             last = f": {err_lines[-1]}" if err_lines else ""

@@ -1,9 +1,13 @@
 """Delete what the previous install applied and this one no longer renders.
 
-An object is pruned only when it is in the previous inventory AND still carries the ownership
-label (or the caller's `owned` rule says it belongs to the install being taken over, e.g. a Helm
-release's annotations) AND is not exempted by `trainerctl.io/managed: "false"` AND the caller's
-`keep` rule does not hold it back. Kinds in `never` are never pruned.
+An object is pruned only when it is in the previous inventory AND is provably the previous
+install's AND is not exempted by `trainerctl.io/managed: "false"` AND the caller's `keep` rule does
+not hold it back. Kinds in `never` are never pruned.
+
+Provably the previous install's: for what our own record names, the ownership label; for what a
+previous owner being taken over names (a Helm release, whose record anyone allowed to create a
+Secret could have written), the caller's `owned` rule alone, from the live object's marks. Our
+label proves nothing there: a user's object may carry it (a copy of ours, in another namespace).
 """
 
 from __future__ import annotations
@@ -23,8 +27,20 @@ from trainerctl.cluster.manager.stages import StagePlan
 
 # keep(ref, path, live metadata, dry_run) -> why it is kept ("" to prune it)
 KeepRule = Callable[[Ref, str, dict, bool], str]
-# owned(ref, live metadata) -> whose it was when it counts as ours without our label ("" if not)
-OwnedRule = Callable[[Ref, dict], str]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A previous owner's claim on an object, judged on the live object: whose it provably was
+    (`owner`), or why it is not provably theirs (`refused`, then it is listed and left alone)."""
+
+    owner: str = ""
+    refused: str = ""
+
+
+# owned(ref, live metadata) -> None for what our own record names (our label decides), else the
+# previous owner's Claim, which alone decides
+OwnedRule = Callable[[Ref, dict], "Claim | None"]
 
 
 @dataclass
@@ -67,9 +83,11 @@ def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], 
             return None
         md = meta.get("metadata") or {}
         result = ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "pruned")
-        labelled = (md.get("labels") or {}).get(label_key) == label_value
-        whose = "" if labelled or rules.owned is None else rules.owned(ref, md)
-        if not labelled and not whose:
+        claim = rules.owned(ref, md) if rules.owned is not None else None
+        whose = claim.owner if claim is not None else ""
+        if claim is not None and not whose:
+            result.action, result.message = "skipped", f"not pruned: {claim.refused}"
+        elif claim is None and (md.get("labels") or {}).get(label_key) != label_value:
             result.action, result.message = "skipped", f"not pruned: no {owner_label} label"
         elif is_exempt(md):
             result.action, result.message = "skipped", 'not pruned: trainerctl.io/managed is "false"'

@@ -55,6 +55,9 @@ class StagedApply:
         self.previous = previous
         self.last_written = previous
         self.recorded: dict[str, Entry] = {}
+        # Keys of `previous` that the record written before the apply leaves out: a previous
+        # owner's objects not yet proven its (they are proven, or not, when pruned).
+        self.unrecorded: frozenset[str] = frozenset()
 
     @property
     def dry_run(self) -> bool:
@@ -202,12 +205,12 @@ class StagedApply:
             return
         entries: dict[str, Entry] = {}
         if not complete and self.previous:
-            entries.update(self.previous.entries)
+            entries.update((k, e) for k, e in self.previous.entries.items() if k not in self.unrecorded)
         if complete:
             entries.update(leftovers or {})
         for p in planned:
             entries[p.ref.key] = self.recorded.get(p.ref.key) or self.entry(p, "")
-        if not complete and self.previous and set(entries) == set(self.previous.entries) \
+        if not complete and self.previous and set(entries) == set(self.previous.entries) - self.unrecorded \
                 and json.loads(json.dumps(source)) == self.previous.source:  # as the record reads back
             return  # nothing new to remember before the apply
         # A new source is recorded before the apply too: while (or if) this run has not finished,

@@ -34,6 +34,7 @@ RECORD_PREFIX = record_view.RECORD_PREFIX
 RECORD_SELECTOR = "owner=helm"
 NAME_ANNOTATION = "meta.helm.sh/release-name"
 NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
+HOOK_ANNOTATION = "helm.sh/hook"  # on a hook object as its template has it
 MANAGED_BY_LABEL = ("app.kubernetes.io/managed-by", "Helm")
 FIELD_MANAGER = "helm"
 
@@ -133,10 +134,23 @@ class Release:
         return _unique(obj for rev in sorted(self.revisions) for obj in self.revisions[rev].hooks)
 
     def owns(self, meta: dict) -> bool:
-        """Whether live metadata names this release as its owner (Helm's annotations)."""
+        """Whether live metadata names this release as its owner: both of Helm's annotations, the
+        release's name and its namespace (Helm 3.2 on writes both on every object it creates)."""
         annotations = (meta or {}).get("annotations") or {}
-        return (annotations.get(NAME_ANNOTATION) == self.name
-                and annotations.get(NAMESPACE_ANNOTATION, self.namespace) == self.namespace)
+        return annotations.get(NAME_ANNOTATION) == self.name and annotations.get(NAMESPACE_ANNOTATION) == self.namespace
+
+    def not_owned(self, namespace: str, meta: dict) -> str:
+        """Why a live object is not provably this release's ('' when it is). A record is only a
+        Secret anyone who may create one in the namespace can write, so what its manifest names
+        proves nothing; the proof is on the object: Helm's annotations naming this release and
+        its namespace, on a cluster-scoped object or one in the release's namespace (`namespace`:
+        the object's, '' when cluster-scoped)."""
+        if namespace and namespace != self.namespace:
+            return f"in namespace {namespace}, outside Helm release {self.name}'s namespace {self.namespace}"
+        if self.owns(meta):
+            return ""
+        return f"its {NAME_ANNOTATION} and {NAMESPACE_ANNOTATION} annotations do not name Helm release " \
+               f"{self.name} in {self.namespace}"
 
 
 def parse_manifest(text: str) -> list[dict]:

@@ -28,7 +28,7 @@ from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.inventory import Entry, Inventory
 from trainerctl.cluster.manager.objects import Ref
-from trainerctl.cluster.manager.prune import KeepRule
+from trainerctl.cluster.manager.prune import Claim, KeepRule
 from trainerctl.cluster.manager.report import ObjectResult
 from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.policy import RUNTIME_KINDS, STAGES
@@ -99,25 +99,32 @@ class ReleaseObjects:
     release_of: dict[str, helm.Release] = field(default_factory=dict)  # Ref key -> release
     how: dict[str, str] = field(default_factory=dict)  # Ref key -> manifest | hook | installer
 
-    def owned(self, ref: Ref, meta: dict) -> str:
-        """Why the live object is the release's ('' when it is not, or no longer): Helm's
-        annotations naming the release; for hooks, which Helm creates without them, the hook's
-        own identity; for the installer's runtimes, the installer's label."""
+    def claim(self, ref: Ref, meta: dict) -> Claim | None:
+        """Whether the live object is provably the release's (None: the release does not name it).
+        The record that names it proves nothing (anyone allowed to create a Secret in the
+        namespace can write one), so the proof is the object's own marks, and only in the
+        release's namespace or cluster-wide: for its manifest, Helm's annotations naming this
+        release and namespace; for hooks, which Helm creates without them, Helm's hook annotation
+        on an object in the release's namespace; for the installer's runtimes, the installer's
+        label (what the installer itself prunes by). Another release's annotations always win."""
         release = self.release_of.get(ref.key)
         if release is None:
-            return ""
+            return None
+        name = f"Helm release {release.name}"
         how = self.how[ref.key]
         owner = helm.owner_of(meta)
-        if how == "manifest":
-            return f"Helm release {release.name}" if release.owns(meta) else ""
+        if how == "manifest" or (ref.namespace and ref.namespace != release.namespace):
+            refused = release.not_owned(ref.namespace, meta)
+            return Claim(refused=refused) if refused else Claim(name)
         if owner is not None and owner != (release.name, release.namespace):
-            return ""  # another release's now
+            return Claim(refused=f"Helm's annotations name release {owner[0]} in {owner[1]}, not {name}")
         if how == "hook":
-            return f"Helm release {release.name} (hook)"
-        labels = meta.get("labels") or {}
-        if labels.get(INSTALLER_LABEL[0]) == INSTALLER_LABEL[1]:
-            return f"Helm release {release.name} (its runtime installer)"
-        return ""
+            if ref.namespace and helm.HOOK_ANNOTATION in (meta.get("annotations") or {}):
+                return Claim(f"{name} (hook)")
+            return Claim(refused=f"not marked {helm.HOOK_ANNOTATION} in {release.namespace}, as {name}'s hooks are")
+        if (meta.get("labels") or {}).get(INSTALLER_LABEL[0]) == INSTALLER_LABEL[1]:
+            return Claim(f"{name} (its runtime installer)")
+        return Claim(refused=f"no {INSTALLER_LABEL[0]}={INSTALLER_LABEL[1]} label, as {name}'s installed runtimes have")
 
 
 def release_objects(state: HelmState, discovery: Discovery, objects: list[dict]) -> ReleaseObjects:

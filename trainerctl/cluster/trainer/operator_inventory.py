@@ -3,7 +3,8 @@
 On a cluster the operator manages there is no trainerctl inventory, so a first install would
 prune nothing: runtimes the operator installed and we no longer render would stay forever. The
 operator's own record is its field manager: labelled objects whose managedFields name
-`trainer-module-controller` (or `platform.opendatahub.io`, its CRD manager) are what it applied.
+`trainer-module-controller` (or `platform.opendatahub.io`, its CRD manager), cluster-scoped or in
+the namespace it installs into, are what it applied (provably_operators); nothing else is pruned.
 They seed the first install's prune set; what the render still has is taken over (manager/fields.py),
 the rest is pruned like any stale object (never CRDs, Namespaces, Leases, or TrainJobs, and never a
 runtime an unfinished TrainJob references).
@@ -28,12 +29,19 @@ def labelled_objects(cluster, discovery: Discovery, namespace: str, owner_label:
     return find_labelled(cluster, namespace, owner_label, candidate_types(discovery, None))
 
 
+def provably_operators(found: Found, namespace: str) -> bool:
+    """What the operator provably applied: our label (the search found it by it) and the
+    operator's field manager on the live object, cluster-scoped or in `namespace`, the one the
+    operator installs into. A labelled object it never wrote, or in another namespace, is not its."""
+    return found.ref.namespace in ("", namespace) and managed_by_operator(found.meta)
+
+
 def seed(found: list[Found], namespace: str, objects: list[dict]) -> Inventory | None:
     """The prune record an operator install amounts to; None when it made nothing here."""
     rules = WebhookRules.from_objects(objects)
     entries: dict[str, Entry] = {}
     for f in found:
-        if (f.res.group, f.res.kind) in KEEP_ON_UNINSTALL or not managed_by_operator(f.meta):
+        if (f.res.group, f.res.kind) in KEEP_ON_UNINSTALL or not provably_operators(f, namespace):
             continue
         stage = STAGES.stage_of(f.ref.kind, f.res.group, f.res.resource, rules)
         entries[f.ref.key] = Entry(f.res.api_version, f.res.resource, f.res.namespaced, stage)

@@ -7,8 +7,7 @@ import copy
 import re
 from typing import Any, Iterable
 
-import yaml
-
+from trainerctl.bounded_read import load_yaml
 from trainerctl.errors import InputError
 from trainerctl.render.controller.options import ManagerOptions
 from trainerctl.render.controller.validate import TOP_KEYS, bool_or_none, type_name, validate
@@ -30,11 +29,7 @@ def parse_set(values: Iterable[str]) -> dict[str, Any]:
         if parts[0] != "manager" or len(parts) < 2 or any(not p for p in parts):
             raise InputError(f"--set {raw!r}: unknown key {key!r}; supported keys start with 'manager.' "
                              f"({', '.join(sorted(TOP_KEYS))})")
-        try:
-            parsed = yaml.safe_load(value) if value.strip() else ""
-        except yaml.YAMLError as exc:
-            first = str(exc).splitlines()[0]
-            raise InputError(f"--set {key}: value is not valid YAML: {first}") from None
+        parsed = load_yaml(value, f"--set {key}") if value.strip() else ""
         node = block
         for p in parts[1:-1]:
             nxt = node.setdefault(p, {})
