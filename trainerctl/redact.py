@@ -27,6 +27,8 @@ import re
 import threading
 from typing import Any
 
+from trainerctl.bounded_read import Undecodable, b64decode
+
 MASK = "REDACTED"
 URL_PASSWORD_MASK = "xxxxx"
 # Shorter values are not registered: masking every "true" or "1234" would garble every message,
@@ -169,8 +171,6 @@ def _walk(value: Any):
 
 
 def _register_secrets(value: Any) -> None:
-    from trainerctl.bounded_read import Undecodable, b64decode
-
     for node in _walk(value):
         for key, values in _secret_values(node):
             for item in values.values():
@@ -185,8 +185,6 @@ def _register_secrets(value: Any) -> None:
 
 
 def _secret_size(value: Any, b64: bool) -> int:
-    from trainerctl.bounded_read import Undecodable, b64decode
-
     if not isinstance(value, str):
         return 0
     try:
