@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import shutil
 import subprocess
 import tarfile
@@ -220,7 +219,8 @@ def _extract_both(archive: Path, tmp: Path) -> dict[str, list[str]]:
 
 _NAME = st.one_of(st.text(max_size=80), st.sampled_from([
     "..", ".", "", "/", "../../../../tmp/pwned", "/etc/passwd", "a/../../b", "..\\..\\x", "\x00", "%2e%2e",
-    "-", "_", "~", "a" * 400, "Ä" * 300, "REDACTED", "kubeflow-trainer", "x.y.z"]))
+    "-", "_", "~", "a" * 400, "Ä" * 300, "REDACTED", "kubeflow-trainer", "x.y.z", "core", "_cluster", "c.previous",
+    "c"]))
 
 
 @settings(PROPERTY, max_examples=max(20, EXAMPLES // 2))  # GNU tar runs per example
@@ -229,9 +229,11 @@ def test_member_names_from_any_server_names_stay_inside_and_apart(tmp_path_facto
     bundle = b.Bundle(f"trainerctl-support-{b.member_part(names[0][2])}-20260101T000000Z")
     for i, (group, kind, namespace, name) in enumerate(names):
         bundle.add_yaml(b.object_file(group, kind, namespace, name), {"i": i})
-        bundle.add_text(f"logs/{b.member_part(namespace)}/{b.member_part(name)}/{b.member_part(kind)}.log", str(i))
-    assert len(bundle.files) == 2 * len(names)  # member_part never maps two names to one
-    for part in (b.member_part(p) for t in names for p in t):
+        for previous in ("", ".previous"):
+            bundle.add_text(f"logs/{b.member_part(namespace)}/{b.member_part(name)}/"
+                            f"{b.member_part(kind, 'label')}{previous}.log", str(i))
+    assert len(bundle.files) == 3 * len(names)  # member_part never maps two names to one
+    for part in (b.member_part(p, rule) for t in names for p in t for rule in b.RULES):
         assert part not in ("", ".", "..") and "/" not in part and "\\" not in part and "\0" not in part
         assert len(part) <= b.MAX_PART
     tmp = tmp_path_factory.mktemp("names")

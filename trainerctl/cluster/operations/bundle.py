@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainerctl.cluster.client.client import ApiError, Cluster
-from trainerctl.cluster.client.views.fields import SUBDOMAIN_NAME
+from trainerctl.cluster.client.views.fields import LABEL_NAME, SUBDOMAIN_NAME
 from trainerctl.errors import InputError
 from trainerctl.redact import MASK, scrub
 from trainerctl.serialize import json_text, yaml_text
@@ -42,27 +42,29 @@ REDACTED = MASK
 ELIDED = "<elided>"
 NODE_IDS = ("machineID", "systemUUID", "bootID")
 
-# A member name part: a Kubernetes name (DNS-1123 subdomain) or a kind (Go identifier-like) is
-# kept; anything else is escaped byte by byte (%XX) outside KEEP, so escaping never yields '/',
-# '.' or '..', and (since a valid part never holds '%', '_' or '~') never another part's name.
-KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
-NAME_KEEP = re.compile(r"[a-z0-9-]")
-KIND_KEEP = re.compile(r"[A-Za-z0-9]")
+# A member name part: a Kubernetes name (DNS-1123 subdomain; a label where a suffix follows, as
+# ".previous.log" after a container) or a kind (Go identifier-like) is kept; anything else is
+# escaped byte by byte (%XX) outside KEEP, so escaping never yields '/', '.' or '..', and (since a
+# valid part never holds '%', '_' or '~') never another part's name. The layout's own words
+# ("core" for the core group) are escaped when the server uses them.
+RULES = {"name": (SUBDOMAIN_NAME, re.compile(r"[a-z0-9-]")), "label": (LABEL_NAME, re.compile(r"[a-z0-9-]")),
+         "kind": (re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}"), re.compile(r"[A-Za-z0-9]"))}
+RESERVED = ("core",)
 EMPTY_PART = "_"
 MAX_PART = 200  # a longer escaped part is cut, and its hash keeps it apart from others
 
 
-def member_part(text: Any, *, kind: bool = False) -> str:
-    """One part of a member name from server data: as is when it is a Kubernetes name (or, with
-    `kind`, a kind), else escaped: no '/', no '.', never '..' or empty."""
+def member_part(text: Any, rule: str = "name") -> str:
+    """One part of a member name from server data: as is when it keeps `rule` (RULES), else
+    escaped: no '/', no '.', never '..' or empty."""
     text = text if isinstance(text, str) else str(text)
-    valid, keep = (KIND, KIND_KEEP) if kind else (SUBDOMAIN_NAME, NAME_KEEP)
-    if valid.fullmatch(text):
+    valid, keep = RULES[rule]
+    if valid.fullmatch(text) and text not in RESERVED:
         return text
     if not text:
         return EMPTY_PART
-    out = "".join(c if keep.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
-                  for c in text)
+    out = "".join(c if keep.fullmatch(c) and (i or text not in RESERVED) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                  for i, c in enumerate(text))
     if len(out) > MAX_PART:
         digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         out = f"{out[:MAX_PART - 17]}~{digest}"
@@ -166,7 +168,7 @@ def sanitize(obj: dict) -> dict:
 def object_file(group: str, kind: str, namespace: str, name: str) -> str:
     """objects/<group or core>/<Kind>/<namespace or _cluster>/<name>.yaml, each part checked
     (member_part)."""
-    return (f"objects/{member_part(group) if group else 'core'}/{member_part(kind, kind=True)}/"
+    return (f"objects/{member_part(group) if group else 'core'}/{member_part(kind, 'kind')}/"
             f"{member_part(namespace) if namespace else '_cluster'}/{member_part(name)}.yaml")
 
 

@@ -79,7 +79,7 @@ def pod_logs(bundle: b.Bundle, cluster: Cluster, pod: Pod) -> None:
             text = part(bundle, cluster, what, lambda c: _log(bundle, c, path, query, what))
             if text is not None:
                 bundle.add_text(f"logs/{b.member_part(pod.namespace)}/{b.member_part(pod.name)}/"
-                                f"{b.member_part(container.name)}{'.previous' if previous else ''}.log", text)
+                                f"{b.member_part(container.name, 'label')}{'.previous' if previous else ''}.log", text)
 
 
 def _log(bundle: b.Bundle, cluster: Cluster, path: str, query: dict, what: str) -> str | None:
