@@ -6,6 +6,13 @@ trainerctl prints passes `redact` on its way out (trainerctl.stdio wraps stdout 
 credential that reaches a message by any route (a server echoing a header, a library quoting a
 value in an exception, a traceback under TRAINERCTL_DEBUG) is printed as REDACTED.
 
+Reports and files are redacted as values, before they are serialized (`scrub`): JSON escapes a
+non-ASCII letter, a quote or a backslash, and YAML quotes or folds a long line, so a credential
+searched for in the serialized text would be missed in exactly those forms. `scrub` walks the
+object instead: the values of anything shaped as a Secret (`kind: Secret`, its `data` and
+`stringData`) are registered and blanked, then every registered value is taken out of every
+string, keys included. Only then is the object serialized (trainerctl.serialize).
+
 Passwords in URLs are shown the way kubectl shows them (Go's URL.Redacted): `user:xxxxx@host`.
 A user name alone in an http(s) URL is hidden the same way, because tokens are often passed as
 the user name (`https://<token>@github.com/...`); `ssh://git@host` and `git@host:path` keep
@@ -18,6 +25,9 @@ import base64
 import json
 import re
 import threading
+from typing import Any
+
+from trainerctl.bounded_read import Undecodable, b64decode
 
 MASK = "REDACTED"
 URL_PASSWORD_MASK = "xxxxx"
@@ -27,7 +37,14 @@ MIN_LENGTH = 8
 
 _lock = threading.Lock()
 _values: set[str] = set()
-_pattern: re.Pattern | None = None
+# Built from _values when first needed after a change (a bundle registers many values at once;
+# compiling the pattern at each would cost the square of their number).
+_built: tuple[re.Pattern | None, tuple[str, ...]] = (None, ())  # the pattern; _values longest first
+_stale = False
+# Above this length a text is first searched value by value (a C substring search each) and the
+# pattern built from the values present only: one pattern of hundreds of alternatives run over a
+# 4 MiB log would cost seconds.
+_LONG_TEXT = 4096
 
 # scheme://userinfo@ in free text. As in Go's url.Parse, the user info ends at the LAST '@' of the
 # authority (which ends at '/', '?', '#' or a space), so a raw '@' in a password is covered too.
@@ -43,6 +60,7 @@ def _forms(value: str) -> set[str]:
     for line in value.splitlines():
         forms.add(line.strip())
     forms.add(json.dumps(value)[1:-1])
+    forms.add(json.dumps(value, ensure_ascii=False)[1:-1])
     forms.add(repr(value)[1:-1])
     forms.add(repr(value.encode("utf-8", "surrogateescape"))[2:-1])
     try:
@@ -56,7 +74,7 @@ def _forms(value: str) -> set[str]:
 
 def register(value: str | bytes | None) -> None:
     """Remember a credential of this run; from now on it never appears in what trainerctl prints."""
-    global _pattern
+    global _stale
     if not value:
         return
     if isinstance(value, bytes):
@@ -68,21 +86,32 @@ def register(value: str | bytes | None) -> None:
         if forms <= _values:
             return
         _values.update(forms)
-        # Longest first, so a value wins over a line of itself.
-        ordered = sorted(_values, key=len, reverse=True)
-        _pattern = re.compile("|".join(re.escape(v) for v in ordered))
+        _stale = True
+
+
+def _current() -> tuple[re.Pattern | None, tuple[str, ...]]:
+    global _built, _stale
+    if not _stale:
+        return _built
+    with _lock:
+        if _stale:
+            # Longest first, so a value wins over a line of itself.
+            ordered = tuple(sorted(_values, key=len, reverse=True))
+            _built = (re.compile("|".join(re.escape(v) for v in ordered)), ordered)
+            _stale = False
+        return _built
 
 
 def registered() -> bool:
-    return _pattern is not None
+    return bool(_values)
 
 
 def forget_all() -> None:
     """For tests: a fresh run knows no credential."""
-    global _pattern
+    global _built, _stale
     with _lock:
         _values.clear()
-        _pattern = None
+        _built, _stale = (None, ()), False
 
 
 def _mask_userinfo(match: re.Match) -> str:
@@ -97,12 +126,86 @@ def _mask_userinfo(match: re.Match) -> str:
 
 def redact(text: str, *, urls: bool = True) -> str:
     """`text` without any registered credential, and (unless urls=False) without URL passwords."""
-    pattern = _pattern
+    pattern, ordered = _current()
+    if pattern is not None and len(text) > _LONG_TEXT:
+        present = [v for v in ordered if v in text]
+        pattern = re.compile("|".join(re.escape(v) for v in present)) if present else None
     if pattern is not None:
         text = pattern.sub(MASK, text)
     if urls and "@" in text:
         text = _URL_USERINFO.sub(_mask_userinfo, text)
     return text
+
+
+def scrub(value: Any) -> Any:
+    """A copy of `value` (JSON-shaped: mappings, lists, strings, numbers) fit to serialize into a
+    report or a file: every mapping shaped as a Secret has its `data` and `stringData` values
+    registered (as given, and base64-decoded for `data`) and replaced by "REDACTED (N bytes)";
+    then every registered credential is taken out of every string, mapping keys included.
+    Secrets are registered before anything is replaced, so a value met late in the walk is
+    blanked early in it too."""
+    _register_secrets(value)
+    return _replaced(value)
+
+
+_BLANKED = re.compile(re.escape(MASK) + r" \(\d+ bytes\)")
+
+
+def _secret_values(node: dict) -> list[tuple[str, dict]]:
+    """The value mappings of a Secret-shaped mapping, with the key each is under."""
+    if node.get("kind") != "Secret":
+        return []
+    return [(key, node[key]) for key in ("data", "stringData") if isinstance(node.get(key), dict)]
+
+
+def _walk(value: Any):
+    """Every mapping inside `value` (depth first, without recursion: the depth is the data's)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple)):
+            stack.extend(node)
+
+
+def _register_secrets(value: Any) -> None:
+    for node in _walk(value):
+        for key, values in _secret_values(node):
+            for item in values.values():
+                if not isinstance(item, str) or _BLANKED.fullmatch(item):  # scrubbed already
+                    continue
+                register(item)
+                if key == "data":
+                    try:
+                        register(b64decode(item))
+                    except Undecodable:
+                        pass
+
+
+def _secret_size(value: Any, b64: bool) -> int:
+    if not isinstance(value, str):
+        return 0
+    try:
+        return len(b64decode(value)) if b64 else len(value.encode("utf-8", "surrogateescape"))
+    except Undecodable:
+        return len(value)
+
+
+def _replaced(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        out = {_replaced(k) if isinstance(k, str) else k: _replaced(v) for k, v in value.items()}
+        for key, values in _secret_values(value):
+            out[key] = {redact(k) if isinstance(k, str) else k:
+                        v if isinstance(v, str) and _BLANKED.fullmatch(v) else
+                        f"{MASK} ({_secret_size(v, key == 'data')} bytes)" for k, v in values.items()}
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_replaced(v) for v in value]
+    return value
 
 
 def redact_url(url: str) -> str:

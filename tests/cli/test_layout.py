@@ -15,6 +15,8 @@ PACKAGE = Path(trainerctl.__file__).resolve().parent
 # input may be, how much of it is read, and what never reaches the terminal).
 BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.redact",
           "trainerctl.safe_text", "trainerctl.bounded_read", "trainerctl.interrupts", "trainerctl.own_data",
+          # every report and bundle member serialized after redaction (part of the trust layer, as redact)
+          "trainerctl.serialize",
           # HTTP to an untrusted server (bounded, with deadlines), shared by the API and registry clients
           "trainerctl.net", "trainerctl.net.transport", "trainerctl.net.proxy"}
 # The engine's packages, top to bottom: each may import those after it, never those before it.

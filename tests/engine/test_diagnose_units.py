@@ -20,6 +20,7 @@ from trainerctl.cluster.client.views import Deployment, Event, Pod
 from trainerctl.cluster.operations import bundle as b
 from trainerctl.cluster.manager.diagnose import (CRASH_LOOP_RESTARTS, Cause, Diagnosis, log_excerpt, pod_causes,
                                                selector_query)
+from trainerctl import redact
 from trainerctl.cluster.trainer import floors
 
 
@@ -105,13 +106,11 @@ def test_selector_query_covers_match_expressions():
 
 
 # -- the bundle ------------------------------------------------------------------------------
-def test_sanitize_keeps_key_names_only_and_elides_ca_bundles():
-    bundle = b.Bundle("root")
+def test_sanitize_elides_ca_bundles_and_the_written_secret_keeps_key_names_only(tmp_path):
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "managedFields": [{}], "annotations": {
         "kubectl.kubernetes.io/last-applied-configuration": '{"data": {"tls.key": "c2VjcmV0LXZhbHVl"}}'}},
         "data": {"tls.key": base64.b64encode(b"secret-value").decode()}}
-    safe = b.sanitize(secret, bundle)
-    assert safe["data"] == {"tls.key": "<redacted> (12 bytes)"}
+    safe = b.sanitize(secret)
     assert "managedFields" not in safe["metadata"]
     assert safe["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] == b.ELIDED
     hooks = b.sanitize({"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"},
@@ -120,10 +119,18 @@ def test_sanitize_keeps_key_names_only_and_elides_ca_bundles():
     crd = b.sanitize({"kind": "CustomResourceDefinition", "metadata": {"name": "c"},
                       "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": "Q0E="}}}}})
     assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] == b.ELIDED
-    # A value read from a Secret is blanked anywhere else, plain or base64.
-    leaked = b"log: secret-value and " + base64.b64encode(b"secret-value")
-    assert b"secret-value" not in bundle.scrubbed(leaked)
-    assert base64.b64encode(b"secret-value") not in bundle.scrubbed(leaked)
+    # Written: the Secret keeps its key names and sizes; its value is blanked anywhere else,
+    # plain or base64, in a member added before the Secret was.
+    bundle = b.Bundle("root")
+    bundle.add_text("a.log", "log: secret-value and " + base64.b64encode(b"secret-value").decode())
+    bundle.add_yaml("objects/core/Secret/ns/s.yaml", safe)
+    try:
+        contents = bundle.contents()
+    finally:
+        redact.forget_all()
+    assert "REDACTED (12 bytes)" in contents["objects/core/Secret/ns/s.yaml"].decode()
+    for data in contents.values():
+        assert b"secret-value" not in data and base64.b64encode(b"secret-value") not in data
 
 
 def test_the_archive_is_private_and_refuses_to_overwrite(tmp_path):

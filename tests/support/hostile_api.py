@@ -33,6 +33,11 @@ an old cluster or anyone allowed to create it in the namespace could write:
   bad-helm     Helm release records with info a string, chart a list, a 5000-digit revision,
                JSON and YAML nested past any limit, a gzip bomb
   endless-log  every container log is endless         drip-log   a container log drips a byte a second
+  planted      `planted` values (secrets) everywhere a support bundle reads: an owned Secret's data
+               and stringData, and, in plain, JSON-escaped and base64 form, an owned ConfigMap, the
+               Deployment's annotations and env, the recorded source, events, logs, a node, a CRD
+  bad-names    the inventory lists objects named `../../../../tmp/pwned` (and in such a namespace,
+               of such a kind), and the server answers each GET with an object named so
 
 With `tls=True` it serves https with a throwaway CA (`ca_pem`), so credentials are sent to it (kubectl
 and trainerctl send none over plain http). Every request is recorded (method, path, headers).
@@ -55,7 +60,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WORLD_MODES = ("bad-lease", "bad-pods", "bad-events", "bad-helm", "endless-log", "drip-log")
+WORLD_MODES = ("bad-lease", "bad-pods", "bad-events", "bad-helm", "endless-log", "drip-log", "planted", "bad-names")
 MODES = ("garbage", "null", "array", "string", "number", "deep", "truncated", "drip", "drip-body", "silent",
          "close", "huge", "huge-error", "escapes", "redirect", "429-seconds", "429-date", "429-forever",
          "bad-status", "wrong-shape", "500-json-list", *WORLD_MODES)
@@ -111,13 +116,15 @@ _RESOURCES = {
 
 class HostileServer:
     def __init__(self, mode: str = "garbage", *, healthy_requests: int = 0, tls: bool = False,
-                 drip_seconds: float = 2.0, throttle_count: int = 2, redirect_to: str = "", variant: str = ""):
+                 drip_seconds: float = 2.0, throttle_count: int = 2, redirect_to: str = "", variant: str = "",
+                 planted: tuple[str, ...] = ("planted-secret-value-0123",)):
         if mode not in MODES + ("healthy",):
             raise ValueError(mode)
         if variant and variant not in LEASE_VARIANTS:
             raise ValueError(variant)
         self.mode = mode
         self.variant = variant or LEASE_VARIANTS[0]
+        self.planted = tuple(planted)
         self.healthy_requests = healthy_requests
         self.drip_seconds = drip_seconds
         self.throttle_count = throttle_count
@@ -354,18 +361,57 @@ def _meta(name, ns=NS, **more):
             **more}
 
 
-def _inventory():
+HOSTILE_NAME = "../../../../tmp/pwned"
+# What the bad-names world's inventory lists besides d1: keys group/Kind/namespace/name.
+BAD_NAME_KEYS = (f"/ConfigMap/{NS}/{HOSTILE_NAME}", "/ConfigMap/../x", f"/ConfigMap/{NS}/..",
+                 f"/ConfigMap/{NS}/.", "/ConfigMap/-/\x00nul", "/Secret/..%2F..%2Fetc/passwd",
+                 f"/ConfigMap/{NS}/" + "Ä" * 300)
+
+
+def _inventory(mode: str = "", planted: tuple[str, ...] = ()):
     entry = {"api_version": "apps/v1", "resource": "deployments", "namespaced": True, "stage": "controllers"}
+    core = {"api_version": "v1", "namespaced": True, "stage": "config"}
+    objects = {f"apps/Deployment/{NS}/d1": entry}
+    images = {"busybox": "the upstream manifests"}
+    if mode == "planted":
+        objects.update({f"/Secret/{NS}/s1": {**core, "resource": "secrets"},
+                        f"/ConfigMap/{NS}/c1": {**core, "resource": "configmaps"}})
+        images.update({f"image-{i}": value for i, value in enumerate(planted)})
+    if mode == "bad-names":
+        objects.update({key: {**core, "resource": "secrets" if "/Secret/" in key else "configmaps"}
+                        for key in BAD_NAME_KEYS})
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("trainerctl-inventory"), "data": {
-        "complete": "true", "objects": json.dumps({f"apps/Deployment/{NS}/d1": entry}),
+        "complete": "true", "objects": json.dumps(objects),
         "source": json.dumps({"url": "https://example.invalid/trainer.git", "ref": "v2.2.0",
-                              "trainer_version": "2.2.0", "images": {"busybox": "the upstream manifests"}})}}
+                              "trainer_version": "2.2.0", "images": images})}}
 
 
-def _deployment():
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta("d1", generation=1),
+def planted_forms(values: tuple[str, ...]) -> str:
+    """Each value as a log line or a message may hold it: plain, JSON-escaped (both ways), base64."""
+    return " | ".join(f"{v} {json.dumps(v)} {json.dumps(v, ensure_ascii=False)} "
+                      f"{base64.b64encode(v.encode()).decode()}" for v in values)
+
+
+def _planted_secret(values: tuple[str, ...]):
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": _meta("s1"), "type": "Opaque",
+            "data": {f"k{i}": base64.b64encode(v.encode()).decode() for i, v in enumerate(values)},
+            "stringData": {f"s{i}": v for i, v in enumerate(values)}}
+
+
+def _planted_configmap(values: tuple[str, ...]):
+    text = planted_forms(values)
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta("c1", annotations={"note": text}),
+            "data": {"config.yaml": "a long line that YAML will fold: " + "word " * 30 + text,
+                     **{f"v{i}": v for i, v in enumerate(values)}}}
+
+
+def _deployment(planted: tuple[str, ...] = ()):
+    more = {"annotations": {f"planted-{i}": v for i, v in enumerate(planted)}} if planted else {}
+    env = [{"name": f"PLANTED_{i}", "value": v} for i, v in enumerate(planted)]
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": _meta("d1", generation=1, **more),
             "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {
-                "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}},
+                "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "busybox",
+                                                                             **({"env": env} if env else {})}]}}},
             "status": {"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "availableReplicas": 0,
                        "conditions": [{"type": "Available", "status": "False", "reason": "MinimumReplicasUnavailable",
                                        "message": "Deployment does not have minimum availability.",
@@ -552,14 +598,22 @@ class World:
         if path in lists:
             kind, make = lists[path]
             return self.items(kind, make())
-        one = {f"/api/v1{ns}/configmaps/trainerctl-inventory": _inventory,
-               f"/apis/apps/v1{ns}/deployments/d1": _deployment,
+        planted = self.server.planted if self.mode == "planted" else ()
+        one = {f"/api/v1{ns}/configmaps/trainerctl-inventory": lambda: _inventory(self.mode, planted),
+               f"/apis/apps/v1{ns}/deployments/d1": lambda: _deployment(planted),
                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/jobsets.jobset.x-k8s.io":
                    lambda: _crd("jobsets.jobset.x-k8s.io", "jobset.x-k8s.io", "JobSet", "jobsets"),
                f"/api/v1/namespaces/{NS}": lambda: {"apiVersion": "v1", "kind": "Namespace",
                                                     "metadata": {"name": NS, "uid": "uid-ns", "resourceVersion": "1"}}}
+        if planted:
+            one.update({f"/api/v1{ns}/secrets/s1": lambda: _planted_secret(planted),
+                        f"/api/v1{ns}/configmaps/c1": lambda: _planted_configmap(planted)})
         if path in one:
             return self.json(200, one[path]())
+        if self.mode == "bad-names" and ("/configmaps/" in path or "/secrets/" in path):
+            kind = "Secret" if "/secrets/" in path else "ConfigMap"
+            return self.json(200, {"apiVersion": "../../v1", "kind": "../../" + kind, "data": {"a": "b"},
+                                   "metadata": {"name": HOSTILE_NAME, "namespace": HOSTILE_NAME}})
         if method_is_list(path):
             return self.items("", [])
         return self.missing()
@@ -579,6 +633,8 @@ class World:
         return [_replicaset(replicas=None), _replicaset("d1-abc", revision="abc")]
 
     def events(self) -> list:
+        if self.mode == "planted":
+            return [_event("e1", message=f"Back-off: {planted_forms(self.server.planted)}")]
         if self.mode != "bad-events":
             return [_event("e1")]
         return [_event("e1"), _event("e-no-zone", lastTimestamp="2026-01-01T00:00:00"),
@@ -587,11 +643,18 @@ class World:
                 _event("e-source", source="kubelet"), "not-an-event"]
 
     def nodes(self) -> list:
+        if self.mode == "planted":
+            node = _node()
+            node["spec"] = {"taints": [{"key": "k", "value": v, "effect": "NoSchedule"} for v in self.server.planted]}
+            node["status"]["nodeInfo"]["kernelVersion"] = planted_forms(self.server.planted)
+            return [node]
         return [_node(), _node("")] if self.mode == "bad-pods" else [_node()]
 
     def crds(self) -> list:
         found = [_crd("jobsets.jobset.x-k8s.io", "jobset.x-k8s.io", "JobSet", "jobsets"),
                  _crd("trainjobs.trainer.kubeflow.org", "trainer.kubeflow.org", "TrainJob", "trainjobs")]
+        if self.mode == "planted":
+            found[1]["metadata"]["labels"] = {f"planted-{i}": v for i, v in enumerate(self.server.planted)}
         return found + [_crd("", "trainer.kubeflow.org", "X", "xs")] if self.mode == "bad-pods" else found
 
     def helm(self, kind: str) -> list:
@@ -601,6 +664,9 @@ class World:
 
     def log(self) -> None:
         h = self.h
+        if self.mode == "planted":
+            text = f"starting\nconnecting with {planted_forms(self.server.planted)}\n"
+            return self.server._send(h, 200, text.encode(), "text/plain; charset=utf-8")
         if self.mode not in ("endless-log", "drip-log"):
             return self.server._send(h, 200, b"starting\nerror: flag provided but not defined: -x\n", "text/plain")
         h.send_response(200)

@@ -130,15 +130,12 @@ def diff_cmd(s: Settings) -> None:
 def status_cmd(s: Settings) -> None:
     """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
-    import json
-
-    import yaml
-
     from trainerctl import ui
     from trainerctl.cli.output import check_output
     from trainerctl.cli.target import load_file
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.status import not_ready_line, status, status_text, wait_ready
+    from trainerctl.serialize import json_text, yaml_text
 
     output = check_output(s.output)
     objects = load_file(s.filename) if s.filename else None
@@ -157,9 +154,9 @@ def status_cmd(s: Settings) -> None:
         st = status(**args)
         ready = st["ready"]
     if output == "json":
-        sys.stdout.write(json.dumps(st, indent=2) + "\n")
+        sys.stdout.write(json_text(st))
     elif output == "yaml":
-        sys.stdout.write(yaml.safe_dump(st, sort_keys=False))
+        sys.stdout.write(yaml_text(st))
     else:
         sys.stdout.write(terminal(status_text(st)))
     if not ready:

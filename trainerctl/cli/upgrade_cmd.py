@@ -23,11 +23,10 @@ def upgrade_check(s: Settings) -> None:
     """
     import json
 
-    import yaml
-
     from trainerctl.cli.output import SUMMARY_FORMATS, check_output, errors_above_one
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.client.client import connect
+    from trainerctl.serialize import yaml_text
     from trainerctl.upgrade import check_cluster
 
     output = check_output(s.output, SUMMARY_FORMATS)
@@ -42,7 +41,7 @@ def upgrade_check(s: Settings) -> None:
     if output == "json":
         sys.stdout.write(report.to_json())
     elif output == "yaml":
-        sys.stdout.write(yaml.safe_dump(json.loads(report.to_json()), sort_keys=False))
+        sys.stdout.write(yaml_text(json.loads(report.to_json())))
     else:
         sys.stdout.write(terminal(report.to_text()))
     if report.blocking:

@@ -9,11 +9,8 @@ registry. A read the user may not make is a finding, not a crash.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
-
-import yaml
 
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.client.client import ApiError, Cluster
@@ -24,6 +21,7 @@ from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.errors import PreflightError, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
+from trainerctl.serialize import json_text, yaml_text
 from trainerctl.settings import FIELD_MANAGER
 
 
@@ -41,10 +39,10 @@ class CheckReport:
                 "findings": [f.to_dict() for f in self.findings]}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
+        return json_text(self.to_dict())
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        return yaml_text(self.to_dict())
 
     def text(self) -> str:
         lines = []

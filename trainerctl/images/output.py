@@ -7,11 +7,8 @@ alone, the form its ImageDigestMirrorSet redirects and `--images-from` installs.
 
 from __future__ import annotations
 
-import json
-
-import yaml
-
 from trainerctl.images.listing import ListedImage
+from trainerctl.serialize import json_text, yaml_text
 
 FORMATS = ("plain", "json", "oc-mirror")
 OC_MIRROR_API_VERSION = "mirror.openshift.io/v2alpha1"
@@ -27,13 +24,13 @@ def plain(images: list[ListedImage]) -> str:
 
 def as_json(images: list[ListedImage], source: dict | None) -> str:
     doc = {"source": source or {}, "images": [i.to_dict() for i in images]}
-    return json.dumps(doc, indent=2) + "\n"
+    return json_text(doc)
 
 
 def oc_mirror(images: list[ListedImage]) -> str:
     doc = {"kind": "ImageSetConfiguration", "apiVersion": OC_MIRROR_API_VERSION,
            "mirror": {"additionalImages": [{"name": ref} for ref in sorted({_ref(i) for i in images})]}}
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=False)
+    return yaml_text(doc, default_flow_style=False)
 
 
 def render_output(fmt: str, images: list[ListedImage], source: dict | None) -> str:

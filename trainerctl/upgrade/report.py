@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ from trainerctl.upgrade.crd_diff import (
     VALIDATION_REMOVED,
     Finding,
 )
+from trainerctl.serialize import json_text
 from trainerctl.upgrade.usage import Usage
 
 _LABELS = {
@@ -77,7 +77,7 @@ class UpgradeReport:
 
         data = self.to_dict()
         data["findings"] = [drop_none(f) for f in data["findings"]]
-        return json.dumps(data, indent=2, sort_keys=False) + "\n"
+        return json_text(data)
 
     def to_text(self) -> str:
         lines: list[str] = []

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
+
+from trainerctl.serialize import json_text, yaml_text
 
 ACTIONS = ("created", "configured", "unchanged", "recreated", "pruned", "deleted", "skipped", "failed")
 CHANGES = ("created", "configured", "recreated", "pruned", "deleted")
@@ -83,12 +84,10 @@ class Report:
         }
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
+        return json_text(self.to_dict())
 
     def to_yaml(self) -> str:
-        import yaml
-
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        return yaml_text(self.to_dict())
 
     def summary_line(self) -> str:
         verb = "would be " if self.dry_run else ""

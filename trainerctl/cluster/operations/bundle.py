@@ -1,87 +1,123 @@
 """A support bundle: what a troubleshooter needs from a cluster, in one .tar.gz, and no secret.
 
-Generic collectors over the API (objects, events, pod logs, nodes) and the archive itself. What
-to collect for a given product is the caller's.
+The archive itself, the names of its members, and what never goes into it. What to collect is
+operations/collect.py's (generic parts) and the caller's (what a product needs).
 
 What never goes in: a Secret's values (Secrets keep only their key names and sizes), webhook and
 conversion caBundles, the last-applied-configuration annotation (it can carry a Secret as
-applied), managedFields, and the kubeconfig or anything from it. As a second line, every value
-of every Secret read while collecting, and the client's own bearer token, is blanked wherever
-it shows up (a log line, an event), in plain and in base64 form.
+applied), managedFields, and the kubeconfig or anything from it. Members are kept as objects
+until the archive is written, then every member goes through redact.scrub as one value: every
+Secret met anywhere in the bundle is registered and blanked, and every registered credential
+(those values, the client's token, an exec plugin's answer) is taken out of every string, before
+anything is serialized. So a value is blanked however JSON or YAML would have escaped, quoted
+or folded it, and a Secret read late blanks a log collected early.
 
-Read failures (403 for a read-only troubleshooter, a kind not served) are recorded as
-"could not read", never fatal: a partial bundle is still worth attaching.
+Member names are trainerctl's: a fixed layout whose parts from the server (group, kind,
+namespace, name, container) are kept as they are when they keep Kubernetes' name rules and
+escaped otherwise (`member_part`), so no member holds `..`, a `/` from data, an absolute path
+or a link, whatever the server names its objects.
 """
 
 from __future__ import annotations
 
-import base64
+import hashlib
 import io
 import json
 import os
+import re
 import tarfile
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.views.fields import LABEL_NAME, SUBDOMAIN_NAME
 from trainerctl.errors import InputError
-from trainerctl.redact import redact
+from trainerctl.redact import MASK, scrub
+from trainerctl.serialize import json_text, yaml_text
 
 LOG_TAIL_LINES = 500
 LOG_LIMIT_BYTES = 1024 * 1024
-REDACTED = "<redacted>"
+REDACTED = MASK
 ELIDED = "<elided>"
-MIN_SECRET_LENGTH = 6
-NODE_IDS = ("machineID", "systemUUID", "bootID")  # shorter values ("true", "1") would blank ordinary words
+NODE_IDS = ("machineID", "systemUUID", "bootID")
+
+# A member name part: a Kubernetes name (DNS-1123 subdomain; a label where a suffix follows, as
+# ".previous.log" after a container) or a kind (Go identifier-like) is kept; anything else is
+# escaped byte by byte (%XX) outside KEEP, so escaping never yields '/', '.' or '..', and (since a
+# valid part never holds '%', '_' or '~') never another part's name. The layout's own words
+# ("core" for the core group) are escaped when the server uses them.
+RULES = {"name": (SUBDOMAIN_NAME, re.compile(r"[a-z0-9-]")), "label": (LABEL_NAME, re.compile(r"[a-z0-9-]")),
+         "kind": (re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}"), re.compile(r"[A-Za-z0-9]"))}
+RESERVED = ("core",)
+EMPTY_PART = "_"
+MAX_PART = 200  # a longer escaped part is cut, and its hash keeps it apart from others
+
+
+def member_part(text: Any, rule: str = "name") -> str:
+    """One part of a member name from server data: as is when it keeps `rule` (RULES), else
+    escaped: no '/', no '.', never '..' or empty."""
+    text = text if isinstance(text, str) else str(text)
+    valid, keep = RULES[rule]
+    if valid.fullmatch(text) and text not in RESERVED:
+        return text
+    if not text:
+        return EMPTY_PART
+    out = "".join(c if keep.fullmatch(c) and (i or text not in RESERVED) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                  for i, c in enumerate(text))
+    if len(out) > MAX_PART:
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        out = f"{out[:MAX_PART - 17]}~{digest}"
+    return out
+
+
+@dataclass
+class Member:
+    """One member of the archive until it is written: text, or data to write as JSON or YAML."""
+
+    form: str  # "text", "json" or "yaml"
+    data: Any
 
 
 @dataclass
 class Bundle:
-    root: str  # the folder every member goes under
-    files: dict[str, bytes] = field(default_factory=dict)
+    root: str  # the folder every member goes under (made by the caller from checked parts)
+    files: dict[str, Member] = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)
-    secrets: set[str] = field(default_factory=set)  # values to blank wherever they appear
 
     def add_text(self, path: str, text: str) -> None:
-        self.files[path] = text.encode("utf-8")
+        self.files[path] = Member("text", text)
 
     def add_json(self, path: str, data: Any) -> None:
-        self.add_text(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+        self.files[path] = Member("json", data)
 
     def add_yaml(self, path: str, data: Any) -> None:
-        self.add_text(path, yaml.safe_dump(data, sort_keys=False))
+        self.files[path] = Member("yaml", data)
 
     def note(self, what: str, exc: BaseException | str) -> None:
         """Record what could not be read and why (one line each, in README.txt and manifest.json)."""
         why = f"HTTP {exc.status} {exc.reason or ''}".strip() if isinstance(exc, ApiError) else str(exc)
         self.unreadable.append(f"{what}: {why}")
 
-    def remember_secret(self, value: str | bytes) -> None:
-        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-        for piece in {text, text.strip()}:
-            if len(piece) >= MIN_SECRET_LENGTH:
-                self.secrets.add(piece)
-                self.secrets.add(base64.b64encode(piece.encode()).decode())
-        for line in text.splitlines():  # a PEM block or a multi-line value may be logged line by line
-            if len(line.strip()) >= 16:
-                self.secrets.add(line.strip())
-
-    def scrubbed(self, data: bytes) -> bytes:
-        """`data` through the run's redaction layer (the client's own credentials, exec plugin
-        output, URL passwords), then without the Secret values this bundle met."""
-        text = redact(data.decode("utf-8", "replace"))
-        if not self.secrets:
-            return text.encode("utf-8")
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text.encode("utf-8")
+    def contents(self) -> dict[str, bytes]:
+        """Each member's bytes: all members redacted as one value (redact.scrub, names too), then
+        each serialized."""
+        names = list(self.files)
+        safe_names, safe = scrub([names, [self.files[n].data for n in names]])
+        out: dict[str, bytes] = {}
+        for name, member, data in zip(safe_names, (self.files[n] for n in names), safe):
+            text = (json_text(data, default=str) if member.form == "json"
+                    else yaml_text(data) if member.form == "yaml" else data)
+            while name in out:  # two names that differed only by a blanked credential
+                name = f"{name}.again"
+            out[name] = text.encode("utf-8", "replace")
+        return out
 
     def write(self, path: str) -> None:
         """The .tar.gz at `path`, created with mode 0600 (never over an existing file)."""
+        contents = self.contents()
+        for name in contents:
+            _check_member(f"{self.root}/{name}")
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
@@ -89,69 +125,56 @@ class Bundle:
         except OSError as exc:
             raise InputError(f"--output {path}: {exc.strerror}") from None
         now = time.time()
-        with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz") as tar:
-            for name in sorted(self.files):
-                data = self.scrubbed(self.files[name])
-                info = tarfile.TarInfo(f"{self.root}/{name}")
+        with os.fdopen(fd, "wb") as out, tarfile.open(fileobj=out, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+            for name in sorted(contents):
+                data = contents[name]
+                info = tarfile.TarInfo(f"{self.root}/{name}")  # a regular file: never a link or a device
                 info.size, info.mode, info.mtime = len(data), 0o600, now
                 info.uname = info.gname = ""
                 tar.addfile(info, io.BytesIO(data))
 
 
+def _check_member(name: str) -> None:
+    """The last guard on a member name (each part is made by member_part already): relative, no
+    empty, '.' or '..' part."""
+    parts = name.split("/")
+    if name.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in name or "\0" in name:
+        raise AssertionError(f"support bundle member name {name!r} is not one trainerctl makes")
+
+
 # -- sanitising objects ------------------------------------------------------------------------
-def sanitize(obj: dict, bundle: Bundle | None = None) -> dict:
-    """A copy safe to share: no Secret values (key names and sizes instead), no caBundles, no
-    last-applied annotation, no managedFields. Secret values go to `bundle`'s blank list."""
+def sanitize(obj: dict) -> dict:
+    """A copy safe to share as far as the object's shape goes: no caBundles, no last-applied
+    annotation, no managedFields. (A Secret's values are blanked, and registered to be blanked
+    everywhere else, when the bundle is written: redact.scrub.)"""
     out = json.loads(json.dumps(obj))
-    meta = out.get("metadata") or {}
+    meta = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
     meta.pop("managedFields", None)
-    annotations = meta.get("annotations") or {}
+    annotations = meta.get("annotations") if isinstance(meta.get("annotations"), dict) else {}
     if "kubectl.kubernetes.io/last-applied-configuration" in annotations:
         annotations["kubectl.kubernetes.io/last-applied-configuration"] = ELIDED
-    if out.get("kind") == "Secret":
-        for key in ("data", "stringData"):
-            values = out.get(key)
-            if not isinstance(values, dict):
-                continue
-            for name, value in values.items():
-                raw = value or ""
-                if bundle is not None:
-                    bundle.remember_secret(raw)
-                    if key == "data":
-                        try:
-                            bundle.remember_secret(base64.b64decode(raw))
-                        except ValueError:
-                            pass
-            out[key] = {name: f"{REDACTED} ({_size(value, key == 'data')} bytes)" for name, value in values.items()}
-    for hook in out.get("webhooks") or []:
-        if isinstance(hook, dict) and (hook.get("clientConfig") or {}).get("caBundle"):
-            hook["clientConfig"]["caBundle"] = ELIDED
-    webhook = ((((out.get("spec") or {}).get("conversion") or {}).get("webhook") or {}).get("clientConfig") or {})
-    if webhook.get("caBundle"):
+    for hook in out.get("webhooks") if isinstance(out.get("webhooks"), list) else []:
+        config = hook.get("clientConfig") if isinstance(hook, dict) else None
+        if isinstance(config, dict) and config.get("caBundle"):
+            config["caBundle"] = ELIDED
+    webhook = out
+    for key in ("spec", "conversion", "webhook", "clientConfig"):
+        webhook = webhook.get(key) if isinstance(webhook, dict) else None
+    if isinstance(webhook, dict) and webhook.get("caBundle"):
         webhook["caBundle"] = ELIDED
     return out
 
 
-def _size(value: str | None, b64: bool) -> int:
-    if not value:
-        return 0
-    try:
-        return len(base64.b64decode(value)) if b64 else len(value.encode())
-    except ValueError:
-        return len(value)
-
-
-def object_file(obj: dict) -> str:
-    """objects/<group or core>/<Kind>/<namespace or _cluster>/<name>.yaml"""
-    api_version = obj.get("apiVersion", "")
-    group = api_version.rpartition("/")[0] or "core"
-    meta = obj.get("metadata") or {}
-    return f"objects/{group}/{obj.get('kind')}/{meta.get('namespace') or '_cluster'}/{meta.get('name')}.yaml"
+def object_file(group: str, kind: str, namespace: str, name: str) -> str:
+    """objects/<group or core>/<Kind>/<namespace or _cluster>/<name>.yaml, each part checked
+    (member_part)."""
+    return (f"objects/{member_part(group) if group else 'core'}/{member_part(kind, 'kind')}/"
+            f"{member_part(namespace) if namespace else '_cluster'}/{member_part(name)}.yaml")
 
 
 # -- collectors -----------------------------------------------------------------------------
-def add_object(bundle: Bundle, cluster: Cluster, path: str, what: str) -> dict | None:
-    """GET one object into objects/; None (and a note) when it cannot be read."""
+def add_object(bundle: Bundle, cluster: Cluster, path: str, what: str, member: str) -> dict | None:
+    """GET one object into `member` (an object_file name); None (and a note) when it cannot be read."""
     try:
         obj = cluster.get_or_none(path)
     except ApiError as exc:
@@ -160,71 +183,5 @@ def add_object(bundle: Bundle, cluster: Cluster, path: str, what: str) -> dict |
     if obj is None:
         bundle.note(what, "not found")
         return None
-    safe = sanitize(obj, bundle)
-    bundle.add_yaml(object_file(safe), safe)
+    bundle.add_yaml(member, sanitize(obj))
     return obj
-
-
-def events(bundle: Bundle, cluster: Cluster, namespace: str) -> list[dict]:
-    """The namespace's events, oldest first, as one JSON file."""
-    try:
-        items = cluster.request("GET", object_path("", "v1", "events", namespace)).get("items") or []
-    except ApiError as exc:
-        bundle.note(f"events in namespace {namespace}", exc)
-        return []
-
-    def when(e: dict) -> str:
-        series = e.get("series") or {}
-        return series.get("lastObservedTime") or e.get("lastTimestamp") or e.get("eventTime") or ""
-
-    rows = [{"lastSeen": when(e), "type": e.get("type"), "reason": e.get("reason"),
-             "object": f"{(e.get('involvedObject') or {}).get('kind')}/{(e.get('involvedObject') or {}).get('name')}",
-             "count": e.get("count") or (e.get("series") or {}).get("count") or 1,
-             "source": (e.get("source") or {}).get("component") or e.get("reportingComponent") or "",
-             "message": e.get("message") or ""} for e in sorted(items, key=when)]
-    bundle.add_json(f"events/{namespace}.json", rows)
-    return rows
-
-
-def pod_logs(bundle: Bundle, cluster: Cluster, pod: dict) -> None:
-    """Each container's current and previous log, the last LOG_TAIL_LINES lines (at most
-    LOG_LIMIT_BYTES), as logs/<namespace>/<pod>/<container>[.previous].log."""
-    meta = pod["metadata"]
-    statuses = {c.get("name"): c for c in (pod.get("status") or {}).get("containerStatuses") or []}
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        name = container["name"]
-        base = f"logs/{meta['namespace']}/{meta['name']}/{name}"
-        restarted = bool((statuses.get(name) or {}).get("restartCount"))
-        for previous in ((False, True) if restarted else (False,)):
-            query = {"container": name, "tailLines": str(LOG_TAIL_LINES), "limitBytes": str(LOG_LIMIT_BYTES)}
-            if previous:
-                query["previous"] = "true"
-            try:
-                text = cluster.text(object_path("", "v1", "pods", meta["namespace"], meta["name"]) + "/log",
-                                    query=query)
-            except ApiError as exc:
-                bundle.note(f"{'previous ' if previous else ''}log of {meta['namespace']}/{meta['name']} {name}", exc)
-                continue
-            bundle.add_text(f"{base}{'.previous' if previous else ''}.log", text)
-
-
-def nodes(bundle: Bundle, cluster: Cluster) -> None:
-    """Per node: readiness, schedulability, versions, capacity and taints; no addresses, images or
-    machine ids."""
-    try:
-        items = cluster.request("GET", "/api/v1/nodes").get("items") or []
-    except ApiError as exc:
-        bundle.note("nodes", exc)
-        return
-    rows = []
-    for node in items:
-        status, spec = node.get("status") or {}, node.get("spec") or {}
-        ready = next((c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"), "Unknown")
-        # nodeInfo holds versions (kubelet, kernel, OS, container engine) and three machine ids.
-        info = {k: v for k, v in (status.get("nodeInfo") or {}).items() if k not in NODE_IDS}
-        labels = (node.get("metadata") or {}).get("labels") or {}
-        rows.append({"name": node["metadata"]["name"], "ready": ready, "unschedulable": bool(spec.get("unschedulable")),
-                     "nodeInfo": info, "zone": labels.get("topology.kubernetes.io/zone", ""),
-                     "allocatable": status.get("allocatable") or {},
-                     "taints": [f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" for t in spec.get("taints") or []]})
-    bundle.add_json("nodes.json", rows)

@@ -60,14 +60,15 @@ def events(bundle: b.Bundle, cluster: Cluster, namespace: str) -> None:
     rows = [{"lastSeen": e.last_seen.isoformat() if e.last_seen else "", "type": e.type, "reason": e.reason,
              "object": f"{e.involved.kind}/{e.involved.name}", "count": e.times, "source": e.source,
              "message": e.message} for e in sorted(found, key=by_time)]
-    bundle.add_json(f"events/{namespace}.json", rows)
+    bundle.add_json(f"events/{b.member_part(namespace)}.json", rows)
 
 
 def pod_logs(bundle: b.Bundle, cluster: Cluster, pod: Pod) -> None:
     """Each container's current log, and its previous one when it restarted: the last
     LOG_TAIL_LINES lines (the server is asked for at most LOG_LIMIT_BYTES; more than the "log"
     limit is refused whatever it sends), each read a part of its own, as
-    logs/<namespace>/<pod>/<container>[.previous].log (the Pod view keeps each name a Kubernetes name)."""
+    logs/<namespace>/<pod>/<container>[.previous].log (the Pod view keeps each name a Kubernetes
+    name; bundle.member_part checks each part again, as for every member name)."""
     restarts = {s.name: s.restarts for s in pod.statuses}
     for container in pod.containers:
         for previous in ((False, True) if restarts.get(container.name) else (False,)):
@@ -77,8 +78,8 @@ def pod_logs(bundle: b.Bundle, cluster: Cluster, pod: Pod) -> None:
             path = object_path("", "v1", "pods", pod.namespace, pod.name) + "/log"
             text = part(bundle, cluster, what, lambda c: _log(bundle, c, path, query, what))
             if text is not None:
-                bundle.add_text(f"logs/{pod.namespace}/{pod.name}/{container.name}"
-                                f"{'.previous' if previous else ''}.log", text)
+                bundle.add_text(f"logs/{b.member_part(pod.namespace)}/{b.member_part(pod.name)}/"
+                                f"{b.member_part(container.name, 'label')}{'.previous' if previous else ''}.log", text)
 
 
 def _log(bundle: b.Bundle, cluster: Cluster, path: str, query: dict, what: str) -> str | None:

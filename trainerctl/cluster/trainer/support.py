@@ -58,8 +58,8 @@ counts by state, a node summary.
 
 What is never here: a Secret's values (Secrets list key names and sizes only), webhook
 caBundles, last-applied annotations, the kubeconfig, any token or client key. Every value of the
-Secrets read while collecting, and the client's token, is blanked (as {redacted}) wherever else
-it appears.
+Secrets read while collecting, and the client's credentials, is blanked (as {redacted}) wherever
+else it appears, before anything is written as JSON or YAML.
 
 Could not read ({count}):
 {unreadable}
@@ -73,7 +73,7 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
     read in time, or whose objects do not fit their views, is listed as could-not-read and the
     rest is still collected."""
     created = datetime.now(timezone.utc)
-    bundle = b.Bundle(f"trainerctl-support-{namespace}-{created.strftime('%Y%m%dT%H%M%SZ')}")
+    bundle = b.Bundle(f"trainerctl-support-{b.member_part(namespace)}-{created.strftime('%Y%m%dT%H%M%SZ')}")
     # The first contact is no part: a server that cannot be reached, or does not speak the API,
     # ends the command (exit 3 or 1) rather than writing a bundle of "could not read" lines.
     discovery = Discovery(cluster)
@@ -138,7 +138,8 @@ def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory
             bundle.note(what, "its kind is no longer served")
             continue
         path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
-        obj = parts.part(bundle, cluster, what, lambda c: b.add_object(bundle, c, path, what))
+        member = b.object_file(ref.group, ref.kind, ref.namespace, ref.name)
+        obj = parts.part(bundle, cluster, what, lambda c: b.add_object(bundle, c, path, what, member))
         if obj is not None and (ref.group, ref.kind) == ("apps", "Deployment"):
             try:
                 deployments.append(Deployment.read(obj))
