@@ -150,3 +150,76 @@ def test_each_install_that_changes_something_records_a_revision(api, namespace):
     dry = install(config("4"), cluster=api, namespace=namespace, source=SOURCE,
                   options=InstallOptions(skip_preflight=True, wait=False, dry_run=True))
     assert dry.history == {} and history.revisions(api, namespace) == [2, 3]
+
+
+def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_cluster, namespace, shared_dir, capsys):
+    def rollback(*args: str) -> tuple[int, str]:
+        code = main(["rollback", *args, "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace])
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        return code, err
+
+    assert rollback() == (2, f"error: nothing to roll back to: namespace {namespace} has no install history (each "
+                             "install records one; `trainerctl history` lists it)\n")
+    checkout = shared_dir / "upstream" / "kubeflow-trainer" / "v2.2.0"
+    recorded = {"path": str(checkout / "manifests"), "digest": "sha256:" + "0" * 64, "overlay": "overlays/manager"}
+    history.record(api, namespace, history.NewRevision(recorded, dict(ENTRIES), {"components": ["runtimes"]}),
+                   history_max=10, field_manager="t")
+    code, err = rollback()
+    assert (code, err) == (2, f"error: nothing to roll back to: the install history of namespace {namespace} holds "
+                              "revision 1 only (name a revision to install it again)\n")
+    code, err = rollback("1")
+    assert code == 1 and err.startswith(f"error: rollback refused: revision 1 was rendered from tree digest "
+                                        f"sha256:{'0' * 64}, but its source now renders tree digest sha256:")
+    history.record(api, namespace, history.NewRevision({"file": "rendered.yaml"}, dict(ENTRIES)),
+                   history_max=10, field_manager="t")
+    assert rollback("2") == (2, "error: revision 2 was installed from -f rendered.yaml, of which trainerctl keeps no "
+                                "copy: install that file again with `trainerctl install -f`\n")
+    assert rollback("9")[0] == 2 and rollback("0")[0] == 2
+    raw = api.request("GET", _path(namespace, 1))
+    raw["data"]["render"] = raw["data"]["render"][:5]
+    api.request("PUT", _path(namespace, 1), body=raw)
+    code, err = rollback()
+    assert code == 3 and err.startswith(f"error: unreadable ConfigMap {namespace}/trainerctl-history.v1: data.render: "
+                                        "expected a JSON object")
+
+
+def test_the_crd_guard_names_a_stored_version_the_target_does_not_serve(api, namespace):
+    from tests.support.cluster import wait_served
+    from trainerctl.cluster.trainer.stored_versions import dropped, refuse_dropped
+    from trainerctl.errors import PreflightError
+
+    group = f"{namespace}.example.com"
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+
+    def crd(*versions: tuple[str, bool, bool]) -> dict:
+        return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"widgets.{group}"},
+                "spec": {"group": group, "scope": "Namespaced",
+                         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                         "versions": [{"name": n, "served": served, "storage": storage, "schema": schema}
+                                      for n, served, storage in versions]}}
+
+    def create(version: str, name: str) -> None:
+        api.request("POST", f"/apis/{group}/{version}/namespaces/{namespace}/widgets",
+                    body={"apiVersion": f"{group}/{version}", "kind": "Widget", "metadata": {"name": name}})
+
+    older = crd(("v1", True, True))
+    api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=older)
+    wait_served(api, older)
+    create("v1", "a")
+    assert dropped(api, [older]) == []
+    newer = crd(("v1", True, False), ("v2", True, True))
+    live = api.request("GET", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}")
+    live["spec"]["versions"] = newer["spec"]["versions"]
+    api.request("PUT", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.{group}", body=live)
+    wait_served(api, newer)
+    create("v2", "b")
+    create("v2", "c")
+    [found] = dropped(api, [older])
+    assert (found.crd, found.version, found.objects, found.stored) == (f"widgets.{group}", "v2", 3, ("v1", "v2"))
+    with pytest.raises(PreflightError, match=rf"^rollback refused: CRD widgets.{group} version v2 has 3 object\(s\) "
+                                             r"that may be stored at it \(status.storedVersions: v1, v2\), and "
+                                             r"revision 1 does not serve v2;"):
+        refuse_dropped(api, [older], what="revision 1")
+    assert dropped(api, [crd(("v1", True, False), ("v2", True, True))]) == []

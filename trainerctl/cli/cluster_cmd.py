@@ -44,7 +44,7 @@ def install_cmd(s: Settings) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
     and a revision in the install history."""
     from trainerctl.cli.options import install_options, registries_for
-    from trainerctl.cli.output import check_output, emit, progress
+    from trainerctl.cli.output import check_output, emit, progress, run_failed
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import RunFailed, install
@@ -62,16 +62,7 @@ def install_cmd(s: Settings) -> None:
         report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
                          source=goal.source, options=install_options(s, recipe=goal.recipe), progress=progress(len(goal.objects)))
     except RunFailed as exc:
-        exc.report.error = exc.report.error or str(exc)
-        blocked = exc.upgrade_report
-        if blocked is not None and output == "text":
-            sys.stderr.write(terminal(blocked.to_text()))
-        if exc.diagnoses:  # the causes in full, before the one error line that names the first
-            from trainerctl.cluster.manager.diagnose import lines
-
-            sys.stderr.write(terminal("".join(f"{line}\n" for line in lines(exc.diagnoses))))
-        if output != "text" or exc.report.objects:  # text: the error line says it all
-            emit(exc.report, output)
+        run_failed(exc, output)
         raise
     emit(report, output)
 

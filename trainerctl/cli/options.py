@@ -41,7 +41,7 @@ def install_options(s: Settings, **extra: Any):
     from trainerctl.cluster.install import InstallOptions
     from trainerctl.upgrade import guard
 
-    return s.options_for(InstallOptions, upgrade_guard=guard, **extra)
+    return s.options_for(InstallOptions, **{"upgrade_guard": guard, **extra})
 
 
 def registry_settings(s: Settings):

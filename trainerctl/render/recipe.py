@@ -12,6 +12,7 @@ recorded beside it.
 from __future__ import annotations
 
 import json
+from pathlib import PurePath
 from typing import Any, Mapping
 
 from trainerctl.errors import InputError
@@ -68,10 +69,13 @@ def options_from(source: Mapping[str, Any], render: Mapping[str, Any], *, what: 
     if unknown:
         raise InputError(f"{what}: render.images: unknown variable {unknown[0]}")
     label = str(render.get("ownerLabel") or "")
+    path = source.get("path") or None
+    if path and PurePath(path).name == "manifests":  # the checkout's root: where its commit is read
+        path = str(PurePath(path).parent)
     return RenderOptions(
         source_url=None if source.get("path") else source.get("url"),
         ref=None if source.get("path") else source.get("ref") or None,
-        source_path=source.get("path") or None,
+        source_path=path,
         overlay=render.get("overlay") or source.get("overlay") or None,
         namespace=namespace,
         platform=render.get("platform") or None,
