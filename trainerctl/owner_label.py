@@ -38,9 +38,9 @@ class OwnerLabel(NamedTuple):
             or not name or len(name) > 63 or not _LABEL_NAME.match(name)
             or (prefix and (len(prefix) > 253 or not _LABEL_PREFIX.match(prefix)))
         ):
-            raise InputError(f"{where} {key}={value}: {key!r} is not a valid label key")
+            raise InputError(f"{where} {f'{key}={value}'!r}: {key!r} is not a valid label key")
         if len(value) > 63 or (value and not _LABEL_NAME.match(value)):
-            raise InputError(f"{where} {key}={value}: {value!r} is not a valid label value")
+            raise InputError(f"{where} {f'{key}={value}'!r}: {value!r} is not a valid label value")
         return self
 
 

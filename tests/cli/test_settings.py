@@ -77,7 +77,7 @@ def test_an_actions_options_are_taken_from_the_settings_by_name():
     from trainerctl.cluster.uninstall import UninstallOptions
     from trainerctl.render.options import RenderOptions
 
-    not_settings = {RenderOptions: {"env"}, InstallOptions: {"legacy_managers", "upgrade_guard"},
+    not_settings = {RenderOptions: {"env"}, InstallOptions: {"legacy_managers", "upgrade_guard", "recipe", "rollback_to"},
                     UninstallOptions: set()}
     for kind, extra in not_settings.items():
         names = {f.name for f in dataclasses.fields(kind) if f.init}

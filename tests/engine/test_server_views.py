@@ -278,6 +278,14 @@ SAMPLES = {
         "complete": "false", "objects": json.dumps({"apps/Deployment/ns/d": {
             "api_version": "apps/v1", "resource": "deployments", "namespaced": True, "stage": "s", "rv": "1"}}),
         "source": json.dumps({"url": "u", "releases": [{"name": "n", "version": "v"}], "images": {"a": "b"}})}},
+    "HistoryRecord": {"metadata": {"name": "trainerctl-history.v2", "namespace": NS}, "data": {
+        "revision": "2", "time": "2026-01-01T00:00:00Z", "who": "admin (me@host)", "version": "0.1.0",
+        "action": "rollback", "rollbackTo": "1", "objectCount": "1",
+        "objects": json.dumps({"apps/Deployment/ns/d": {
+            "api_version": "apps/v1", "resource": "deployments", "namespaced": True, "stage": "s"}}),
+        "render": json.dumps({"platform": "kubernetes", "images": {"a": "b"}, "components": ["runtimes"],
+                              "manager": {"replicas": 2}, "ha": False}),
+        "source": json.dumps({"url": "u", "ref": "v2.2.0", "embedded": True})}},
 }
 
 

@@ -39,11 +39,12 @@ def hand_over_namespace(api, s: Settings) -> str | None:
 @command("install")
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "dry_run", "wait", "timeout", "output",
        "force_conflicts", "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager",
-       "take_over_operator", "take_over_helm", "lock_timeout", "check_images")
+       "take_over_operator", "take_over_helm", "lock_timeout", "check_images", "history_max")
 def install_cmd(s: Settings) -> None:
-    """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory."""
+    """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
+    and a revision in the install history."""
     from trainerctl.cli.options import install_options, registries_for
-    from trainerctl.cli.output import check_output, emit, progress
+    from trainerctl.cli.output import check_output, emit, progress, run_failed
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import RunFailed, install
@@ -59,26 +60,18 @@ def install_cmd(s: Settings) -> None:
         require_images(goal.objects, registries)
     try:
         report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
-                         source=goal.source, options=install_options(s), progress=progress(len(goal.objects)))
+                         source=goal.source, options=install_options(s, recipe=goal.recipe), progress=progress(len(goal.objects)))
     except RunFailed as exc:
-        exc.report.error = exc.report.error or str(exc)
-        blocked = exc.upgrade_report
-        if blocked is not None and output == "text":
-            sys.stderr.write(terminal(blocked.to_text()))
-        if exc.diagnoses:  # the causes in full, before the one error line that names the first
-            from trainerctl.cluster.manager.diagnose import lines
-
-            sys.stderr.write(terminal("".join(f"{line}\n" for line in lines(exc.diagnoses))))
-        if output != "text" or exc.report.objects:  # text: the error line says it all
-            emit(exc.report, output)
+        run_failed(exc, output)
         raise
     emit(report, output)
 
 
 @command("uninstall")
-@takes(*CLUSTER, "namespace", "delete_crds", "yes", "dry_run", "timeout", "output", "lock_timeout")
+@takes(*CLUSTER, "namespace", "delete_crds", "keep_history", "yes", "dry_run", "timeout", "output", "lock_timeout")
 def uninstall_cmd(s: Settings) -> None:
-    """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace."""
+    """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace;
+    delete the install history unless --keep-history."""
     from trainerctl.cli.options import uninstall_options
     from trainerctl.cli.output import check_output, emit, progress
     from trainerctl.cluster.client.client import connect

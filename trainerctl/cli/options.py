@@ -36,11 +36,12 @@ def render_options(s: Settings, **found: Any):
     return s.options_for(RenderOptions, manager=manager, images=images, origins=origins, **found)
 
 
-def install_options(s: Settings):
+def install_options(s: Settings, **extra: Any):
+    """InstallOptions; `extra`: what the command adds (how the render was asked, for the history)."""
     from trainerctl.cluster.install import InstallOptions
     from trainerctl.upgrade import guard
 
-    return s.options_for(InstallOptions, upgrade_guard=guard)
+    return s.options_for(InstallOptions, **{"upgrade_guard": guard, **extra})
 
 
 def registry_settings(s: Settings):

@@ -28,6 +28,21 @@ def emit(report, output: str) -> None:
         sys.stdout.write(terminal(report.text()))
 
 
+def run_failed(exc, output: str) -> None:
+    """What a failed install (or rollback) prints before its error line: a blocked upgrade's
+    report, why a rollout failed, and the report of what was done (exc: install.RunFailed)."""
+    exc.report.error = exc.report.error or str(exc)
+    blocked = exc.upgrade_report
+    if blocked is not None and output == "text":
+        sys.stderr.write(terminal(blocked.to_text()))
+    if exc.diagnoses:  # the causes in full, before the one error line that names the first
+        from trainerctl.cluster.manager.diagnose import lines
+
+        sys.stderr.write(terminal("".join(f"{line}\n" for line in lines(exc.diagnoses))))
+    if output != "text" or exc.report.objects:  # text: the error line says it all
+        emit(exc.report, output)
+
+
 def progress(total: int) -> Progress:
     return Progress(total)
 

@@ -10,7 +10,7 @@ import base64
 import binascii
 import dataclasses
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trainerctl import redact
 from trainerctl.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
@@ -23,6 +23,7 @@ from trainerctl.kustomize import yamlio
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.images import image_origins
 from trainerctl.render.pipeline import render
+from trainerctl.render.recipe import recipe
 from trainerctl.safe_text import field_name
 from trainerctl.settings import Settings
 
@@ -33,6 +34,7 @@ class Target:
     source: dict | object  # {"file": path} or {"folder": path, ...} for -f, else the render's SourceInfo
     owner_label: OwnerLabel
     namespace: str
+    recipe: dict = field(default_factory=dict)  # how the render was asked for (render/recipe.py); {} for -f
 
 
 def load_file(path: str) -> list[dict]:
@@ -151,4 +153,5 @@ def target(cluster, s: Settings, given: Target | None = None, namespace: str | N
         platform = "openshift" if Discovery(cluster).has_group(OPENSHIFT_GROUP) else "kubernetes"
         options = dataclasses.replace(options, platform=platform)
     result = render(options)
-    return Target(result.objects, result.source, OwnerLabel(*result.owner_label), result.namespace)
+    asked = recipe(options, manager=s.manager, set_values=s.set_values, ha=s.ha, overlay=result.source.overlay)
+    return Target(result.objects, result.source, OwnerLabel(*result.owner_label), result.namespace, asked)

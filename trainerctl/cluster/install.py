@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from trainerctl.cluster.operations import helm, leftovers, lock
+from trainerctl.cluster.operations import helm, history, leftovers, lock
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.manager.apply import ApplyOptions, Planned, get_meta
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
@@ -33,7 +33,7 @@ from trainerctl.cluster.trainer.policy import (LEGACY_FINALIZER, LEGACY_MANAGERS
                                                STAGES, is_runtime)
 from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, InputError, PreflightError, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
-from trainerctl.settings import FIELD_MANAGER, LOCK_TIMEOUT, TIMEOUT
+from trainerctl.settings import FIELD_MANAGER, HISTORY_MAX, LOCK_TIMEOUT, TIMEOUT
 from trainerctl.ui import Progress
 
 # guard(cluster, objects, owner_label=..., allow_breaking=...) -> a report with to_dict(); raises a
@@ -59,6 +59,9 @@ class InstallOptions:
     take_over_helm: bool = False  # adopt a Helm release of Trainer, then delete its records (helm_handover.py)
     upgrade_guard: UpgradeGuard | None = None  # the CRD compatibility check, run before any write
     lock_timeout: float = LOCK_TIMEOUT  # how long to wait for another run's install lock
+    history_max: int = HISTORY_MAX  # install-history revisions kept (operations/history.py), 0: all
+    recipe: dict = dataclasses.field(default_factory=dict)  # how the render was asked for: recorded for a rollback
+    rollback_to: int | None = None  # this run renders that revision again (trainerctl rollback)
 
 
 class RunFailed(TrainerctlError):
@@ -164,6 +167,8 @@ class Installer:
             raise RunFailed(f"{len(failed)} object(s) failed: {failed[0].display}: {failed[0].message}", self.report)
         if self.release is not None:
             self._forget_helm_release()
+        if not self.options.dry_run:
+            self._record()
         if self.refusal:
             raise RunFailed(self.refusal, self.report, EXIT_PREFLIGHT)
 
@@ -300,6 +305,17 @@ class Installer:
         if self.release is not None:
             self._settle_release_leftovers(gone, results, retry)
         self.report.stages.append(StageResult("prune", time.monotonic() - t, len(gone)))
+
+    def _record(self) -> None:
+        """Last: the revision in the install history (a re-install that changed nothing adds none)."""
+        self.check_lock()
+        o = self.options
+        action = "rollback" if o.rollback_to is not None else "install"
+        new = history.NewRevision(self.report.source, self.applier.last_written.entries, o.recipe, action,
+                                  f"rollback to {o.rollback_to}" if o.rollback_to is not None else "install",
+                                  o.rollback_to)
+        self.report.history = history.record(self.cluster, self.namespace, new, history_max=o.history_max,
+                                             field_manager=o.field_manager)
 
     # -- the Go operator ---------------------------------------------------------------
     def _operator_guard(self) -> None:

@@ -12,7 +12,7 @@ import time
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager import diff as engine_diff
 from trainerctl.cluster.manager import inventory as inv_mod
-from trainerctl.cluster.operations import lock
+from trainerctl.cluster.operations import history, lock
 from trainerctl.cluster.manager.apply import get_meta
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.views import Deployment, Unreadable
@@ -118,6 +118,11 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
         held = None
     if held is not None:  # another run is installing or uninstalling right now
         out["lock"] = {**held.to_dict(), "since": held.since()}
+    newest = history.latest(cluster, namespace, unreadable) if inventory is not None else None
+    if newest is not None:
+        out["revision"] = {"revision": newest.revision, "time": newest.time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                           "action": newest.action, "description": newest.description,
+                           **({"rollbackTo": newest.rollback_to} if newest.rollback_to is not None else {})}
     if unreadable:
         out["unreadable"] = unreadable
     return out
@@ -190,6 +195,9 @@ def status_text(st: dict) -> str:
         lines.extend(f"  could not read: {what}" for what in d.get("unreadable") or [])
     summary = ", ".join(f"{n} {s}" for s, n in sorted(st["summary"].items())) or "no objects"
     lines.append(f"objects: {summary}")
+    if st.get("revision"):
+        rev = st["revision"]
+        lines.append(f"revision: {rev['revision']} ({rev['description']}, {rev['time']}; `trainerctl history`)")
     if st.get("lock"):
         lines.append(f"lock: held by {st['lock']['holder']} {st['lock']['since']} (an install or uninstall is running)")
     lines.extend(st.get("unreadable") or [])

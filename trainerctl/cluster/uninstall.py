@@ -15,7 +15,7 @@ from typing import Callable
 
 from trainerctl import ui
 from trainerctl.cluster.manager import inventory as inv_mod
-from trainerctl.cluster.operations import lock
+from trainerctl.cluster.operations import history, lock
 from trainerctl.cluster.manager.apply import delete_and_wait
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.client.discovery import Discovery
@@ -37,6 +37,7 @@ class UninstallOptions:
     """What `uninstall` is asked to do: the fields of the same names in Settings (cli/options.py)."""
 
     delete_crds: bool = False
+    keep_history: bool = False  # keep the install history's records (operations/history.py)
     yes: bool = False
     dry_run: bool = False
     timeout: float = TIMEOUT
@@ -57,6 +58,17 @@ def _confirm_crds(cluster: Cluster, discovery: Discovery, crds: list[Found], opt
         raise InputError(f"{question}; refusing without --yes (stdin is not a terminal)")
     if not confirm(question + "; continue?"):
         raise InputError("aborted: CRDs not deleted (nothing was removed)")
+
+
+def _history(cluster: Cluster, namespace: str, options: UninstallOptions) -> dict:
+    """Keep or delete the install history, as asked; what the report says of it."""
+    if options.keep_history:
+        kept = len(history.revisions(cluster, namespace))
+        return {"kept": kept, "message": f"{kept} revision(s) kept (--keep-history; `trainerctl history -n "
+                                         f"{namespace}` lists them, the next install continues their numbering)"}
+    deleted = history.delete_all(cluster, namespace, dry_run=options.dry_run)
+    verb = "would be deleted" if options.dry_run else "deleted"
+    return {"deleted": deleted, "message": f"{deleted} revision(s) {verb} (--keep-history keeps them)"}
 
 
 def uninstall(*, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL, options: UninstallOptions | None = None,
@@ -135,6 +147,8 @@ def _uninstall(cluster: Cluster, namespace: str, owner_label, options: Uninstall
     if not options.dry_run and not report.failed:
         check_lock()
         inv_mod.delete(cluster, namespace)
+    if not report.failed:
+        report.history = _history(cluster, namespace, options)
     progress.close()
     report.seconds = time.monotonic() - start
     return report

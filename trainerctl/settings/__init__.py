@@ -33,6 +33,7 @@ TIMEOUT = 300.0  # seconds each wait may take
 # How long a second run waits for the install lock (docs/lock.md): long enough for another whole
 # install with the default waits to finish, well inside any CI job's time limit.
 LOCK_TIMEOUT = 600.0
+HISTORY_MAX = 10  # install-history revisions kept on the cluster (docs/history.md), as Helm's default
 CONFIG_FILE = "trainerctl.yaml"  # read from the working directory when present
 
 T = TypeVar("T")
@@ -200,6 +201,13 @@ class Settings:
         LOCK_TIMEOUT, flags=("--lock-timeout",), metavar="SECONDS", takes=float, panel=CLUSTER_PANEL,
         key="lockTimeout", file_type=float, check=checks.seconds_or_zero,
         help=f"How long to wait for another run's install lock, 0 to fail at once (default: {LOCK_TIMEOUT:g}).")
+    history_max: int = setting(
+        HISTORY_MAX, flags=("--history-max",), metavar="N", takes=float, panel=CLUSTER_PANEL, key="historyMax",
+        file_type=float, check=checks.count,
+        help=f"Keep this many install-history revisions on the cluster, 0 for all (default: {HISTORY_MAX}).")
+    keep_history: bool = setting(
+        False, flags=("--keep-history",), takes=bool, panel=CLUSTER_PANEL,
+        help="Keep the install history (`trainerctl history`) instead of deleting it with the rest.")
     delete_crds: bool = setting(
         False, flags=("--delete-crds",), takes=bool, panel=CLUSTER_PANEL,
         help="Also delete the CRDs, and with them every TrainJob.")
@@ -280,5 +288,5 @@ def setting_of(name: str) -> Setting | None:
 
 _BY_NAME = dict(specs(Settings))
 
-__all__ = ["CONFIG_FILE", "FIELD_MANAGER", "LOCK_TIMEOUT", "NAMESPACE", "TIMEOUT", "COMPONENTS", "PLATFORMS",
+__all__ = ["CONFIG_FILE", "FIELD_MANAGER", "HISTORY_MAX", "LOCK_TIMEOUT", "NAMESPACE", "TIMEOUT", "COMPONENTS", "PLATFORMS",
            "Setting", "Settings", "Source", "setting_of"]

@@ -110,6 +110,13 @@ def seconds_or_zero(value: float, where: str) -> float:
     return float(value)
 
 
+def count(value: float, where: str) -> int:
+    """A whole number, 0 or more (read as a number: a flag's float, a file's number)."""
+    if isinstance(value, bool) or not math.isfinite(value) or value < 0 or value != int(value) or value > 2**31 - 1:
+        raise InputError(f"{where} {value:g}: expected a whole number, 0 or more")
+    return int(value)
+
+
 class Source(NamedTuple):
     """Where the manifests come from: a git URL or a local checkout (neither: the pinned default)."""
 

@@ -48,6 +48,7 @@ class Report:
     upgrade: dict = field(default_factory=dict)  # upgrade-check report (issue 6), when it ran
     diagnosis: list[dict] = field(default_factory=list)  # why a wait failed: manager/diagnose.py, per object
     lock: dict = field(default_factory=dict)  # how the install lock was taken (lock.Acquired), when it was
+    history: dict = field(default_factory=dict)  # the install history: the revision recorded, or what was kept
 
     def add(self, result: ObjectResult) -> None:
         self.objects.append(result)
@@ -80,6 +81,7 @@ class Report:
             **({"upgrade": self.upgrade} if self.upgrade else {}),
             **({"diagnosis": self.diagnosis} if self.diagnosis else {}),
             **({"lock": self.lock} if self.lock else {}),
+            **({"history": self.history} if self.history else {}),
             **({"error": self.error} if self.error else {}),
         }
 
@@ -106,5 +108,7 @@ class Report:
         findings = self.upgrade.get("findings") if self.upgrade else None
         if findings:
             lines.append(f"upgrade-check: {len(findings)} CRD change(s); run `trainerctl upgrade-check` for details")
+        if self.history.get("message"):
+            lines.append(f"history: {self.history['message']}")
         lines.append(self.summary_line())
         return "\n".join(lines) + "\n"

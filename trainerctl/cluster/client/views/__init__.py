@@ -13,7 +13,7 @@ A command that can go on reports the line and skips the object (`read_each`); on
 ends with it (exit 3).
 
 `VIEWS` lists every view by kind; the property tests build each from arbitrary JSON. A new kind
-(the install history's record comes next) is a module here with a `read` classmethod and a line
+is a module here with a `read` classmethod and a line
 in VIEWS, and nothing else: no command reads that kind's raw JSON.
 """
 
@@ -27,15 +27,16 @@ from trainerctl.cluster.client.views.core import ContainerStatus, Event, Node, P
 from trainerctl.cluster.client.views.crd import CRD
 from trainerctl.cluster.client.views.fields import Unreadable, parse_time
 from trainerctl.cluster.client.views.helm import HelmRecord, HelmRelease
+from trainerctl.cluster.client.views.history import HistoryRecord
 from trainerctl.cluster.client.views.inventory import Entry, InventoryRecord
 from trainerctl.cluster.client.views.meta import Condition, Meta, condition
 from trainerctl.cluster.client.views.network import EndpointSlice, Service
 
 __all__ = ["CRD", "Condition", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
-           "HelmRelease", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "Selector", "Service",
+           "HelmRelease", "HistoryRecord", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "Selector", "Service",
            "Unreadable", "VIEWS", "by_time", "condition", "parse_time", "read_each"]
 
-# Every view, by the kind it reads (the history record joins here).
+# Every view, by the kind it reads.
 VIEWS: dict[str, Callable[[Any], Any]] = {
     "Lease": Lease.read,
     "Deployment": Deployment.read,
@@ -50,6 +51,7 @@ VIEWS: dict[str, Callable[[Any], Any]] = {
     "HelmRecord (ConfigMap)": lambda raw: HelmRecord.read(raw, "ConfigMap"),
     "HelmRelease": HelmRelease.read,
     "Inventory": InventoryRecord.read,
+    "HistoryRecord": HistoryRecord.read,
 }
 
 V = TypeVar("V")

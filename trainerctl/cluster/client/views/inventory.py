@@ -44,32 +44,43 @@ class InventoryRecord:
         obj = Cursor.of("ConfigMap", raw)
         meta = Meta.read(obj)
         data = obj.mapping("data")
-        objects = _json(data, "objects")
-        entries = {}
-        for key, value in objects.items():
-            where = f"{data.where('objects')}[{key[:100]!r}]"
-            if key.count("/") < 3:
-                raise Unreadable("ConfigMap", obj.name, where, "a group/kind/namespace/name key")
-            if not isinstance(value, dict):
-                raise Unreadable("ConfigMap", obj.name, where, "an inventory entry (a mapping)", value)
-            entry = Cursor("ConfigMap", obj.name, value, where)
-            for name in value:
-                if name not in _ENTRY_TYPES:
-                    raise entry.fail(name, f"one of the entry fields {', '.join(_ENTRY_TYPES)}")
-            for name in _REQUIRED:
-                if value.get(name) is None:
-                    raise entry.fail(name, "true or false" if _ENTRY_TYPES[name] is bool else "a non-empty string")
-            entries[key] = Entry(**{name: entry.boolean(name) if kind is bool else
-                                    entry.string(name, required=name in _REQUIRED)
-                                    for name, kind in _ENTRY_TYPES.items()})
+        entries = read_entries(obj, data)
         complete = data.string("complete", "true")
         if complete not in ("true", "false"):
             raise data.fail("complete", "true or false", complete)
-        return cls(meta, _source(Cursor("ConfigMap", obj.name, _json(data, "source"), "data.source")), entries,
-                   complete == "true")
+        return cls(meta, read_source(obj, data), entries, complete == "true")
 
 
-def _json(data: Cursor, key: str) -> dict:
+def read_entries(obj: Cursor, data: Cursor) -> dict[str, Entry]:
+    """The members listed in data.objects (a JSON object: Ref key -> entry), each field by its
+    type: the inventory and each history record list them alike."""
+    objects = json_object(data, "objects")
+    entries = {}
+    for key, value in objects.items():
+        where = f"{data.where('objects')}[{key[:100]!r}]"
+        if key.count("/") < 3:
+            raise Unreadable(obj.kind, obj.name, where, "a group/kind/namespace/name key")
+        if not isinstance(value, dict):
+            raise Unreadable(obj.kind, obj.name, where, "an inventory entry (a mapping)", value)
+        entry = Cursor(obj.kind, obj.name, value, where)
+        for name in value:
+            if name not in _ENTRY_TYPES:
+                raise entry.fail(name, f"one of the entry fields {', '.join(_ENTRY_TYPES)}")
+        for name in _REQUIRED:
+            if value.get(name) is None:
+                raise entry.fail(name, "true or false" if _ENTRY_TYPES[name] is bool else "a non-empty string")
+        entries[key] = Entry(**{name: entry.boolean(name) if kind is bool else
+                                entry.string(name, required=name in _REQUIRED)
+                                for name, kind in _ENTRY_TYPES.items()})
+    return entries
+
+
+def read_source(obj: Cursor, data: Cursor) -> dict:
+    """The recorded source (data.source, a JSON object), each known field by its type."""
+    return _source(Cursor(obj.kind, obj.name, json_object(data, "source"), f"{data.where('source')}"))
+
+
+def json_object(data: Cursor, key: str) -> dict:
     text = data.string(key, "{}") or "{}"
     try:
         value = load_json(text)

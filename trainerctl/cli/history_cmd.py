@@ -1,0 +1,83 @@
+"""`history` and `rollback`: the install history and the way back (the command bodies import
+what they run: see cluster_cmd)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from trainerctl.cli import command
+from trainerctl.cli.flags import CLUSTER, takes
+from trainerctl.safe_text import terminal
+from trainerctl.settings import Settings
+
+
+@command("history")
+@takes(*CLUSTER, "namespace", "output")
+def history_cmd(s: Settings) -> None:
+    """The install history: each revision an install or rollback recorded, who made it, from which
+    source; -o json for everything each record holds."""
+    from trainerctl import ui
+    from trainerctl.cli.output import check_output, emit
+    from trainerctl.cluster.client.client import connect
+    from trainerctl.cluster.history import read_history
+
+    output = check_output(s.output)
+    found = read_history(connect(s.kubeconfig, s.context), s.namespace)
+    for line in found.unreadable:
+        ui.warn(f"{line} (left out)")
+    emit(found, output)
+
+
+@command("rollback")
+@takes(*CLUSTER, "namespace", "cache_dir", "offline", "dry_run", "wait", "timeout", "output", "force_conflicts",
+       "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager", "lock_timeout", "history_max")
+def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
+        metavar="REVISION", help="The revision to install again (default: the one before the newest).",
+        show_default=False)] = None) -> None:
+    """Install a recorded revision again (from the cache, the embedded copy or a fetch of its source,
+    refused when its tree digest changed), through the same staged install and lock; recorded as a
+    new revision. --dry-run shows the diff and the plan."""
+    from trainerctl.cli.options import install_options
+    from trainerctl.cli.output import check_output, emit, progress, run_failed
+    from trainerctl.cluster import rollback
+    from trainerctl.cluster.client.client import connect
+    from trainerctl.cluster.install import RunFailed, install, source_dict
+    from trainerctl.errors import InputError
+    from trainerctl.render.pipeline import render
+    from trainerctl.render.recipe import options_from
+    from trainerctl.upgrade import guard
+
+    output = check_output(s.output)
+    if revision is not None and revision < 1:
+        raise InputError(f"REVISION {revision}: expected a revision number, 1 or more")
+    api = connect(s.kubeconfig, s.context)
+    back = rollback.choose(api, s.namespace, revision)
+    rendered = render(options_from(back.target.source, back.target.render, what=back.what, namespace=s.namespace,
+                                   cache_dir=s.cache_dir, offline=s.offline))
+    source = source_dict(rendered.source)
+    rollback.check_render(back, source)
+    if s.dry_run:
+        _show_diff(api, rendered, s, output)
+    options = install_options(s, recipe=back.target.render, rollback_to=back.target.revision,
+                              upgrade_guard=rollback.guard(guard, back, s.allow_breaking))
+    try:
+        report = install(rendered.objects, cluster=api, namespace=rendered.namespace,
+                         owner_label=rendered.owner_label, source=source, options=options,
+                         progress=progress(len(rendered.objects)))
+    except RunFailed as exc:
+        run_failed(exc, output)
+        raise
+    emit(report, output)
+
+
+def _show_diff(api, rendered, s: Settings, output: str) -> None:
+    """--dry-run: the unified diff of what the rollback changes, before the plan (on stderr when
+    stdout is for -o json or yaml)."""
+    from trainerctl.cluster.diff import diff
+
+    result = diff(rendered.objects, cluster=api, namespace=rendered.namespace, owner_label=rendered.owner_label,
+                  field_manager=s.field_manager)
+    (sys.stdout if output == "text" else sys.stderr).write(terminal(result.text()) or "diff: no changes\n")

@@ -1,0 +1,78 @@
+"""`history`: the revisions the install history holds (operations/history.py), oldest first,
+as a table or as JSON. A record that does not fit its view is one `unreadable ...` line and is
+left out; the rest are listed."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from trainerctl.cluster.client.client import Cluster
+from trainerctl.cluster.client.views import HistoryRecord
+from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.operations import history
+
+_COLUMNS = ("REVISION", "UPDATED", "STATUS", "ACTION", "TRAINER", "SOURCE", "WHO", "DESCRIPTION")
+
+
+def record_dict(record: HistoryRecord, status: str) -> dict:
+    return {"revision": record.revision, "time": record.time.strftime("%Y-%m-%dT%H:%M:%SZ"), "status": status,
+            "action": record.action, "description": record.description,
+            **({"rollbackTo": record.rollback_to} if record.rollback_to is not None else {}),
+            "who": record.who, "trainerctlVersion": record.version,
+            "trainerVersion": record.source.get("trainer_version") or "", "source": record.source,
+            "render": record.render, "objectCount": record.object_count, "objects": sorted(record.entries)}
+
+
+def source_text(source: dict) -> str:
+    """The source in a table cell: where, which ref, which commit."""
+    commit = str(source.get("commit") or "")[:12]
+    if source.get("url"):
+        where = "embedded " if source.get("embedded") is True else ""
+        return f"{where}{source['url']}@{source.get('ref') or commit}" + (f" ({commit})" if commit else "")
+    if source.get("path"):
+        return f"{source['path']} (local, {str(source.get('digest') or '')[:19]})"
+    if source.get("file") or source.get("folder"):
+        return f"-f {source.get('file') or source.get('folder')}"
+    return "unknown"
+
+
+@dataclass
+class History:
+    namespace: str
+    revisions: list[dict] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"namespace": self.namespace, "revisions": self.revisions,
+                **({"unreadable": self.unreadable} if self.unreadable else {})}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def to_yaml(self) -> str:
+        import yaml
+
+        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+
+    def text(self) -> str:
+        if not self.revisions:
+            return f"no install history in namespace {self.namespace}\n"
+        rows = [_COLUMNS] + [(str(r["revision"]), r["time"], r["status"], r["action"], r["trainerVersion"] or "?",
+                              source_text(r["source"]), r["who"], r["description"]) for r in self.revisions]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS) - 1)]
+        return "".join("  ".join([*(c.ljust(w) for c, w in zip(row, widths)), row[-1]]).rstrip() + "\n"
+                       for row in rows)
+
+
+def read_history(cluster: Cluster, namespace: str) -> History:
+    """Every readable revision; the newest is `deployed` while Trainer is installed (an inventory
+    is there), `uninstalled` once uninstall kept the history; older ones are `superseded`."""
+    out = History(namespace)
+    records = history.read_all(cluster, namespace, out.unreadable)
+    installed = inv_mod.read(cluster, namespace) is not None if records else False
+    for i, record in enumerate(records):
+        newest = i == len(records) - 1
+        status = ("deployed" if installed else "uninstalled") if newest else "superseded"
+        out.revisions.append(record_dict(record, status))
+    return out

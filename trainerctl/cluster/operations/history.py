@@ -1,0 +1,193 @@
+"""The install history: one ConfigMap per revision in the install namespace, as Helm keeps one
+Secret per release revision (its storage driver's `sh.helm.release.v1.NAME.vN`).
+
+    trainerctl-history.v3   labels: app.kubernetes.io/managed-by=trainerctl,
+                                    trainerctl.io/history=true, trainerctl.io/revision=3
+    data: revision, time, who, version, action (install|rollback), description, rollbackTo,
+          source (JSON), render (JSON: how the render was asked), objects (JSON: the inventory),
+          objectCount
+
+A ConfigMap, not a Secret: a record holds no credential (the inventory lists objects by name and
+hash, never their bodies; the source's URL never carries a password), so anyone who may read the
+namespace's ConfigMaps may read who installed what. Each record is bounded: above MAX_BYTES the
+inventory's entries are left out (objectCount still says how many). The newest `history_max`
+records are kept (0: all), like `helm --history-max`.
+
+Records are read through their view (client/views/history.py): one edited by hand or truncated
+is one `unreadable ConfigMap ...` line, never a traceback. Revision numbers come from the
+records' names, so an unreadable record still holds its number.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from dataclasses import dataclass, field
+
+from trainerctl import __version__
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import Entry, HistoryRecord, Unreadable, read_each
+from trainerctl.cluster.operations.access import whoami
+from trainerctl.cluster.operations.lock import holder_from_env
+from trainerctl.errors import InputError
+
+PREFIX = "trainerctl-history"
+LABEL = "trainerctl.io/history"
+REVISION_LABEL = "trainerctl.io/revision"
+SELECTOR = f"{LABEL}=true"
+DEFAULT_MAX = 10
+MAX_BYTES = 512 * 1024  # well under a ConfigMap's 1 MiB; an inventory of Trainer's ~80 objects is ~20 KiB
+_NAME = re.compile(re.escape(PREFIX) + r"\.v([1-9][0-9]{0,9})")
+_COLLECTION = ("", "v1", "configmaps")
+
+
+@dataclass(frozen=True)
+class NewRevision:
+    """What one install or rollback records about itself."""
+
+    source: dict
+    entries: dict[str, Entry]
+    render: dict = field(default_factory=dict)  # how the render was asked for ({} for -f FILE)
+    action: str = "install"
+    description: str = ""
+    rollback_to: int | None = None
+
+
+def name(revision: int) -> str:
+    return f"{PREFIX}.v{revision}"
+
+
+def revision_of(record_name: str) -> int | None:
+    found = _NAME.fullmatch(record_name)
+    return int(found.group(1)) if found else None
+
+
+def to_configmap(namespace: str, revision: int, new: NewRevision, *, when: _dt.datetime, who: str) -> dict:
+    objects = json.dumps({k: e.__dict__ for k, e in sorted(new.entries.items())}, sort_keys=True,
+                         separators=(",", ":"))
+    data = {
+        "revision": str(revision),
+        "time": when.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "who": who,
+        "version": __version__,
+        "action": new.action,
+        "description": new.description or new.action,
+        "source": json.dumps(new.source, sort_keys=True),
+        "render": json.dumps(new.render, sort_keys=True),
+        "objects": objects,
+        "objectCount": str(len(new.entries)),
+    }
+    if new.rollback_to is not None:
+        data["rollbackTo"] = str(new.rollback_to)
+    if sum(len(v) for v in data.values()) > MAX_BYTES:
+        data["objects"] = "{}"  # bounded: the count stays, the entries go
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name(revision), "namespace": namespace,
+                     "labels": {"app.kubernetes.io/managed-by": "trainerctl", LABEL: "true",
+                                REVISION_LABEL: str(revision)}},
+        "data": data,
+    }
+
+
+def _path(namespace: str, revision: int | None = None) -> str:
+    return object_path(*_COLLECTION, namespace, name(revision) if revision is not None else None)
+
+
+def _listed(cluster: Cluster, namespace: str) -> list[dict]:
+    """Every record's raw ConfigMap (each a mapping with a name of ours), by revision."""
+    items = cluster.items(_path(namespace), query={"labelSelector": SELECTOR})
+    named = [(revision_of(str(((i or {}).get("metadata") or {}).get("name") or "")), i)
+             for i in items if isinstance(i, dict)]
+    return [raw for _, raw in sorted(((n, i) for n, i in named if n is not None), key=lambda pair: pair[0])]
+
+
+def revisions(cluster: Cluster, namespace: str) -> list[int]:
+    """Every recorded revision number, readable or not, oldest first."""
+    return [revision_of(raw["metadata"]["name"]) for raw in _listed(cluster, namespace)]
+
+
+def read_all(cluster: Cluster, namespace: str, unreadable: list[str]) -> list[HistoryRecord]:
+    """The records that fit their view, oldest first; one line in `unreadable` for each that does not."""
+    return read_each(HistoryRecord.read, _listed(cluster, namespace), unreadable)
+
+
+def read(cluster: Cluster, namespace: str, revision: int) -> HistoryRecord:
+    """One revision; InputError (exit 2) naming the revisions there are when it is not one of them,
+    views.Unreadable (exit 3) when its record does not fit."""
+    raw = cluster.get_or_none(_path(namespace, revision))
+    if raw is None:
+        there = revisions(cluster, namespace)
+        held = f"revisions {there[0]}..{there[-1]}" if len(there) > 1 else \
+            f"revision {there[0]}" if there else "no revisions"
+        raise InputError(f"revision {revision}: not in the install history of namespace {namespace} (it holds "
+                         f"{held}; `trainerctl history -n {namespace}` lists them)")
+    return HistoryRecord.read(raw)
+
+
+def who(cluster: Cluster) -> str:
+    """The API server's name for the user, and where the run came from (user@host, a CI job)."""
+    holder = holder_from_env("install")
+    local = f"{holder.user}@{holder.host}" + (f" ({holder.ci})" if holder.ci else "")
+    user = whoami(cluster)
+    return f"{user} ({local})" if isinstance(user, str) and user else local
+
+
+def record(cluster: Cluster, namespace: str, new: NewRevision, *, history_max: int, field_manager: str,
+           when: _dt.datetime | None = None) -> dict:
+    """Write the next revision, then delete the records beyond the newest `history_max` (0: keep
+    all); what the report says of it. An install that changed nothing since the newest record
+    (same source, render and objects) adds none: a pipeline that re-applies on every run would
+    otherwise push the revisions worth going back to out of the history. Called while the
+    install lock is held, so no other run numbers a record meanwhile."""
+    listed = _listed(cluster, namespace)
+    there = [revision_of(raw["metadata"]["name"]) for raw in listed]
+    newest = read_each(HistoryRecord.read, listed[-1:], [])
+    if new.action == "install" and newest and _same(newest[0], new):
+        return {"revision": there[-1], "recorded": False,
+                "message": f"revision {there[-1]} unchanged (this install changed nothing it records)"}
+    revision = (there[-1] if there else 0) + 1
+    body = to_configmap(namespace, revision, new, when=when or _dt.datetime.now(_dt.timezone.utc), who=who(cluster))
+    cluster.request("POST", _path(namespace), body=body, query={"fieldManager": field_manager})
+    removed = [old for old in [*there, revision][:-history_max] if history_max > 0]
+    for old in removed:
+        _delete(cluster, namespace, old)
+    kept = f"; {len(removed)} older revision(s) removed (--history-max {history_max})" if removed else ""
+    return {"revision": revision, "recorded": True, "message": f"revision {revision} recorded{kept}"}
+
+
+def _same(old: HistoryRecord, new: NewRevision) -> bool:
+    as_read = json.loads(json.dumps({"source": new.source, "render": new.render}))
+    return (as_read == {"source": old.source, "render": old.render}
+            and {k: e.hash for k, e in old.entries.items()} == {k: e.hash for k, e in new.entries.items()})
+
+
+def _delete(cluster: Cluster, namespace: str, revision: int, dry_run: bool = False) -> None:
+    try:
+        cluster.request("DELETE", _path(namespace, revision), query={"dryRun": "All"} if dry_run else None)
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+
+
+def delete_all(cluster: Cluster, namespace: str, dry_run: bool = False) -> int:
+    """Delete every record; how many there were."""
+    there = revisions(cluster, namespace)
+    for revision in there:
+        _delete(cluster, namespace, revision, dry_run)
+    return len(there)
+
+
+def latest(cluster: Cluster, namespace: str, unreadable: list[str]) -> HistoryRecord | None:
+    """The newest record (status shows its revision); None when there is none, or when it does
+    not fit its view (then one line in `unreadable`) or may not be listed."""
+    try:
+        newest = _listed(cluster, namespace)[-1:]
+    except ApiError as exc:
+        if exc.status == 403:
+            return None
+        raise
+    found = read_each(HistoryRecord.read, newest, unreadable)
+    return found[0] if found else None
