@@ -29,6 +29,13 @@ from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult, Report
 
 
+def unchanged_since(previous: Inventory | None, p: Planned) -> bool:
+    """Exactly as our last apply left it: its body hash and live resourceVersion are the ones recorded."""
+    prev = previous.entries.get(p.ref.key) if previous else None
+    rv = ((p.live or {}).get("metadata") or {}).get("resourceVersion")
+    return bool(p.live is not None and prev and prev.hash == p.hash and prev.rv and prev.rv == rv)
+
+
 @dataclass
 class RunOptions:
     apply: ApplyOptions
@@ -68,9 +75,7 @@ class StagedApply:
         return f"would be {action}" if self.dry_run and action not in ("failed", "unchanged") else action
 
     def unchanged_since_last_apply(self, p: Planned) -> bool:
-        prev = self.previous.entries.get(p.ref.key) if self.previous else None
-        rv = ((p.live or {}).get("metadata") or {}).get("resourceVersion")
-        return bool(p.live is not None and prev and prev.hash == p.hash and prev.rv and prev.rv == rv)
+        return unchanged_since(self.previous, p)
 
     # -- apply ----------------------------------------------------------------------------
     def apply_all(self, items: list[Planned]) -> list[ObjectResult]:
