@@ -171,7 +171,6 @@ def check_cmd(s: Settings) -> None:
     from trainerctl.cluster.check import check
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import source_dict
-    from trainerctl.errors import PreflightError
     from trainerctl.upgrade import guard
 
     output = check_output(s.output)
@@ -190,7 +189,9 @@ def check_cmd(s: Settings) -> None:
     emit(report, output)
     if report.failed:
         first = report.failed[0]
-        raise PreflightError(f"{len(report.failed)} check(s) failed, first: {first.check}: {first.message}")
+        # install's exit code for its first refusal (3; 4 for a held lock)
+        raise TrainerctlError(f"{len(report.failed)} check(s) failed, first: {first.check}: {first.message}",
+                              first.exit_code)
 
 
 @command("support-bundle")

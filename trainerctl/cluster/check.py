@@ -1,10 +1,10 @@
 """`check`: every check install makes before its first write, all of them listed, nothing applied.
 
-Where install stops at the first failure, check goes on so one run shows everything to fix: the
-API server and its version against the target release's floor, the rendered kinds, JobSet and its
-version, the upgrade path, the Go operator, every permission the install lacks, the CRD upgrade
-check, the Istio hazard (a warning), and with --images whether every image exists at its
-registry. A read the user may not make is a finding, not a crash.
+It runs the list install runs (trainer/checklist.py): where install stops at the first refusal,
+check goes on so one run shows everything to fix, and its exit code is the one install's first
+refusal would have (3; 4 for a held lock). With --images it first asks whether every image exists
+at its registry. A read the user may not make is a finding, not a crash; the access review is
+asked for everything an install may do, not only what this one would change.
 """
 
 from __future__ import annotations
@@ -12,14 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from trainerctl.cluster.manager import inventory as inv_mod
-from trainerctl.cluster.client.client import ApiError, Cluster
-from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.cluster.manager.plan import ensure_namespace, namespace_labels, plan, read_live
-from trainerctl.cluster.trainer import go_operator, preflight
-from trainerctl.cluster.trainer.policy import STAGES
+from trainerctl.cluster.client.client import Cluster
+from trainerctl.cluster.manager.objects import label_selector
+from trainerctl.cluster.manager.plan import ensure_namespace
+from trainerctl.cluster.trainer import checklist
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
-from trainerctl.errors import PreflightError, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.serialize import json_text, yaml_text
 from trainerctl.settings import FIELD_MANAGER
@@ -55,14 +52,6 @@ class CheckReport:
         return "\n".join(lines) + "\n"
 
 
-def _read(findings: list[Finding], what: str, read: Callable[[], Any]) -> Any:
-    try:
-        return read()
-    except (ApiError, TrainerctlError) as exc:
-        findings.append(Finding(what, FAIL, f"cannot read {what}: {exc}"))
-        return None
-
-
 def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict,
           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER, prune: bool = True,
           upgrade_guard: Callable[..., Any] | None = None,
@@ -75,44 +64,9 @@ def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict
         problems = image_check(objects)
         found.append(Finding("images", FAIL, f"{len(problems)} image(s) missing or not checkable at their registries",
                              problems) if problems else Finding("images", OK, "every image exists at its registry"))
-    try:
-        version = preflight.server_version(cluster)
-    except PreflightError as exc:  # nothing else can be asked
-        found.append(Finding("api-server", FAIL, str(exc)))
-        return report
-    found.append(Finding("api-server", OK, f"{cluster.server} answers (context {cluster.context})"))
-    target = source.get("trainer_version")
-    found.append(preflight.kubernetes(version, target))
-    objects = ensure_namespace(objects, namespace, owner_label)
-    discovery = Discovery(cluster)
-    discovery.refresh()
-    discovery.add_rendered_crds(objects)
-    kinds = preflight.kinds(discovery, objects)
-    found.append(kinds)
-    if kinds.failed:
-        return report
-    planned = plan(objects, discovery, namespace, field_manager, STAGES)
-    openshift = discovery.has_group(preflight.OPENSHIFT_GROUP)
-    deps_finding, deps = preflight.dependencies_found(cluster, discovery, objects, openshift)
-    found.extend([deps_finding, preflight.jobset_version(cluster, deps, target)])
-    inventory = _read(found, "the inventory", lambda: inv_mod.read(cluster, namespace))
-    installed = inventory.source.get("trainer_version") if inventory else None
-    found.append(preflight.upgrade_path(installed, target))
-    operator = go_operator.OperatorState(cr=_read(found, "the Go operator's CR", lambda: go_operator.read_cr(cluster)),
-                                         deployments=go_operator.find_deployments(cluster))
-    found.append(Finding("go-operator", FAIL, operator.refusal()) if operator.can_write
-                 else Finding("go-operator", OK, "the Go trainer-operator is not in charge here"))
-    needs = preflight.access_needs(planned, namespace)
-    try:
-        read_live(cluster, planned, owner_label)
-    except ApiError:
-        pass  # unreadable: every object counts as missing below, so create is asked too
-    found.append(preflight.permissions(cluster, needs + preflight.change_needs(planned, namespace, inventory, prune)))
-    found.append(preflight.istio(namespace, namespace_labels(planned, namespace), objects))
-    if upgrade_guard is not None and any(p.ref.kind == "CustomResourceDefinition" and p.live for p in planned):
-        try:
-            upgrade_guard(cluster, objects, owner_label=owner_label, allow_breaking=False)
-            found.append(Finding("upgrade", OK, "upgrade-check finds nothing blocking"))
-        except (ApiError, TrainerctlError) as exc:
-            found.append(Finding("upgrade", FAIL, str(exc)))
+    facts = checklist.Facts(cluster, ensure_namespace(objects, namespace, owner_label), namespace,
+                            label_selector(owner_label), field_manager, target=source.get("trainer_version"),
+                            prune=prune, thorough=True, upgrade_guard=upgrade_guard)
+    facts.read_ahead()
+    found.extend(finding for _, finding in checklist.run(facts))
     return report

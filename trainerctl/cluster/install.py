@@ -1,6 +1,7 @@
 """`install`: the Trainer install pipeline over the engine.
 
-take the install lock → check the cluster, the Go operator and Helm → plan → read live → hand
+take the install lock → the preflight (trainer/checklist.py: the cluster, the Go operator, Helm,
+permissions, the upgrade; the list `check` runs) → plan → read live → hand
 over (if asked) → apply stage by stage (waiting where the stage says) → strip the legacy finalizer
 from kept runtimes → prune → record → delete a handed-over Helm release's records. Stages, prune
 rules, the operator and Helm's chart come from trainerctl.cluster.trainer; the upgrade check is a
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from trainerctl.cluster.operations import helm, history, leftovers, lock
-from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.manager.apply import ApplyOptions, Planned, get_meta
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
@@ -23,12 +23,11 @@ from trainerctl.cluster.manager.inventory import Entry, Inventory
 from trainerctl.cluster.manager.staged import RunOptions, StagedApply
 from trainerctl.cluster.manager.listing import CRD
 from trainerctl.cluster.manager.objects import Ref, is_exempt, label_selector, parse_label
-from trainerctl.cluster.manager.plan import ensure_namespace, namespace_labels, plan, read_live, webhook_services
-from trainerctl.cluster.client.pool import parallel_map
+from trainerctl.cluster.manager.plan import ensure_namespace, read_live, webhook_services
 from trainerctl.cluster.manager.prune import PruneRules, prune, still_wanted
 from trainerctl.cluster.manager.report import ObjectResult, Report, StageResult
 from trainerctl.cluster.manager.stages import WAIT_CONTROLLERS, WAIT_CRDS
-from trainerctl.cluster.trainer import finalizers, go_operator, helm_handover, in_use, operator_inventory, preflight
+from trainerctl.cluster.trainer import checklist, finalizers, go_operator, helm_handover, in_use, preflight
 from trainerctl.cluster.trainer.policy import (LEGACY_FINALIZER, LEGACY_MANAGERS, NEVER_PRUNE, RECREATE_KINDS,
                                                STAGES, is_runtime)
 from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, InputError, PreflightError, TrainerctlError
@@ -57,11 +56,11 @@ class InstallOptions:
     legacy_managers: tuple[str, ...] = LEGACY_MANAGERS
     take_over_operator: bool = False  # stop the Go operator and release its CR first (go_operator.py)
     take_over_helm: bool = False  # adopt a Helm release of Trainer, then delete its records (helm_handover.py)
-    upgrade_guard: UpgradeGuard | None = None  # the CRD compatibility check, run before any write
-    lock_timeout: float = LOCK_TIMEOUT  # how long to wait for another run's install lock
     history_max: int = HISTORY_MAX  # install-history revisions kept (operations/history.py), 0: all
     recipe: dict = dataclasses.field(default_factory=dict)  # how the render was asked for: recorded for a rollback
     rollback_to: int | None = None  # this run renders that revision again (trainerctl rollback)
+    upgrade_guard: UpgradeGuard | None = None  # the CRD compatibility check, run before any write
+    lock_timeout: float = LOCK_TIMEOUT  # how long to wait for another run's install lock
 
 
 class RunFailed(TrainerctlError):
@@ -93,33 +92,53 @@ class Installer:
         self.options = options
         self.progress = progress
         self.objects = ensure_namespace(objects, namespace, owner_label)
-        self.discovery = Discovery(cluster)
         self.report = Report("install", dry_run=options.dry_run, namespace=namespace, source=source)
-        apply = ApplyOptions(field_manager=options.field_manager, force_conflicts=options.force_conflicts,
-                             dry_run=options.dry_run, recreate=options.recreate, timeout=options.timeout,
-                             recreate_kinds=RECREATE_KINDS, strip_finalizers=(LEGACY_FINALIZER,))
-        self.applier = StagedApply(cluster, self.discovery, namespace=namespace, report=self.report,
-                                   progress=progress, options=RunOptions(apply, options.wait, options.legacy_managers,
-                                                                         dict(source.get("images") or {})))
         self.stage_name = "preflight"
         self.leftovers: dict[str, Entry] = {}
-        self.operator = go_operator.OperatorState()
-        self.refusal = ""  # a dry-run against a live operator still shows its plan, then fails with this
-        self.labelled: list = []  # labelled objects found while looking for the operator's install
-        self.helm = helm_handover.HelmState()
-        self.release: helm_handover.ReleaseObjects | None = None  # set while handing over from Helm
-        self.own_record: frozenset[str] = frozenset()  # what our own inventory named before the hand-over
-        self.helm_unreadable: list[str] = []  # Helm release records that did not fit their view
+        self.refusal = ""  # a dry-run against a live operator or Helm release still shows its plan, then fails with this
         self.kubectl_leftovers: list[leftovers.Leftover] = []
         self.check_lock: Callable[[], None] = lambda: None  # raises once another run took the lock
-        self.namespace_created = False  # this run created the namespace first, to hold its lock in
+        self.facts = self._facts(lock_held=False, created_namespace=False)
+        self.applier: StagedApply | None = None  # made once the preflight knows the previous install
+
+    def _facts(self, *, lock_held: bool, created_namespace: bool) -> checklist.Facts:
+        o = self.options
+        return checklist.Facts(self.cluster, self.objects, self.namespace, self.owner_label, o.field_manager,
+                               target=self.report.source.get("trainer_version"), prune=o.prune, lock_held=lock_held,
+                               dry_run=o.dry_run, take_over_operator=o.take_over_operator,
+                               take_over_helm=o.take_over_helm, allow_breaking=o.allow_breaking,
+                               created_namespace=created_namespace, upgrade_guard=o.upgrade_guard)
 
     @property
     def previous(self) -> Inventory | None:
-        return self.applier.previous
+        return self.applier.previous if self.applier else None
+
+    @property
+    def discovery(self) -> Discovery:
+        return self.facts.discovery
+
+    @property
+    def release(self) -> helm_handover.ReleaseObjects | None:
+        return self.facts.release()
+
+    @property
+    def own_record(self) -> frozenset[str]:
+        """What our own record (or the Go operator's install) named before any Helm hand-over."""
+        own = self.facts.own_previous()
+        return frozenset(own.entries if own else ())
+
+    def _release_claim(self, ref: Ref, meta: dict):
+        """What our own record names is ours by label; what only the release names is its only
+        when the live object proves it (helm_handover.ReleaseObjects.claim)."""
+        return None if ref.key in self.own_record else self.release.claim(ref, meta)
 
     # -- steps -------------------------------------------------------------------------
-    def run(self) -> Report:
+    def run(self, held: lock.Lock | None = None) -> Report:
+        """`held`: the install lock this run took (none for a dry-run)."""
+        if held is not None:
+            self.check_lock = held.check
+            self.facts = self._facts(lock_held=True, created_namespace=held.created_namespace)
+            self.report.lock = held.acquired.to_dict()
         start = time.monotonic()
         try:
             self._run()
@@ -151,7 +170,7 @@ class Installer:
 
     def _run(self) -> None:
         planned = self._prepare()
-        if self.operator.present and self.options.take_over_operator:
+        if self.facts.operator().present and self.options.take_over_operator:
             self._hand_over(planned)
         for spec in STAGES:
             self._stage(spec, planned)
@@ -173,83 +192,58 @@ class Installer:
             raise RunFailed(self.refusal, self.report, EXIT_PREFLIGHT)
 
     def _prepare(self) -> list[Planned]:
-        """Everything before the first write: reads, checks, the plan."""
+        """Everything before the first write: the preflight's checks (checklist.py, the list `check`
+        runs too) over the reads they make, then the plan with the previous install."""
         t = time.monotonic()
-        check = not self.options.skip_preflight
-        # Independent first reads go out together: they are most of a no-op run's latency. A read
-        # the user may not make is held back until the access review has named the permission.
-        steps: dict[str, Callable[[], Any]] = {
-            "discovery": self.discovery.refresh, "inventory": lambda: inv_mod.read(self.cluster, self.namespace),
-            "cr": lambda: go_operator.read_cr(self.cluster), "deployments": lambda: go_operator.find_deployments(self.cluster),
-            "helm": lambda: helm.find_releases(self.cluster, self.namespace, self.helm_unreadable)}
-        if check:  # first: its error is the clearest
-            steps = {"version": lambda: preflight.server_version(self.cluster), **steps}
-        results = dict(zip(steps, parallel_map(_attempt, list(steps.values()))))
-        target = self.report.source.get("trainer_version")
-        if check:
-            preflight.raise_first([preflight.kubernetes(_value(results["version"]), target)])
-        _value(results["discovery"])
-        self.discovery.add_rendered_crds(self.objects)
-        deps: tuple[Any, BaseException | None] = (None, None)
-        if check:
-            openshift = self.discovery.has_group(preflight.OPENSHIFT_GROUP)
-            deps = _attempt(lambda: preflight.dependencies_found(self.cluster, self.discovery, self.objects, openshift))
-            if deps[1] is None:
-                preflight.raise_first([deps[0][0]])
-            preflight.raise_first([preflight.kinds(self.discovery, self.objects)])
-        planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager, STAGES)
-        if check and any(_forbidden(error) for _, error in [*results.values(), deps]):
-            self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
-        self.operator = go_operator.OperatorState(cr=_value(results["cr"]), deployments=_value(results["deployments"]))
-        self._operator_guard()
-        self.applier.previous = self.applier.last_written = _value(results["inventory"])
-        if check:
-            installed = self.previous.source.get("trainer_version") if self.previous else None
-            preflight.raise_first([preflight.jobset_version(self.cluster, _value(deps)[1], target),
-                                   preflight.upgrade_path(installed, target)])
-        try:
-            read_live(self.cluster, planned, self.owner_label)
-        except ApiError as exc:
-            if check and _forbidden(exc):
-                self._refuse_if_lacking(preflight.access_needs(planned, self.namespace))
-            raise
-        if self.namespace_created:  # by this run, bare, just before, to hold its lock in: ours to create
-            for p in planned:
-                if (p.ref.group, p.ref.kind, p.ref.name) == ("", "Namespace", self.namespace):
-                    p.live = None
-        self.labelled = self._adopt_operator_install(planned)
-        self._helm_guard(planned, _value(results["helm"]))
+        facts, skip = self.facts, self.options.skip_preflight
+        facts.read_ahead(facts.READS_AHEAD[0 if not skip else 1:])
+        for check, finding in checklist.run(facts, skip_preflight=skip):
+            error = finding.error
+            if error is not None and not (_forbidden(error) and not skip):
+                raise error  # a read that failed, or a refusal that says more than its line (an upgrade report)
+            if finding.status == preflight.WARN and error is None:
+                self.progress.message(f"warning: {finding.message}")
+            if not finding.failed:
+                continue
+            if self.options.dry_run and check.deferred_in_dry_run:
+                self.refusal = self.refusal or finding.message
+                continue
+            raise PreflightError(finding.message, finding.exit_code)
+        if facts.forbidden:  # the access review found every permission: the read failed for another reason
+            raise facts.forbidden[0]
+        planned = facts.live()
+        upgrade = facts.upgrade_report()
+        if upgrade is not None:
+            self.report.upgrade = upgrade.to_dict()
+        self._helm_notes()
+        self.applier = self._applier(facts.previous())
         self._find_kubectl_leftovers(planned)
-        if check:
-            # Only what this run will write is asked: a no-op run asks nothing.
-            self._refuse_if_lacking(preflight.change_needs(
-                planned, self.namespace, self.previous, self.options.prune,
-                will_apply=lambda p: not self.applier.unchanged_since_last_apply(p)))
-            hazard = preflight.istio(self.namespace, namespace_labels(planned, self.namespace), self.objects)
-            if hazard.status == preflight.WARN:
-                self.progress.message(f"warning: {hazard.message}")
-            self._upgrade_guard(planned)
         self.report.stages.append(StageResult("preflight", time.monotonic() - t, 0))
         self.progress.total = len(planned)
         return planned
+
+    def _applier(self, previous: Inventory | None) -> StagedApply:
+        o = self.options
+        apply = ApplyOptions(field_manager=o.field_manager, force_conflicts=o.force_conflicts, dry_run=o.dry_run,
+                             recreate=o.recreate, timeout=o.timeout, recreate_kinds=RECREATE_KINDS,
+                             strip_finalizers=(LEGACY_FINALIZER,))
+        run = RunOptions(apply, o.wait, o.legacy_managers, dict(self.report.source.get("images") or {}),
+                         more_legacy=helm_handover.helm_managers if self.release is not None else None)
+        # What only a Helm release names is proven its at the prune, on the live object; until then
+        # it is not written to our record (an interrupted run reads the release again).
+        unrecorded = frozenset(self.release.entries) - self.own_record if self.release is not None else frozenset()
+        return StagedApply(self.cluster, self.discovery, namespace=self.namespace, report=self.report,
+                           progress=self.progress, options=run, previous=previous, unrecorded=unrecorded)
 
     def missing_permission(self, forbidden: TrainerctlError) -> TrainerctlError:
         """The lock was forbidden: a refusal (exit 3) naming the first permission this install
         lacks, in apply order as the review before the first write names it, the lock's last.
         Only discovery and access reviews are asked: nothing installed is read without the lock."""
         try:
-            self.discovery.refresh()
-            self.discovery.add_rendered_crds(self.objects)
-            planned = plan(self.objects, self.discovery, self.namespace, self.options.field_manager, STAGES)
-            self._refuse_if_lacking([*preflight.access_needs(planned, self.namespace),
-                                     *lock.access_needs(self.namespace)])
-        except TrainerctlError as refusal:
-            return refusal
-        return PreflightError(str(forbidden))
-
-    def _refuse_if_lacking(self, needs) -> None:
-        """The access review (operations/access.py): one line naming the first missing permission."""
-        preflight.raise_first([preflight.permissions(self.cluster, needs)])
+            finding = checklist.access_refusal(self.facts)
+        except TrainerctlError as exc:
+            return exc
+        return PreflightError(finding.message) if finding.failed else PreflightError(str(forbidden))
 
     def _stage(self, spec, planned: list[Planned]) -> None:
         items = [p for p in planned if p.stage == spec.name]
@@ -318,41 +312,12 @@ class Installer:
                                              field_manager=o.field_manager)
 
     # -- the Go operator ---------------------------------------------------------------
-    def _operator_guard(self) -> None:
-        """Refuse (before any write) while the Go operator can still write, unless handing over."""
-        op = self.operator
-        if op.cr is not None and self.options.take_over_operator:
-            go_operator.check_namespace(op, self.namespace)
-        if not op.can_write:
-            return
-        if self.options.take_over_operator:
-            go_operator.check_hand_over(op)
-        elif self.options.dry_run:
-            self.refusal = op.refusal()
-        else:
-            raise PreflightError(op.refusal())
-
-    def _adopt_operator_install(self, planned: list[Planned]) -> list:
-        """With no inventory, what the operator applied here is the previous install (operator_inventory.py).
-
-        The search lists every type by label, so it only runs when there is a sign of the operator:
-        its CR or Deployment, or its field manager on an object we render."""
-        if self.previous is not None and not (self.operator.cr is not None and self.options.take_over_operator):
-            return []
-        if not (self.operator.present or any(operator_inventory.managed_by_operator((p.live or {}).get("metadata"))
-                                             for p in planned)):
-            return []
-        labelled = operator_inventory.labelled_objects(self.cluster, self.discovery, self.namespace, self.owner_label)
-        if self.previous is None:
-            self.applier.previous = operator_inventory.seed(labelled, self.namespace, self.objects)
-        return labelled
-
     def _hand_over(self, planned: list[Planned]) -> None:
         self.check_lock()
         self.stage_name = "handover"
         t = time.monotonic()
         self.progress.stage("handover", 2)
-        results = go_operator.hand_over(self.cluster, self.operator, self.labelled,
+        results = go_operator.hand_over(self.cluster, self.facts.operator(), self.facts.operator_labelled(),
                                         field_manager=self.options.field_manager, timeout=self.options.timeout,
                                         dry_run=self.options.dry_run)
         for r in results:
@@ -363,44 +328,28 @@ class Installer:
             read_live(self.cluster, planned, self.owner_label)  # releasing the CR's objects changed resourceVersions
 
     # -- Helm and kubectl installs -----------------------------------------------------
-    def _helm_guard(self, planned: list[Planned], releases: list[helm.Release]) -> None:
-        """A Helm release of Trainer (or owning what we render) is refused until handed over."""
-        owners = {owner for p in planned if (owner := helm.owner_of((p.live or {}).get("metadata")))}
-        self.helm = helm_handover.trainer_releases(releases, owners)
-        for line in self.helm_unreadable:
+    def _helm_notes(self) -> None:
+        """What the Helm check found that is not a refusal: unreadable records, and the flags a
+        hand-over needs."""
+        releases = self.facts.helm_releases()
+        for line in self.facts.helm_unreadable:
             self.progress.message(f"warning: {line} (skipped: not read as a Helm release record)")
         for line in (n for r in releases for n in r.unreadable):
             self.progress.message(f"warning: {line} (its revision is not read; a hand-over still deletes the record)")
-        if not self.helm.present:
+        helm_state = self.facts.helm()
+        if not helm_state.present:
             return
-        if not self.options.take_over_helm:
-            if not self.options.dry_run:
-                raise PreflightError(self.helm.refusal())
-            # A dry-run still shows the hand-over's plan, then ends with the refusal.
-            self.refusal = self.refusal or self.helm.refusal()
-        self.helm.check_namespace(self.namespace)
+        helm_state.check_namespace(self.namespace)
         if self.options.take_over_helm and not self.options.prune:
             raise InputError(f"{helm_handover.HAND_OVER_FLAG} and --no-prune: the hand-over prunes what the Helm "
                              "release had and the render does not (then forgets the release); drop --no-prune")
-        self.release = helm_handover.release_objects(self.helm, self.discovery, self.objects)
-        self.own_record = frozenset(self.previous.entries if self.previous else ())
-        # What only the release names is proven at the prune, on the live object; until then it
-        # is not written to our record (an interrupted run reads the release again).
-        self.applier.unrecorded = frozenset(self.release.entries) - self.own_record
-        self.applier.previous = helm_handover.with_release(self.previous, self.release, self.namespace)
-        self.applier.options.more_legacy = helm_handover.helm_managers
-
-    def _release_claim(self, ref: Ref, meta: dict):
-        """What our own record names is ours by label; what only the release names is its only
-        when the live object proves it (helm_handover.ReleaseObjects.claim)."""
-        return None if ref.key in self.own_record else self.release.claim(ref, meta)
 
     def _adopted_from_helm(self, planned: list[Planned]) -> None:
         """Say which rendered objects were the release's, and remove Helm's marks our apply left
         (a mark another field manager also set, e.g. a `kubectl annotate`)."""
         results = {(r.group, r.kind, r.namespace, r.name): r for r in self.report.objects}
         for p in planned:
-            release = next((r for r in self.helm.releases if r.owns((p.live or {}).get("metadata") or {})), None)
+            release = next((r for r in self.facts.helm().releases if r.owns((p.live or {}).get("metadata") or {})), None)
             result = results.get((p.ref.group, p.ref.kind, p.ref.namespace, p.ref.name))
             if release is None or result is None or result.action == "failed":
                 continue
@@ -449,7 +398,7 @@ class Installer:
         self.stage_name = "handover"
         t = time.monotonic()
         results = helm_handover.delete_records(
-            self.cluster, self.helm, dry_run=self.options.dry_run,
+            self.cluster, self.facts.helm(), dry_run=self.options.dry_run,
             on_done=lambda r: self.progress.object_done(r.display, self.applier.verb(r.action), r.message))
         self.report.objects.extend(results)
         self.report.stages.append(StageResult("handover", time.monotonic() - t, len(results)))
@@ -493,39 +442,8 @@ class Installer:
                 note = f"legacy finalizer {LEGACY_FINALIZER} {'would be ' if self.options.dry_run else ''}removed"
                 result.message = f"{result.message}; {note}" if result.message else note
 
-    def _upgrade_guard(self, planned: list[Planned]) -> None:
-        """The CRD compatibility check, skipped when every CRD is provably as we left it."""
-        guard = self.options.upgrade_guard
-        crds = [p for p in planned if p.ref.kind == "CustomResourceDefinition"]
-        if guard is None or not crds or all(p.live is None for p in crds) \
-                or all(self.applier.unchanged_since_last_apply(p) for p in crds):
-            return
-        try:
-            upgrade = guard(self.cluster, self.objects, owner_label=self.owner_label,
-                            allow_breaking=self.options.allow_breaking or self.options.dry_run)
-        except TrainerctlError as exc:
-            if getattr(exc, "report", None) is not None:
-                self.report.upgrade = exc.report.to_dict()
-            raise
-        self.report.upgrade = upgrade.to_dict()
-
-
-def _attempt(step: Callable[[], Any]) -> tuple[Any, BaseException | None]:
-    try:
-        return step(), None
-    except TrainerctlError as exc:
-        return None, exc
-
-
 def _forbidden(error: BaseException | None) -> bool:
     return isinstance(error, ApiError) and error.status == 403
-
-
-def _value(result: tuple[Any, BaseException | None]) -> Any:
-    value, error = result
-    if error is not None:
-        raise error
-    return value
 
 
 def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
@@ -549,7 +467,4 @@ def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_labe
         installer.report.error = str(exc)
         raise RunFailed(str(exc), installer.report, exc.exit_code) from None
     with held:
-        installer.check_lock = held.check
-        installer.namespace_created = held.created_namespace
-        installer.report.lock = held.acquired.to_dict()
-        return installer.run()
+        return installer.run(held)

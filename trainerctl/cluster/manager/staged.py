@@ -29,6 +29,13 @@ from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult, Report
 
 
+def unchanged_since(previous: Inventory | None, p: Planned) -> bool:
+    """Exactly as our last apply left it: its body hash and live resourceVersion are the ones recorded."""
+    prev = previous.entries.get(p.ref.key) if previous else None
+    rv = ((p.live or {}).get("metadata") or {}).get("resourceVersion")
+    return bool(p.live is not None and prev and prev.hash == p.hash and prev.rv and prev.rv == rv)
+
+
 @dataclass
 class RunOptions:
     apply: ApplyOptions
@@ -45,7 +52,8 @@ class StagedApply:
     """State of one run: what was recorded before, what this run applied, the report."""
 
     def __init__(self, cluster: Cluster, discovery: Discovery, *, namespace: str, options: RunOptions,
-                 report: Report, progress, previous: Inventory | None = None):
+                 report: Report, progress, previous: Inventory | None = None,
+                 unrecorded: frozenset[str] = frozenset()):
         self.cluster = cluster
         self.discovery = discovery
         self.namespace = namespace
@@ -57,7 +65,7 @@ class StagedApply:
         self.recorded: dict[str, Entry] = {}
         # Keys of `previous` that the record written before the apply leaves out: a previous
         # owner's objects not yet proven its (they are proven, or not, when pruned).
-        self.unrecorded: frozenset[str] = frozenset()
+        self.unrecorded = unrecorded
 
     @property
     def dry_run(self) -> bool:
@@ -71,9 +79,7 @@ class StagedApply:
         return f"would be {action}" if self.dry_run and action not in ("failed", "unchanged") else action
 
     def unchanged_since_last_apply(self, p: Planned) -> bool:
-        prev = self.previous.entries.get(p.ref.key) if self.previous else None
-        rv = ((p.live or {}).get("metadata") or {}).get("resourceVersion")
-        return bool(p.live is not None and prev and prev.hash == p.hash and prev.rv and prev.rv == rv)
+        return unchanged_since(self.previous, p)
 
     # -- apply ----------------------------------------------------------------------------
     def apply_all(self, items: list[Planned]) -> list[ObjectResult]:

@@ -23,7 +23,7 @@ from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.trainer import dependencies, floors
 from trainerctl.cluster.trainer.go_operator import TRAINER_API
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
-from trainerctl.errors import PreflightError
+from trainerctl.errors import EXIT_PREFLIGHT, PreflightError
 
 OPENSHIFT_GROUP = "image.openshift.io"
 # Istio injects a sidecar into pods of a namespace labelled so; the sidecar then sits in front of
@@ -40,6 +40,8 @@ class Finding:
     status: str  # ok, fail, warn
     message: str
     details: list[str] = field(default_factory=list)
+    exit_code: int = EXIT_PREFLIGHT  # the command's, when this is the refusal (a held lock: 4)
+    error: BaseException | None = field(default=None, repr=False, compare=False)  # what install raises
 
     @property
     def failed(self) -> bool:
@@ -47,7 +49,8 @@ class Finding:
 
     def to_dict(self) -> dict:
         return {"check": self.check, "status": self.status, "message": self.message,
-                **({"details": self.details} if self.details else {})}
+                **({"details": self.details} if self.details else {}),
+                **({"exitCode": self.exit_code} if self.failed else {})}
 
 
 def server_version(cluster: Cluster) -> tuple[str, tuple[int, int]]:
