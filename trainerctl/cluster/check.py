@@ -22,6 +22,9 @@ from trainerctl.cluster.manager.plan import ensure_namespace, namespace_labels, 
 from trainerctl.cluster.trainer import go_operator, preflight
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
+from trainerctl.cluster.trainer.verify import pods
+from trainerctl.cluster.trainer.verify.owned import LABEL
+from trainerctl.cluster.trainer.verify.runtimes import rendered
 from trainerctl.errors import PreflightError, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.settings import FIELD_MANAGER
@@ -68,9 +71,11 @@ def _read(findings: list[Finding], what: str, read: Callable[[], Any]) -> Any:
 def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict,
           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER, prune: bool = True,
           upgrade_guard: Callable[..., Any] | None = None,
-          image_check: Callable[[list[dict]], list[str]] | None = None) -> CheckReport:
+          image_check: Callable[[list[dict]], list[str]] | None = None,
+          job_namespace: str | None = None) -> CheckReport:
     """`image_check` (check --images): asks the registries and returns a line per image that is
-    missing or cannot be checked."""
+    missing or cannot be checked. `job_namespace` (check --job-namespace): whether the namespace
+    admits the pods of each rendered runtime (verify's namespace tier)."""
     report = CheckReport(namespace)
     found = report.findings
     if image_check is not None:  # first: it needs no cluster, so no cluster finding below can hide it
@@ -111,6 +116,8 @@ def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict
         pass  # unreadable: every object counts as missing below, so create is asked too
     found.append(preflight.permissions(cluster, needs + preflight.change_needs(planned, namespace, inventory, prune)))
     found.append(preflight.istio(namespace, namespace_labels(planned, namespace), objects))
+    if job_namespace:
+        found.extend(_namespace_admission(cluster, objects, job_namespace))
     if upgrade_guard is not None and any(p.ref.kind == "CustomResourceDefinition" and p.live for p in planned):
         try:
             upgrade_guard(cluster, objects, owner_label=owner_label, allow_breaking=False)
@@ -118,3 +125,9 @@ def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict
         except (ApiError, TrainerctlError) as exc:
             found.append(Finding("upgrade", FAIL, str(exc)))
     return report
+
+
+def _namespace_admission(cluster: Cluster, objects: list[dict], namespace: str) -> list[Finding]:
+    results = pods.check(cluster, rendered(objects, namespace), namespace, {LABEL: "check"})
+    return [Finding("namespace-admission", OK if r.status == OK else FAIL, f"{r.check}: {r.message}", r.details)
+            for r in results]
