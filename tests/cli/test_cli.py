@@ -29,7 +29,8 @@ from trainerctl.cli import full_app, main
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check", "check",
-            "support-bundle", "completion", "images", "history", "rollback"]
+            "support-bundle", "completion", "images", "history", "rollback",
+            "verify"]
 
 
 def _entry() -> list[str]:

@@ -51,6 +51,7 @@ COMMANDS = {
     "upgrade-check": ["upgrade-check", "-f", "{objects}"],
     "check": ["check", "-f", "{objects}"],
     "support-bundle": ["support-bundle"],
+    "verify": ["verify", "--timeout", "5"],
 }
 COMMAND_TIMEOUT = 6  # TRAINERCTL_COMMAND_TIMEOUT: a drip feed or a silent server ends here
 # A log read and a support bundle's part give up sooner, so the world modes show the command

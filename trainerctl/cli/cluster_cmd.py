@@ -39,7 +39,8 @@ def hand_over_namespace(api, s: Settings) -> str | None:
 @command("install")
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "dry_run", "wait", "timeout", "output",
        "force_conflicts", "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager",
-       "take_over_operator", "take_over_helm", "lock_timeout", "check_images", "history_max")
+       "take_over_operator", "take_over_helm", "lock_timeout", "check_images", "history_max",
+       "verify")
 def install_cmd(s: Settings) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
     and a revision in the install history."""
@@ -65,6 +66,10 @@ def install_cmd(s: Settings) -> None:
         run_failed(exc, output)
         raise
     emit(report, output)
+    if s.verify and not s.dry_run:
+        from trainerctl.cli.verify_cmd import run_verify
+
+        run_verify(api, s, goal.namespace)
 
 
 @command("uninstall")
@@ -160,11 +165,11 @@ def status_cmd(s: Settings) -> None:
 
 @command("check")
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "output", "prune", "field_manager",
-       "images_check")
+       "images_check", "job_namespace")
 def check_cmd(s: Settings) -> None:
     """Every check install makes before applying, all listed: the cluster, versions, JobSet,
-    permissions, the Go operator, the upgrade check, with --images the images; exit 0 when install
-    may go ahead, 3 when not."""
+    permissions, the Go operator, the upgrade check, with --images the images, with --job-namespace
+    whether that namespace admits each runtime's pods; exit 0 when install may go ahead, 3 when not."""
     from trainerctl.cli.options import registries_for
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import read_first, target
@@ -185,7 +190,7 @@ def check_cmd(s: Settings) -> None:
         images_step = image_check(registries)
     report = check(goal.objects, cluster=api, namespace=goal.namespace, source=source_dict(goal.source),
                    owner_label=goal.owner_label, field_manager=s.field_manager, prune=s.prune,
-                   upgrade_guard=guard, image_check=images_step)
+                   upgrade_guard=guard, image_check=images_step, job_namespace=s.job_namespace)
     emit(report, output)
     if report.failed:
         first = report.failed[0]

@@ -17,6 +17,9 @@ from trainerctl.cluster.manager.objects import label_selector
 from trainerctl.cluster.manager.plan import ensure_namespace
 from trainerctl.cluster.trainer import checklist
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
+from trainerctl.cluster.trainer.verify import pods
+from trainerctl.cluster.trainer.verify.owned import LABEL
+from trainerctl.cluster.trainer.verify.runtimes import rendered
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.serialize import json_text, yaml_text
 from trainerctl.settings import FIELD_MANAGER
@@ -55,9 +58,11 @@ class CheckReport:
 def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict,
           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER, prune: bool = True,
           upgrade_guard: Callable[..., Any] | None = None,
-          image_check: Callable[[list[dict]], list[str]] | None = None) -> CheckReport:
+          image_check: Callable[[list[dict]], list[str]] | None = None,
+          job_namespace: str | None = None) -> CheckReport:
     """`image_check` (check --images): asks the registries and returns a line per image that is
-    missing or cannot be checked."""
+    missing or cannot be checked. `job_namespace` (check --job-namespace): whether the namespace
+    admits the pods of each rendered runtime (verify's namespace tier)."""
     report = CheckReport(namespace)
     found = report.findings
     if image_check is not None:  # first: it needs no cluster, so no cluster finding below can hide it
@@ -69,4 +74,12 @@ def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict
                             prune=prune, thorough=True, upgrade_guard=upgrade_guard)
     facts.read_ahead()
     found.extend(finding for _, finding in checklist.run(facts))
+    if job_namespace:
+        found.extend(_namespace_admission(cluster, objects, job_namespace))
     return report
+
+
+def _namespace_admission(cluster: Cluster, objects: list[dict], namespace: str) -> list[Finding]:
+    results = pods.check(cluster, rendered(objects, namespace), namespace, {LABEL: "check"})
+    return [Finding("namespace-admission", OK if r.status == OK else FAIL, f"{r.check}: {r.message}", r.details)
+            for r in results]

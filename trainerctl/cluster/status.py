@@ -24,6 +24,7 @@ from trainerctl.cluster.manager.wait import deployment_is_available
 from trainerctl.cluster.trainer import conditions, dependencies, go_operator
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
+from trainerctl.cluster.trainer.verify import consumers
 from trainerctl.errors import TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.settings import FIELD_MANAGER
@@ -40,7 +41,8 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
            owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER, logs: bool = True) -> dict:
     """Objects from the render when given (drift checked by server-side dry-run), else the inventory
     (drift seen in our managed fields). A Deployment that is not available carries its causes
-    (manager/diagnose.py; `logs`: with a crashed container's last log lines)."""
+    (manager/diagnose.py; `logs`: with a crashed container's last log lines, and the consumers of
+    Trainer found on the cluster against the version each needs, verify's consumers tier)."""
     discovery = Discovery(cluster)
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)
@@ -125,6 +127,8 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
                            **({"rollbackTo": newest.rollback_to} if newest.rollback_to is not None else {})}
     if unreadable:
         out["unreadable"] = unreadable
+    if logs and out["installed"]:  # the last word, not each look of a --wait
+        out["consumers"] = [r.to_dict() for r in consumers.check(cluster, namespace)]
     return out
 
 
@@ -198,6 +202,9 @@ def status_text(st: dict) -> str:
     if st.get("revision"):
         rev = st["revision"]
         lines.append(f"revision: {rev['revision']} ({rev['description']}, {rev['time']}; `trainerctl history`)")
+    for c in st.get("consumers") or []:
+        if c["status"] != "ok":
+            lines.append(f"consumer {c['check']}: {c['message']}")
     if st.get("lock"):
         lines.append(f"lock: held by {st['lock']['holder']} {st['lock']['since']} (an install or uninstall is running)")
     lines.extend(st.get("unreadable") or [])

@@ -213,6 +213,23 @@ class Settings:
         help="Also delete the CRDs, and with them every TrainJob.")
     yes: bool = setting(
         False, flags=("--yes",), takes=bool, panel=CLUSTER_PANEL, help="Do not ask before deleting CRDs.")
+    # -- verify ----------------------------------------------------------------------------------
+    job_namespace: str | None = setting(
+        flags=("--job-namespace",), metavar="NAME", panel=CLUSTER_PANEL, check=checks.namespace,
+        help="The users' namespace to verify in: its TrainingRuntimes too, and verify's TrainJobs go there "
+             "(default: a namespace verify creates and deletes).")
+    runtime: str | None = setting(
+        flags=("--runtime",), metavar="NAME", panel=CLUSTER_PANEL, check=checks.text,
+        help="The runtime verify's TrainJobs use (default: the first torch runtime, a CPU one if any).")
+    run: bool = setting(
+        False, flags=("--run",), takes=bool, panel=CLUSTER_PANEL,
+        help="Also run a tiny CPU TrainJob to completion, each phase timed.")
+    run_image: str | None = setting(
+        flags=("--run-image",), metavar="REF", panel=CLUSTER_PANEL, check=checks.text,
+        help="The image of --run's TrainJob (default: the runtime's; a mirror's for an air-gapped cluster).")
+    verify: bool = setting(
+        False, flags=("--verify",), takes=bool, panel=CLUSTER_PANEL,
+        help="After a successful install, run verify's default tiers (admission, reconcile); its exit codes.")
     # -- the registries ---------------------------------------------------------------------------
     registry_config: str | None = setting(
         flags=("--registry-config",), metavar="FILE", panel=REGISTRY_PANEL, check=checks.file,

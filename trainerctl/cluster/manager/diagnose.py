@@ -199,6 +199,20 @@ class _Reader:
         return log_excerpt(lines, whole=len(text.splitlines()) < LOG_READ_LINES)
 
 
+def recent_log(cluster: Cluster, namespace: str, pod: str, container: str = "",
+               lines: int = LOG_READ_LINES) -> tuple[list[str], str]:
+    """The last lines a running container logged (what a controller says it is doing now), and
+    why they could not be read ("" when they were): a log is a clue, never fatal."""
+    query = {"tailLines": str(lines), **({"container": container} if container else {})}
+    try:
+        text = cluster.text(object_path("", "v1", "pods", namespace, pod) + "/log", query=query)
+    except (Interrupted, WaitTimeout):
+        raise
+    except TrainerctlError as exc:
+        return [], f"the log of Pod {namespace}/{pod}: {exc}"
+    return [line for line in text.splitlines() if line.strip()], ""
+
+
 def log_excerpt(lines: list[str], limit: int = LOG_TAIL_LINES, whole: bool = False) -> list[str]:
     """The last lines of a log, and before them the one line that most likely says what went wrong
     when the tail does not start with it: the log's first line when `whole` (a flag error comes

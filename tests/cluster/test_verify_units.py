@@ -1,0 +1,55 @@
+"""verify's pure parts: the webhook an API server error names and its cause, in the API server's
+own words (k8s.io/apiserver admission/plugin/webhook/errors, net's dial errors), and the exit
+code a set of results adds up to."""
+
+from __future__ import annotations
+
+from hypothesis import given, strategies as st
+
+from trainerctl.cluster.trainer.verify import webhooks
+from trainerctl.cluster.trainer.verify.result import ERROR, FAIL, OK, TIMEOUT, WARN, Result, VerifyReport
+
+CALL = ('Internal error occurred: failed calling webhook "defaulter.trainjob.trainer.kubeflow.org": failed to call '
+        'webhook: Post "https://kubeflow-trainer-controller-manager.kubeflow-system.svc:443/mutate?timeout=10s": ')
+CAUSES = {
+    "tls: failed to verify certificate: x509: certificate signed by unknown authority": webhooks.CERTIFICATE,
+    'no endpoints available for service "kubeflow-trainer-controller-manager"': webhooks.NO_ENDPOINTS,
+    "dial tcp 127.101.0.12:443: connect: connection refused": webhooks.REFUSED,
+    "context deadline exceeded": webhooks.TIMED_OUT,
+    "dial tcp 10.0.0.1:443: i/o timeout": webhooks.TIMED_OUT,
+    "EOF": webhooks.RESET,
+    "read tcp 127.0.0.1:1->127.0.0.2:443: read: connection reset by peer": webhooks.RESET,
+    'service "x" not found': "unreachable",
+}
+
+
+def test_each_dial_error_is_named():
+    for error, cause in CAUSES.items():
+        found = webhooks.parse(CALL + error)
+        assert found is not None and found.webhook == "defaulter.trainjob.trainer.kubeflow.org"
+        assert webhooks.dial_cause(found.error) == cause, error
+
+
+def test_a_denial_keeps_the_webhook_message():
+    found = webhooks.parse('admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: '
+                           'spec.runtimeRef: runtime "x" not found')
+    assert found.denied and found.webhook == "validator.trainjob.trainer.kubeflow.org"
+    assert found.line() == ('webhook validator.trainjob.trainer.kubeflow.org denied it: spec.runtimeRef: '
+                            'runtime "x" not found')
+
+
+@given(st.text(max_size=200))
+def test_an_error_no_webhook_wrote_is_not_a_webhook_failure(text):
+    if "webhook \"" not in text:
+        assert webhooks.parse(text) is None
+
+
+def test_a_failure_beats_a_timeout_beats_an_error():
+    def report(*statuses):
+        return VerifyReport([Result("t", f"c{i}", s, s) for i, s in enumerate(statuses)])
+
+    assert report(OK, WARN).exit_code == 0
+    assert report(ERROR, TIMEOUT, FAIL).exit_code == 1
+    assert report(ERROR, TIMEOUT).exit_code == 4
+    assert report(OK, ERROR).exit_code == 3
+    assert report(OK, TIMEOUT, FAIL).error_line() == "verify t: c2: fail"

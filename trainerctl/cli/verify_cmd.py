@@ -1,0 +1,52 @@
+"""`verify`: prove the installed Trainer works, tier by tier (docs/verify.md)."""
+
+from __future__ import annotations
+
+import sys
+
+from trainerctl.cli import command
+from trainerctl.cli.flags import CLUSTER, takes
+from trainerctl.errors import TrainerctlError
+from trainerctl.settings import Settings
+
+
+@command("verify")
+@takes(*CLUSTER, "namespace", "job_namespace", "runtime", "run", "run_image", "timeout", "output")
+def verify_cmd(s: Settings) -> None:
+    """Prove the install works and name the first broken link (docs/verify.md).
+
+    Admission: a dry-run TrainJob on every runtime reaches Trainer's webhooks; a failure names the webhook, its Service and the cause (no endpoints, connection refused, timed out, x509, denied).
+
+    Reconcile (the default tier): a suspended TrainJob gets its JobSet within --timeout, admitted by JobSet's webhooks; a failure names which did not happen and what the controllers said.
+
+    Namespace (--job-namespace NS): each runtime's pod templates are dry-run created as Pods in NS, so Pod Security, ResourceQuota, LimitRange and policy webhooks name the runtime they would reject, and why.
+
+    Run (--run): a tiny CPU TrainJob runs to completion on --runtime (default: the first torch runtime), its image overridable (--run-image); each phase is timed, and a failure names the cause from the pods: pull, crash, unschedulable, quota, Pod Security.
+
+    Everything verify creates carries the label verify.trainerctl.io/run and is deleted at the end, on failure and on Ctrl-C or SIGTERM; a later verify deletes what a killed one left. Permissions: list runtimes, create TrainJobs (dry-run and suspended) and a Namespace (or --job-namespace), get JobSets; read webhook configurations, EndpointSlices, events and pod logs to explain a failure.
+
+    Exit 0 every check passed, 1 a check failed, 3 a check could not run (a missing permission), 4 a wait timed out with no cause found.
+    """
+    from trainerctl.cli.output import check_output, emit
+    from trainerctl.cluster.client.client import connect
+    from trainerctl.cluster.trainer.verify import Verify, VerifyOptions
+
+    output = check_output(s.output)
+    api = connect(s.kubeconfig, s.context)
+    report = Verify(api, s.options_for(VerifyOptions)).run()
+    emit(report, output)
+    if report.exit_code:
+        raise TrainerctlError(report.error_line(), report.exit_code)
+
+
+def run_verify(api, s: Settings, namespace: str) -> None:
+    """`install --verify`: the default tiers after the install, their lines on stderr (stdout holds
+    the install's report), their exit codes."""
+    from trainerctl import ui
+    from trainerctl.cluster.trainer.verify import Verify, VerifyOptions
+
+    report = Verify(api, s.options_for(VerifyOptions, namespace=namespace)).run()
+    for line in report.text().splitlines():
+        ui.info(line)
+    if report.exit_code:
+        raise TrainerctlError(report.error_line(), report.exit_code)

@@ -1,0 +1,80 @@
+"""What the controllers say when something they should have done did not happen: the Warning
+events of an object, the last log lines of the pods behind a group's webhooks (the controller's
+own pods, found from its webhook Services), and a webhook call they report failing, explained."""
+
+from __future__ import annotations
+
+import json
+
+from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import Event, by_time, read_each
+from trainerctl.cluster.manager import diagnose
+from trainerctl.cluster.manager.wait import service_endpoint_ready
+from trainerctl.cluster.trainer.verify import webhooks
+
+LOG_LINES = 6  # the controller's lines a failure shows
+LINE_CHARS = 400  # of each (a JSON log line carries a stack trace)
+
+
+def warnings(cluster: Cluster, namespace: str, uid: str) -> list[str]:
+    """The Warning events of one object, newest last."""
+    try:
+        raw = cluster.items(object_path("", "v1", "events", namespace),
+                            query={"fieldSelector": f"involvedObject.uid={uid}"})
+    except ApiError:
+        return []
+    events = sorted(read_each(Event.read, raw, []), key=by_time)
+    return [f"event {e.reason}: {e.message}" for e in events if e.type == "Warning"]
+
+
+def log_lines(cluster: Cluster, group: str, about: str) -> tuple[list[str], list[str]]:
+    """(the last lines of the controller of `group` that mention `about` or an error, the pods
+    read), from the pods that back its webhook Services."""
+    lines: list[str] = []
+    pods: list[str] = []
+    for namespace, name, _ in webhooks.services_for(cluster, group):
+        diag = diagnose.service(cluster, namespace, name, logs=False)
+        for pod in diag.pods:
+            if f"{namespace}/{pod}" in pods:
+                continue
+            pods.append(f"{namespace}/{pod}")
+            found, why = diagnose.recent_log(cluster, namespace, pod)
+            lines.extend(line[:LINE_CHARS] for line in (found if not why else [why]))
+    wanted = [line for line in lines if about in line or diagnose._ERROR_LINE.search(line)]
+    return wanted[-LOG_LINES:], pods
+
+
+def webhook_failure(cluster: Cluster, lines: list[str]) -> webhooks.WebhookFailure | None:
+    """The last webhook call a controller logged as failing, explained."""
+    for line in reversed(lines):
+        text = _error_of(line)
+        if "webhook" in text and webhooks.parse(text) is not None:
+            return webhooks.explain(cluster, text)
+    return None
+
+
+def _error_of(line: str) -> str:
+    """A log line's error: a JSON line's (controller-runtime's "Reconciler error") `error` field."""
+    if line.startswith("{"):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            return line
+        error = entry.get("error") if isinstance(entry, dict) else None
+        return error if isinstance(error, str) else line
+    return line
+
+
+def webhook_down(cluster: Cluster, group: str) -> webhooks.WebhookFailure | None:
+    """A webhook of `group` whose Service has no ready endpoint, explained."""
+    for namespace, name, port in webhooks.services_for(cluster, group):
+        try:
+            ready, _, _ = service_endpoint_ready(cluster, namespace, name, port)()
+        except ApiError:
+            continue
+        if not ready:
+            diag = diagnose.service(cluster, namespace, name, logs=False)
+            why = diag.short() + (f": {diag.causes[0].message}" if diag.causes and diag.causes[0].message else "")
+            return webhooks.WebhookFailure(f"of {group}", "", service=(namespace, name, port),
+                                           cause=webhooks.NO_ENDPOINTS, explanation=why)
+    return None

@@ -1,0 +1,169 @@
+"""Which admission webhook an API server error is about, the Service behind it, and the cause,
+named the way a platform engineer acts on it.
+
+The API server words a webhook it could not call as `failed calling webhook "NAME": failed to
+call webhook: Post "URL": ERROR`, and one that answered no as `admission webhook "NAME" denied
+the request: MESSAGE` (k8s.io/apiserver admission/plugin/webhook/errors). The cause comes from
+ERROR, and from the Service's EndpointSlices: a Service with no ready endpoint is "no endpoints"
+whatever the dial said (kube-proxy refuses, or drops, a connection to a Service without one).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.manager import diagnose
+from trainerctl.cluster.manager.wait import service_endpoint_ready
+
+_FAILED = re.compile(r'failed calling webhook "(?P<name>[^"]+)": (?P<error>.*)', re.S)
+_DENIED = re.compile(r'admission webhook "(?P<name>[^"]+)" denied the request:?\s*(?P<error>.*)', re.S)
+_URL = re.compile(r'(?:Post|Get|Put|Patch|Delete) "[^"]*":? ?')
+_CONFIGS = ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
+_KINDS = {"validatingwebhookconfigurations": "ValidatingWebhookConfiguration",
+          "mutatingwebhookconfigurations": "MutatingWebhookConfiguration"}
+
+# What the dial error says, in the order they are tried (a TLS error means the server was reached).
+CERTIFICATE = "x509: certificate not trusted"
+NO_ENDPOINTS = "no endpoints"
+REFUSED = "connection refused"
+TIMED_OUT = "timed out"
+RESET = "connection reset"
+DENIED = "denied"
+_DIAL = ((CERTIFICATE, ("x509", "certificate")),
+         (NO_ENDPOINTS, ("no endpoints available",)),
+         (REFUSED, ("connection refused",)),
+         (TIMED_OUT, ("deadline exceeded", "timeout", "timed out")),
+         (RESET, ("connection reset", "eof", "broken pipe")))
+_NEXT = {
+    CERTIFICATE: "the caBundle of the webhook configuration does not sign the certificate the webhook serves: "
+                 "is the certificate rotator (the controller) or cert-manager running and injecting it?",
+    NO_ENDPOINTS: "no pod backs the Service: is the controller running and ready?",
+    REFUSED: "the Service's port reaches nothing that listens: check its targetPort against the controller's "
+             "webhook port, and NetworkPolicies",
+    TIMED_OUT: "the API server cannot reach the pod: check NetworkPolicies, a mesh sidecar (Istio) in front of "
+               "the webhook port, and the controller's health",
+    RESET: "the connection was cut: a mesh sidecar (Istio) in front of the webhook port, or the pod restarting",
+}
+
+
+@dataclass
+class WebhookFailure:
+    webhook: str  # the webhook's name, as the API server said it
+    error: str  # the API server's words after the name
+    denied: bool = False
+    configuration: str = ""  # "ValidatingWebhookConfiguration NAME", when found
+    service: tuple[str, str, int] | None = None  # (namespace, name, port)
+    url: str = ""  # clientConfig.url, for a webhook outside the cluster
+    cause: str = ""  # one of the names above
+    explanation: str = ""  # what to look at next, or why the Service has no endpoint
+
+    @property
+    def service_name(self) -> str:
+        if self.service:
+            return f"Service {self.service[0]}/{self.service[1]}:{self.service[2]}"
+        return f"URL {self.url}" if self.url else "an unknown Service"
+
+    def line(self) -> str:
+        where = f"webhook {self.webhook}" + (f" ({self.configuration})" if self.configuration else "")
+        if self.denied:
+            return f"{where} denied it: {self.error}"
+        text = f"{where} via {self.service_name}: {self.cause}"
+        return f"{text}: {self.explanation}" if self.explanation else text
+
+    def details(self) -> list[str]:
+        return [] if self.denied else [f"the API server said: {self.error}"]
+
+
+def parse(message: str) -> WebhookFailure | None:
+    """The webhook an API server error names, or None for any other error."""
+    denied = _DENIED.search(message)
+    if denied:
+        return WebhookFailure(denied["name"], denied["error"].strip(), denied=True, cause=DENIED)
+    failed = _FAILED.search(message)
+    if failed:
+        return WebhookFailure(failed["name"], failed["error"].strip())
+    return None
+
+
+def dial_cause(error: str) -> str:
+    low = _URL.sub("", error).lower()  # the URL's ?timeout=10s is not a time-out
+    return next((cause for cause, words in _DIAL if any(w in low for w in words)), "unreachable")
+
+
+def explain(cluster: Cluster, exc: ApiError | str) -> WebhookFailure | None:
+    """The failure an admission error names, with its webhook configuration, Service and cause;
+    None when the error is not a webhook's."""
+    found = parse(str(exc))
+    if found is None:
+        return None
+    _locate(cluster, found)
+    if found.denied:
+        return found
+    found.cause = dial_cause(found.error)
+    if found.service and found.cause != CERTIFICATE:
+        namespace, name, port = found.service
+        try:
+            ready, _, why = service_endpoint_ready(cluster, namespace, name, port)()
+        except ApiError:  # may not read EndpointSlices: the dial error is all there is
+            ready, why = True, ""
+        if not ready:
+            found.cause = NO_ENDPOINTS
+            diag = diagnose.service(cluster, namespace, name, logs=False)
+            found.explanation = diag.short() or why or _NEXT[NO_ENDPOINTS]
+            if diag.causes and diag.causes[0].message:
+                found.explanation += f": {diag.causes[0].message}"
+            return found
+    found.explanation = _NEXT.get(found.cause, "")
+    return found
+
+
+def _locate(cluster: Cluster, found: WebhookFailure) -> None:
+    """Fill in the configuration and Service of the webhook (best effort: listing them may be forbidden)."""
+    for resource in _CONFIGS:
+        try:
+            items = cluster.items(f"/apis/admissionregistration.k8s.io/v1/{resource}")
+        except ApiError:
+            continue
+        for config in items:
+            if not isinstance(config, dict):
+                continue
+            for hook in config.get("webhooks") if isinstance(config.get("webhooks"), list) else []:
+                if not isinstance(hook, dict) or hook.get("name") != found.webhook:
+                    continue
+                meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+                found.configuration = f"{_KINDS[resource]} {meta.get('name', '?')}"
+                client = hook.get("clientConfig") if isinstance(hook.get("clientConfig"), dict) else {}
+                svc = client.get("service") if isinstance(client.get("service"), dict) else None
+                if svc and isinstance(svc.get("name"), str) and isinstance(svc.get("namespace"), str):
+                    port = svc.get("port") if isinstance(svc.get("port"), int) else 443
+                    found.service = (svc["namespace"], svc["name"], port)
+                elif isinstance(client.get("url"), str):
+                    found.url = client["url"]
+                return
+
+
+def services_for(cluster: Cluster, group: str) -> list[tuple[str, str, int]]:
+    """The Services of the webhooks that judge objects of API `group` (its controller's pods back
+    them); empty when the configurations cannot be read."""
+    found: list[tuple[str, str, int]] = []
+    for resource in _CONFIGS:
+        try:
+            items = cluster.items(f"/apis/admissionregistration.k8s.io/v1/{resource}")
+        except ApiError:
+            continue
+        for config in items:
+            hooks = config.get("webhooks") if isinstance(config, dict) else None
+            for hook in hooks if isinstance(hooks, list) else []:
+                rules = hook.get("rules") if isinstance(hook, dict) else None
+                groups = {g for r in rules if isinstance(r, dict) and isinstance(r.get("apiGroups"), list)
+                          for g in r["apiGroups"]} if isinstance(rules, list) else set()
+                client = hook.get("clientConfig") if isinstance(hook.get("clientConfig"), dict) else {}
+                svc = client.get("service")
+                if group in groups and isinstance(svc, dict) and isinstance(svc.get("name"), str) \
+                        and isinstance(svc.get("namespace"), str):
+                    key = (svc["namespace"], svc["name"], svc.get("port") if isinstance(svc.get("port"), int) else 443)
+                    if key not in found:
+                        found.append(key)
+    return found
