@@ -7,6 +7,7 @@ _ = object()
 # typer: commands registered by decorator, the app's callback, a choice enum's members
 _root  # cli/__init__.py: the app callback
 install_cmd, uninstall_cmd, diff_cmd, status_cmd, check_cmd, support_bundle_cmd  # cli/cluster_cmd.py
+verify_cmd  # cli/verify_cmd.py
 completion, bash, zsh, fish, powershell  # cli/completion_cmd.py: the command and its shells
 images_command, kustomize, render_command, fetch_command, upgrade_check  # the other commands
 _.coerce  # cli/typer_support.py: click calls a ParamType's coerce
