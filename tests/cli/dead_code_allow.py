@@ -10,6 +10,7 @@ install_cmd, uninstall_cmd, diff_cmd, status_cmd, check_cmd, support_bundle_cmd 
 verify_cmd  # cli/verify_cmd.py
 completion, bash, zsh, fish, powershell  # cli/completion_cmd.py: the command and its shells
 images_command, kustomize, render_command, fetch_command, upgrade_check  # the other commands
+history_cmd, rollback_cmd  # cli/history_cmd.py
 _.coerce  # cli/typer_support.py: click calls a ParamType's coerce
 _.__signature__, _.__annotations__  # cli/flags.py: what typer reads of a command function
 
@@ -19,6 +20,7 @@ _.mtime, _.gname, _.uname  # operations/bundle.py: tarfile.TarInfo fields
 _.parse_string, _.scan_once  # kustomize/jsonpatch.py: json.JSONDecoder's hooks
 _.descend_resolver, _.ascend_resolver  # kustomize/yamlread.py: PyYAML's resolver hooks
 default_port, source_address, _._create_connection  # net/transport.py: http.client's
+_.http_open, _.https_open  # kustomize/remote.py: urllib's handler protocol
 __getattr__  # source/__init__.py: a module's lazy attributes (PEP 562)
 signum, frame  # interrupts.py: a signal handler's arguments
 

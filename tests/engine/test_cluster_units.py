@@ -8,11 +8,10 @@ from trainerctl.cluster.manager.apply import conflict_message
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.client.discovery import Resource
 from trainerctl.cluster.manager.objects import Ref, body_hash, prepare
-from trainerctl.cluster.trainer.preflight import raise_first, upgrade_path
+from trainerctl.cluster.trainer.preflight import upgrade_path
 from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.policy import LEGACY_MANAGERS, STAGES
 from trainerctl.cluster.manager.fields import migrated_managed_fields
-from trainerctl.errors import PreflightError
 
 SECRET = Resource("", "v1", "Secret", "secrets", True)
 CTR = Resource("trainer.kubeflow.org", "v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False)
@@ -75,11 +74,9 @@ def test_conflict_message_names_the_manager_and_fields():
                                              ("v2.2.0", "v2.3.0", False), ("v2.3.0", "v2.4.0", False),
                                              (None, "v2.4.0", False)])
 def test_upgrade_path_must_pass_through_2_3(old, new, refused):
-    if refused:
-        with pytest.raises(PreflightError, match="upgrade to a 2.3 release first"):
-            raise_first([upgrade_path(old, new)])
-    else:
-        raise_first([upgrade_path(old, new)])
+    finding = upgrade_path(old, new)
+    assert finding.failed == refused
+    assert ("upgrade to a 2.3 release first" in finding.message) == refused
 
 
 def _deployment(**status):

@@ -72,15 +72,6 @@ def register_secret_values(doc: dict) -> None:
                     pass
 
 
-def _parsed_cache() -> ParsedCache | None:
-    """The parse cache of large -f files; none without a cache directory (an empty HOME): it is
-    only a speed-up, so -f never fails for want of one."""
-    try:
-        return ParsedCache(default_cache_dir() / "parsed", _CACHE_KEEP)
-    except InputError:
-        return None
-
-
 def _parse(data: bytes, shown: str) -> list[dict]:
     # The engine's reader: libyaml's parser with our own fast construction (CRDs are megabytes).
     try:

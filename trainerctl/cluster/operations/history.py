@@ -36,7 +36,6 @@ PREFIX = "trainerctl-history"
 LABEL = "trainerctl.io/history"
 REVISION_LABEL = "trainerctl.io/revision"
 SELECTOR = f"{LABEL}=true"
-DEFAULT_MAX = 10
 MAX_BYTES = 512 * 1024  # well under a ConfigMap's 1 MiB; an inventory of Trainer's ~80 objects is ~20 KiB
 _NAME = re.compile(re.escape(PREFIX) + r"\.v([1-9][0-9]{0,9})")
 _COLLECTION = ("", "v1", "configmaps")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from trainerctl.cluster.operations import access
 from trainerctl.cluster.manager.apply import Planned
@@ -69,12 +68,6 @@ def server_version(cluster: Cluster) -> tuple[str, tuple[int, int]]:
 
 
 parse_version = floors.parse_version
-
-
-def raise_first(findings: Iterable[Finding]) -> None:
-    for finding in findings:
-        if finding.failed:
-            raise PreflightError(finding.message)
 
 
 # -- the checks -------------------------------------------------------------------------------
