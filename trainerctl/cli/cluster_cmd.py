@@ -167,9 +167,10 @@ def status_cmd(s: Settings) -> None:
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "output", "prune", "field_manager",
        "images_check", "job_namespace")
 def check_cmd(s: Settings) -> None:
-    """Every check install makes before applying, all listed: the cluster, versions, JobSet,
-    permissions, the Go operator, the upgrade check, with --images the images, with --job-namespace
-    whether that namespace admits each runtime's pods; exit 0 when install may go ahead, 3 when not."""
+    """Every check install makes before applying, all listed: the lock, the cluster, versions, JobSet,
+    the Go operator, Helm, permissions, the upgrade check, with --images the images, with
+    --job-namespace whether that namespace admits each runtime's pods; exit 0 when install may go
+    ahead, else install's code for its first refusal (3; 4 for a held lock)."""
     from trainerctl.cli.options import registries_for
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import read_first, target
