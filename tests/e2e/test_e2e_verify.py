@@ -3,8 +3,9 @@ installs break is named in the one error line.
 
 One install of v2.3.0 for the module; each test breaks one link of it the way it breaks on users'
 clusters, runs verify, and restores the link before the next test (fixture `restored`). The
-breaks are real: the Trainer Deployment scaled to 0 (its webhook has no endpoints), a namespace
-enforcing the restricted Pod Security level.
+breaks are real: the Trainer Deployment scaled to 0 (its webhook has no endpoints), the JobSet
+controller scaled to 0 (the Trainer controller's JobSet create fails at JobSet's webhook), a
+namespace enforcing the restricted Pod Security level.
 """
 
 from __future__ import annotations
@@ -131,3 +132,32 @@ def test_trainer_webhook_without_endpoints_is_named(tctl, api, restored):
     assert "verify admission:" in error and "trainjob.trainer.kubeflow.org" in error, error
     assert f"Service {KF_NS}/{TRAINER_SERVICE}:443: no endpoints" in error, error
     assert _leftovers(api) == []
+
+
+def test_jobset_stopped_fails_reconcile_naming_jobset_and_a_killed_verify_is_cleaned_up(tctl, api, restored):
+    _scale(api, h.JOBSET_DEPLOYMENT, 0)
+    h.wait_until(lambda: not h.pods(api, KF_NS, "app.kubernetes.io/name=jobset"), 60, "no JobSet pod")
+    # A verify terminated mid-run (its TrainJob made, the JobSet waited for) deletes its own
+    # objects before it exits; one killed leaves them...
+    cmd = [sys.executable, "-m", "trainerctl", "verify", "-n", KF_NS, "--timeout", "120",
+           "--kubeconfig", tctl.kubeconfig]
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        proc = subprocess.Popen(cmd, cwd=tctl.workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            h.wait_until(lambda: any(x.startswith("TrainJob") for x in _leftovers(api)), 60, "verify's TrainJob")
+            proc.send_signal(sig)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+        if sig == signal.SIGTERM:
+            assert proc.returncode == 130, err
+            h.wait_until(lambda: not _leftovers(api), 60, "what the terminated verify made to go")
+    assert _leftovers(api), "the killed verify left nothing to clean up"
+    # ... and the next verify deletes them, and fails naming JobSet.
+    proc = _verify(tctl, "--timeout", FAULT_TIMEOUT, expect=1)
+    error = _error_line(proc)
+    assert "verify reconcile:" in error and "was not created" in error, error
+    assert "JobSet's admission failed" in error and "jobset" in error.split("admission failed", 1)[1], error
+    assert "no endpoints" in error, error
+    assert any("left by an earlier verify" in c for c in json.loads(proc.stdout)["cleanup"]), proc.stdout
+    h.wait_until(lambda: not _leftovers(api), 60, "nothing of either verify left")
