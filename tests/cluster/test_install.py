@@ -199,6 +199,6 @@ def test_cli_renders_rhoai_with_our_runtimes_installs_and_reinstalls_as_noop(env
     assert st["releases"] == [{"name": "Kubeflow Trainer", "version": "2.1.0",
                                "repoUrl": "https://github.com/kubeflow/trainer"}]
     # A local source is named by its path, never `?`.
-    assert st["source"]["path"] == str(checkout / "manifests")
+    assert st["source"]["path"] == str((checkout / "manifests").resolve())  # recorded resolved: ../shared may be a link
     assert main(["status", "--kubeconfig", env.kubeconfig]) == 0
     assert capsys.readouterr().out.startswith(f"source: {checkout / 'manifests'} (local checkout, overlay rhoai)")

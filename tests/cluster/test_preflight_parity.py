@@ -24,6 +24,7 @@ import yaml
 
 from tests.support.cluster import apply_raw, jobset_crd, kubeflow_objects, wait_served
 from tests.support.fake_operator import trainer_crd
+from tests.support.helm_records import encode_payload
 from trainerctl.cluster.check import check
 from trainerctl.cluster.client.client import connect
 from trainerctl.cluster.install import InstallOptions, RunFailed, install
@@ -84,7 +85,7 @@ def test_a_helm_release_of_the_chart_is_refused_by_both(env, objects, tmp_path):
         "apiVersion": "v1", "kind": "Secret", "type": helm.RELEASE_TYPE,
         "metadata": {"name": "sh.helm.release.v1.kubeflow-trainer.v1", "namespace": ns,
                      "labels": {"owner": "helm", "name": "kubeflow-trainer", "status": "deployed", "version": "1"}},
-        "data": {"release": base64.b64encode(helm.encode_payload(release).encode()).decode()}})
+        "data": {"release": base64.b64encode(encode_payload(release).encode()).decode()}})
     refusal, report = _both(env.cluster, objects, ns)
     _assert_same(refusal, report, "helm", EXIT_PREFLIGHT)
     assert "kubeflow-trainer" in report.failed[0].message and "--take-over-helm" in report.failed[0].message

@@ -320,8 +320,9 @@ CHECKS: tuple[Check, ...] = (
     Check("lock", "the install lock's Lease", _lock),
     Check("api-server", "the API server's /version", _api_server, essential=True),
     Check("kubernetes", "the API server's /version", _kubernetes),
-    Check("kinds", "API discovery", _kinds, essential=True),
+    # JobSet's absence first: it explains the missing kinds it would have served.
     Check("dependencies", "JobSet's CRD (and on OpenShift its operator)", _dependencies),
+    Check("kinds", "API discovery", _kinds, essential=True),
     Check("jobset", "JobSet's controller Deployment", _jobset),
     Check("upgrade-path", "the inventory ConfigMap", _upgrade_path),
     Check("go-operator", "the Go operator's Trainer CR and Deployment", _go_operator, always=True,
