@@ -198,7 +198,8 @@ def test_cli_renders_rhoai_with_our_runtimes_installs_and_reinstalls_as_noop(env
     assert st["trainerVersion"] == "2.1.0" and st["summary"] == {"present": len(rendered) + 1}
     assert st["releases"] == [{"name": "Kubeflow Trainer", "version": "2.1.0",
                                "repoUrl": "https://github.com/kubeflow/trainer"}]
-    # A local source is named by its path, never `?`.
-    assert st["source"]["path"] == str((checkout / "manifests").resolve())  # recorded resolved: ../shared may be a link
+    # A local source is named by its path, never `?`; recorded resolved (../shared may be a link).
+    manifests = (checkout / "manifests").resolve()
+    assert st["source"]["path"] == str(manifests)
     assert main(["status", "--kubeconfig", env.kubeconfig]) == 0
-    assert capsys.readouterr().out.startswith(f"source: {checkout / 'manifests'} (local checkout, overlay rhoai)")
+    assert capsys.readouterr().out.startswith(f"source: {manifests} (local checkout, overlay rhoai)")
