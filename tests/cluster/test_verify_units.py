@@ -53,3 +53,31 @@ def test_a_failure_beats_a_timeout_beats_an_error():
     assert report(ERROR, TIMEOUT).exit_code == 4
     assert report(OK, ERROR).exit_code == 3
     assert report(OK, TIMEOUT, FAIL).error_line() == "verify t: c2: fail"
+
+
+class _Listing:
+    """A cluster whose webhook configurations are `items` (what a confused server may answer)."""
+
+    def __init__(self, items):
+        self._items = items
+
+    def items(self, path):
+        return self._items
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+                     max_leaves=12)
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(["webhooks", "metadata"]), _JSON, max_size=2) | _JSON, max_size=3))
+def test_webhook_configurations_of_any_shape_give_services_or_nothing(items):
+    for svc in webhooks.services_for(_Listing(items), "trainer.kubeflow.org"):
+        assert isinstance(svc[0], str) and isinstance(svc[1], str) and isinstance(svc[2], int)
+
+
+def test_a_webhook_that_is_not_a_mapping_is_skipped():
+    hook = {"name": "h", "rules": [{"apiGroups": ["trainer.kubeflow.org"]}],
+            "clientConfig": {"service": {"namespace": "ns", "name": "svc"}}}
+    assert webhooks.services_for(_Listing([{"webhooks": ["junk", hook, hook]}]), "trainer.kubeflow.org") == \
+        [("ns", "svc", 443)]

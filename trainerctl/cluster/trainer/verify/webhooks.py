@@ -119,35 +119,9 @@ def explain(cluster: Cluster, exc: ApiError | str) -> WebhookFailure | None:
     return found
 
 
-def _locate(cluster: Cluster, found: WebhookFailure) -> None:
-    """Fill in the configuration and Service of the webhook (best effort: listing them may be forbidden)."""
-    for resource in _CONFIGS:
-        try:
-            items = cluster.items(f"/apis/admissionregistration.k8s.io/v1/{resource}")
-        except ApiError:
-            continue
-        for config in items:
-            if not isinstance(config, dict):
-                continue
-            for hook in config.get("webhooks") if isinstance(config.get("webhooks"), list) else []:
-                if not isinstance(hook, dict) or hook.get("name") != found.webhook:
-                    continue
-                meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
-                found.configuration = f"{_KINDS[resource]} {meta.get('name', '?')}"
-                client = hook.get("clientConfig") if isinstance(hook.get("clientConfig"), dict) else {}
-                svc = client.get("service") if isinstance(client.get("service"), dict) else None
-                if svc and isinstance(svc.get("name"), str) and isinstance(svc.get("namespace"), str):
-                    port = svc.get("port") if isinstance(svc.get("port"), int) else 443
-                    found.service = (svc["namespace"], svc["name"], port)
-                elif isinstance(client.get("url"), str):
-                    found.url = client["url"]
-                return
-
-
-def services_for(cluster: Cluster, group: str) -> list[tuple[str, str, int]]:
-    """The Services of the webhooks that judge objects of API `group` (its controller's pods back
-    them); empty when the configurations cannot be read."""
-    found: list[tuple[str, str, int]] = []
+def _hooks(cluster: Cluster):
+    """(resource, configuration, webhook) for each webhook the configurations hold, skipping what
+    is not a mapping; a kind that cannot be listed (forbidden) is left out."""
     for resource in _CONFIGS:
         try:
             items = cluster.items(f"/apis/admissionregistration.k8s.io/v1/{resource}")
@@ -156,14 +130,47 @@ def services_for(cluster: Cluster, group: str) -> list[tuple[str, str, int]]:
         for config in items:
             hooks = config.get("webhooks") if isinstance(config, dict) else None
             for hook in hooks if isinstance(hooks, list) else []:
-                rules = hook.get("rules") if isinstance(hook, dict) else None
-                groups = {g for r in rules if isinstance(r, dict) and isinstance(r.get("apiGroups"), list)
-                          for g in r["apiGroups"]} if isinstance(rules, list) else set()
-                client = hook.get("clientConfig") if isinstance(hook.get("clientConfig"), dict) else {}
-                svc = client.get("service")
-                if group in groups and isinstance(svc, dict) and isinstance(svc.get("name"), str) \
-                        and isinstance(svc.get("namespace"), str):
-                    key = (svc["namespace"], svc["name"], svc.get("port") if isinstance(svc.get("port"), int) else 443)
-                    if key not in found:
-                        found.append(key)
+                if isinstance(hook, dict):
+                    yield resource, config, hook
+
+
+def _service(client: dict) -> tuple[str, str, int] | None:
+    """The webhook's Service as (namespace, name, port), port 443 when not given."""
+    svc = client.get("service")
+    if isinstance(svc, dict) and isinstance(svc.get("name"), str) and isinstance(svc.get("namespace"), str):
+        return svc["namespace"], svc["name"], svc.get("port") if isinstance(svc.get("port"), int) else 443
+    return None
+
+
+def _client(hook: dict) -> dict:
+    return hook.get("clientConfig") if isinstance(hook.get("clientConfig"), dict) else {}
+
+
+def _locate(cluster: Cluster, found: WebhookFailure) -> None:
+    """Fill in the configuration and Service of the webhook (best effort: listing them may be forbidden)."""
+    for resource, config, hook in _hooks(cluster):
+        if hook.get("name") != found.webhook:
+            continue
+        meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
+        found.configuration = f"{_KINDS[resource]} {meta.get('name', '?')}"
+        client = _client(hook)
+        service = _service(client)
+        if service:
+            found.service = service
+        elif isinstance(client.get("url"), str):
+            found.url = client["url"]
+        return
+
+
+def services_for(cluster: Cluster, group: str) -> list[tuple[str, str, int]]:
+    """The Services of the webhooks that judge objects of API `group` (its controller's pods back
+    them); empty when the configurations cannot be read."""
+    found: list[tuple[str, str, int]] = []
+    for _, _, hook in _hooks(cluster):
+        rules = hook.get("rules")
+        groups = {g for r in rules if isinstance(r, dict) and isinstance(r.get("apiGroups"), list)
+                  for g in r["apiGroups"]} if isinstance(rules, list) else set()
+        service = _service(_client(hook))
+        if group in groups and service and service not in found:
+            found.append(service)
     return found
