@@ -33,13 +33,15 @@ def history_cmd(s: Settings) -> None:
 
 @command("rollback")
 @takes(*CLUSTER, "namespace", "cache_dir", "offline", "dry_run", "wait", "timeout", "output", "force_conflicts",
-       "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager", "lock_timeout", "history_max")
+       "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager", "lock_timeout", "history_max", "verify",
+       defaults={"verify": True})
 def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
         metavar="REVISION", help="The revision to install again (default: the one before the newest).",
         show_default=False)] = None) -> None:
     """Install a recorded revision again (from the cache, the embedded copy or a fetch of its source,
     refused when its tree digest changed), through the same staged install and lock; recorded as a
-    new revision. --dry-run shows the diff and the plan."""
+    new revision, then verified (verify's default tiers; --no-verify skips them). --dry-run shows the
+    diff and the plan."""
     from trainerctl.cli.options import install_options
     from trainerctl.cli.output import check_output, emit, progress, run_failed
     from trainerctl.cluster import rollback
@@ -71,6 +73,10 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
         run_failed(exc, output)
         raise
     emit(report, output)
+    if s.verify and not s.dry_run:
+        from trainerctl.cli.verify_cmd import run_verify
+
+        run_verify(api, s, rendered.namespace)
 
 
 def _show_diff(api, rendered, s: Settings, output: str) -> None:

@@ -228,8 +228,9 @@ class Settings:
         flags=("--run-image",), metavar="REF", panel=CLUSTER_PANEL, check=checks.text,
         help="The image of --run's TrainJob (default: the runtime's; a mirror's for an air-gapped cluster).")
     verify: bool = setting(
-        False, flags=("--verify",), takes=bool, panel=CLUSTER_PANEL,
-        help="After a successful install, run verify's default tiers (admission, reconcile); its exit codes.")
+        False, flags=("--verify/--no-verify",), takes=bool, panel=CLUSTER_PANEL,
+        help="After a successful install or rollback, run verify's default tiers (admission, reconcile), with "
+             "verify's exit codes.")
     # -- the registries ---------------------------------------------------------------------------
     registry_config: str | None = setting(
         flags=("--registry-config",), metavar="FILE", panel=REGISTRY_PANEL, check=checks.file,
