@@ -73,7 +73,7 @@ def install_cmd(s: Settings) -> None:
 
 
 @command("uninstall")
-@takes(*CLUSTER, "namespace", "delete_crds", "keep_history", "yes", "dry_run", "timeout", "output", "lock_timeout")
+@takes(*CLUSTER, "namespace", "owner_label", "delete_crds", "keep_history", "yes", "dry_run", "timeout", "output", "lock_timeout")
 def uninstall_cmd(s: Settings) -> None:
     """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace;
     delete the install history unless --keep-history."""
@@ -85,7 +85,7 @@ def uninstall_cmd(s: Settings) -> None:
     output = check_output(s.output)
     api = connect(s.kubeconfig, s.context)
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
-    report = uninstall(cluster=api, namespace=s.namespace, confirm=confirm, progress=progress(0),
+    report = uninstall(cluster=api, namespace=s.namespace, owner_label=s.owner_label, confirm=confirm, progress=progress(0),
                        options=uninstall_options(s))
     emit(report, output)
     if report.failed:
@@ -124,7 +124,8 @@ def diff_cmd(s: Settings) -> None:
 
 
 @command("status")
-@takes(*CLUSTER, "namespace", "filename", "output", "field_manager", "wait", "timeout", defaults={"wait": False})
+@takes(*CLUSTER, "namespace", "owner_label", "filename", "output", "field_manager", "wait", "timeout",
+       defaults={"wait": False})
 def status_cmd(s: Settings) -> None:
     """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
@@ -138,7 +139,8 @@ def status_cmd(s: Settings) -> None:
     output = check_output(s.output)
     objects = load_file(s.filename) if s.filename else None
     api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
-    args = dict(cluster=api, namespace=s.namespace, objects=objects, field_manager=s.field_manager)
+    args = dict(cluster=api, namespace=s.namespace, objects=objects, owner_label=s.owner_label,
+                field_manager=s.field_manager)
     if s.wait:
         seen: list[str] = []
 
@@ -201,7 +203,7 @@ def check_cmd(s: Settings) -> None:
 
 
 @command("support-bundle")
-@takes(*CLUSTER, "namespace", "output_file")
+@takes(*CLUSTER, "namespace", "owner_label", "output_file")
 def support_bundle_cmd(s: Settings) -> None:
     """Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
     our objects (no Secret values), events, controller logs, CRD versions, workload counts, nodes."""
@@ -214,6 +216,7 @@ def support_bundle_cmd(s: Settings) -> None:
 
     api = connect(s.kubeconfig, s.context)
     written = support_bundle(cluster=api, namespace=s.namespace, output_file=s.output_file,
-                             status=lambda part: json.loads(json.dumps(status(cluster=part, namespace=s.namespace))))
+                             status=lambda part: json.loads(json.dumps(status(cluster=part, namespace=s.namespace,
+                                                                               owner_label=s.owner_label))))
     ui.info(written.line())
     sys.stdout.write(written.path + "\n")

@@ -109,23 +109,25 @@ def _load_folder(path: str) -> Folder:
     return folder
 
 
-def from_file(path: str, namespace: str) -> Target:
+def from_file(path: str, namespace: str, owner_label: OwnerLabel = DEFAULT_OWNER_LABEL) -> Target:
+    """`owner_label`: the settings' (a file's objects carry it already; the namespace gets it, and
+    prune, uninstall and status find ours by it)."""
     if path != "-" and os.path.isdir(path):  # a folder `render --output-dir` wrote says what it came from
         folder = _load_folder(path)
         source = {"folder": path, **({"gitops": folder.engine} if folder.engine else {}),
                   **{k: v for k, v in folder.provenance.items() if k != "images"},
                   "images": image_origins(folder.objects, default=f"-f {path}")}
-        return Target(folder.objects, source, DEFAULT_OWNER_LABEL, namespace)
+        return Target(folder.objects, source, owner_label, namespace)
     objects = load_file(path)
     return Target(objects, {"file": path, "images": image_origins(objects, default=f"-f {path}")},
-                  DEFAULT_OWNER_LABEL, namespace)
+                  owner_label, namespace)
 
 
 def read_first(s: Settings) -> Target | None:
     """-f FILE, read and checked before anything reads the kubeconfig: a bad file is said first,
     and no credential (a token file, an exec plugin) is touched for a command that cannot run
     anyway."""
-    return from_file(s.filename, s.namespace) if s.filename else None
+    return from_file(s.filename, s.namespace, s.owner_label) if s.filename else None
 
 
 def target(cluster, s: Settings, given: Target | None = None, namespace: str | None = None) -> Target:
@@ -137,7 +139,7 @@ def target(cluster, s: Settings, given: Target | None = None, namespace: str | N
         if flags:
             raise InputError(f"-f {shown_path(s.filename)} and {flags[0]}: {flags[0]} changes the render, and -f "
                              "FILE is already rendered (render it with that flag instead)")
-        goal = given or from_file(s.filename, s.namespace)
+        goal = given or from_file(s.filename, s.namespace, s.owner_label)
         return dataclasses.replace(goal, namespace=namespace or s.namespace)
     options = render_options(s, **({"namespace": namespace} if namespace else {}))
     if options.platform is None:  # detected on the cluster
