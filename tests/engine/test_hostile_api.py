@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -54,6 +53,7 @@ COMMANDS = {
     "verify": ["verify", "--timeout", "5"],
 }
 COMMAND_TIMEOUT = 6  # TRAINERCTL_COMMAND_TIMEOUT: a drip feed or a silent server ends here
+HANG = 120  # the harness stops a command still running after this: a hang, named by _check
 # A log read and a support bundle's part give up sooner, so the world modes show the command
 # going on past them within COMMAND_TIMEOUT.
 LIMITS = {"TRAINERCTL_LOG_TIMEOUT": "2", "TRAINERCTL_BUNDLE_PART_TIMEOUT": "3"}
@@ -73,7 +73,7 @@ def _cases() -> list[tuple[str, str, int]]:
 
 
 def _run_case(cmd: str, mode: str, after: int, tmp: Path, *, variant: str = "",
-              env_extra: dict | None = None) -> tuple[subprocess.CompletedProcess, float, list, list]:
+              env_extra: dict | None = None) -> tuple[subprocess.CompletedProcess, list, list]:
     """One command against one server; a bad-lease world's variant, unless given, by the command
     (so the matrix meets every wrong-shaped Lease)."""
     tmp.mkdir(parents=True, exist_ok=True)
@@ -88,18 +88,29 @@ def _run_case(cmd: str, mode: str, after: int, tmp: Path, *, variant: str = "",
                "HOME": str(tmp), "TRAINERCTL_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1", "CI": "true",
                "KUBECONFIG": str(kubeconfig), **LIMITS, **(env_extra or {})}
         args = [a.format(objects=objects) for a in COMMANDS[cmd]]
-        started = time.monotonic()
-        proc = subprocess.run([*_entry(), *args], capture_output=True, text=True, env=env, cwd=tmp,
-                              stdin=subprocess.DEVNULL, timeout=120)
-        return proc, time.monotonic() - started, list(server.requests), list(elsewhere.requests)
+        proc = _ended(subprocess.run, [*_entry(), *args], capture_output=True, text=True, env=env, cwd=tmp,
+                      stdin=subprocess.DEVNULL, timeout=HANG)
+        return proc, list(server.requests), list(elsewhere.requests)
+
+
+def _ended(run, args, **kwargs) -> subprocess.CompletedProcess:
+    """The command's result; one still running after HANG seconds (a harness guard far past every
+    deadline, not a speed claim) is a result with no exit code, which _check names."""
+    try:
+        return run(args, **kwargs)
+    except subprocess.TimeoutExpired as exc:
+        text = [x.decode() if isinstance(x, bytes) else (x or "") for x in (exc.stdout, exc.stderr)]
+        return subprocess.CompletedProcess(args, None, text[0], text[1])
 
 
 def _check(case: tuple[str, str, int], result) -> list[str]:
-    proc, elapsed, requests, elsewhere = result
+    proc, requests, elsewhere = result
     problems = []
     err, out = proc.stderr, proc.stdout
     lines = err.splitlines()
-    if proc.returncode not in (0, 1, 2, 3, 4):
+    if proc.returncode is None:
+        problems.append(f"still running after {HANG}s: no deadline ended it")
+    elif proc.returncode not in (0, 1, 2, 3, 4):
         problems.append(f"exit {proc.returncode}")
     if proc.returncode != 0 and not (lines and lines[-1].startswith("error: ")):
         problems.append("no error line last")
@@ -111,8 +122,6 @@ def _check(case: tuple[str, str, int], result) -> list[str]:
         problems.append("a control character reached the terminal")
     if any(len(line) > 4200 for line in lines + out.splitlines()):
         problems.append("a line of unbounded length")
-    if elapsed > COMMAND_TIMEOUT + 20:
-        problems.append(f"took {elapsed:.0f}s")
     if elsewhere:
         problems.append(f"followed a redirect ({len(elsewhere)} request(s) elsewhere)")
     if "hostile-test-token" in err + out:
@@ -131,14 +140,15 @@ def test_every_cluster_command_survives_every_hostile_server(tmp_path):
 
 @pytest.mark.parametrize("mode", ["429-seconds", "429-date"])
 def test_retry_after_in_both_forms_is_honoured(tmp_path, mode):
-    proc, elapsed, requests, _ = _run_case("status", mode, 0, tmp_path)
+    proc, requests, _ = _run_case("status", mode, 0, tmp_path)
     assert proc.returncode == 1 and "not Ready" in proc.stderr, proc.stderr  # got through after the 429s
     assert sum(1 for r in requests if r.path.split("?")[0] in ("/api", "/apis")) >= 3  # asked again
 
 
 def test_a_drip_feed_cannot_hang_a_command(tmp_path):
-    proc, elapsed, _, _ = _run_case("status", "drip", 0, tmp_path)
-    assert proc.returncode in (3, 4) and elapsed < COMMAND_TIMEOUT + 10, (elapsed, proc.stderr)
+    proc, _, _ = _run_case("status", "drip", 0, tmp_path)
+    # Ended by its deadline (the server drips for ever), and says so in its one line.
+    assert proc.returncode in (3, 4) and "did not answer completely in time" in proc.stderr, proc.stderr
 
 
 # -- objects that do not fit their views (client/views), in an installed world ---------------------
@@ -152,20 +162,20 @@ LEASE_FIELDS = {"duration-abc": "spec.leaseDurationSeconds: expected an integer 
 @pytest.mark.parametrize("variant", LEASE_VARIANTS)
 def test_a_lease_that_does_not_fit_refuses_the_lock_and_status_names_it(tmp_path, variant):
     for cmd in ("install", "uninstall"):
-        proc, _, requests, _ = _run_case(cmd, "bad-lease", 0, tmp_path / cmd, variant=variant)
+        proc, requests, _ = _run_case(cmd, "bad-lease", 0, tmp_path / cmd, variant=variant)
         last = proc.stderr.splitlines()[-1]
         assert proc.returncode == 3 and last.startswith(
             f"error: unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}"), proc.stderr
         assert "stopped before changing anything" in last
         assert not [r for r in requests if r.method in ("PATCH", "PUT") or "/leases" not in r.path and r.method != "GET"]
-    proc, _, _, _ = _run_case("status", "bad-lease", 0, tmp_path / "status", variant=variant)
+    proc, _, _ = _run_case("status", "bad-lease", 0, tmp_path / "status", variant=variant)
     assert proc.returncode == 1 and "not Ready" in proc.stderr.splitlines()[-1], proc.stderr  # went on to the end
     if variant != "create-no-rv":  # status only reads a Lease that is there
         assert f"unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}" in proc.stdout
 
 
 def test_wrong_shaped_pods_and_replicasets_are_named_and_the_rest_diagnosed(tmp_path):
-    proc, _, _, _ = _run_case("status", "bad-pods", 0, tmp_path)
+    proc, _, _ = _run_case("status", "bad-pods", 0, tmp_path)
     assert proc.returncode == 1, proc.stderr
     out = proc.stdout
     assert "container c crashes (CrashLoopBackOff, exit code 1, 5 restart(s))" in out  # from the pod that fits
@@ -208,7 +218,7 @@ def _bundle(tmp: Path) -> dict[str, str]:
 def test_the_support_bundle_is_written_and_lists_what_it_could_not_read(tmp_path, mode, unreadable, present):
     """A container without a name, a Node or CRD without metadata.name, a wrong-shaped event, an
     endless or dripping log: each costs its own part, never the bundle."""
-    proc, elapsed, _, _ = _run_case("support-bundle", mode, 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
+    proc, _, _ = _run_case("support-bundle", mode, 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
     assert proc.returncode == 0, proc.stderr
     files = _bundle(tmp_path)
     readme = files["README.txt"]
@@ -216,7 +226,6 @@ def test_the_support_bundle_is_written_and_lists_what_it_could_not_read(tmp_path
         assert line in readme, readme
     assert set(present) <= set(files), sorted(files)
     assert all(".." not in name for name in files)
-    assert elapsed < 30
 
 
 @pytest.mark.parametrize("mode, said", [("endless-log", "is larger than the 4 MiB limit for one container log read"),
@@ -224,14 +233,14 @@ def test_the_support_bundle_is_written_and_lists_what_it_could_not_read(tmp_path
 def test_a_log_that_never_ends_is_reported_and_status_goes_on(tmp_path, mode, said):
     """The docs promise it: an unreadable log is reported, never fatal (status exits 1 for not
     Ready, never 3)."""
-    proc, elapsed, _, _ = _run_case("status", mode, 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
+    proc, _, _ = _run_case("status", mode, 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
     assert proc.returncode == 1 and "not Ready" in proc.stderr.splitlines()[-1], proc.stderr
     assert "could not read: the previous log of Pod opendatahub/d1-5f7c9-x2k4q container c: " in proc.stdout
-    assert said in proc.stdout and elapsed < 20
+    assert said in proc.stdout  # the log read's own bound ended it: status went on to its verdict
 
 
 def test_helm_records_that_do_not_fit_are_named_and_install_goes_on(tmp_path):
-    proc, elapsed, _, _ = _run_case("install", "bad-helm", 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
+    proc, _, _ = _run_case("install", "bad-helm", 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
     assert proc.returncode == 0, proc.stderr
     warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: unreadable ")]
     expected = {"info-string": "release.info: expected a mapping, got 'deployed'",
@@ -244,7 +253,7 @@ def test_helm_records_that_do_not_fit_are_named_and_install_goes_on(tmp_path):
                 "in-a-configmap": "release.info: expected a mapping, got 7"}
     for name, why in expected.items():
         assert any(f".{name}." in w and why in w for w in warnings), (name, warnings)
-    assert len(warnings) == len(expected) and elapsed < 30
+    assert len(warnings) == len(expected)
 
 
 FUZZ_SEEDS = int(os.environ.get("TRAINERCTL_FUZZ_SEEDS", "4"))  # more: TRAINERCTL_FUZZ_SEEDS=200
@@ -267,10 +276,9 @@ def test_a_real_server_with_corrupted_answers(test_cluster, tmp_path):
                                seed=seed, rate=0.5, spare_discovery=True) as proxy:
                 kubeconfig = proxy.kubeconfig(tmp_path / "kubeconfig", token="fuzz-token-0123456789")
                 env = {**os.environ, "TRAINERCTL_COMMAND_TIMEOUT": "60", "CI": "true", "HOME": str(tmp_path)}
-                started = time.monotonic()
-                proc = subprocess.run([*_entry(), *args, "--kubeconfig", str(kubeconfig)], capture_output=True,
-                                      text=True, env=env, stdin=subprocess.DEVNULL, timeout=300)
-                result = (proc, time.monotonic() - started, [], [])
+                proc = _ended(subprocess.run, [*_entry(), *args, "--kubeconfig", str(kubeconfig)],
+                              capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=300)
+                result = (proc, [], [])
                 problems += [f"seed {seed} {p} (mutations: {proxy.mutations[-3:]})"
                              for p in _check((args[0], "corrupted", seed), result)]
     assert not problems, "\n".join(problems[:20])
