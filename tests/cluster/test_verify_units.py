@@ -12,7 +12,18 @@ from trainerctl.cluster.trainer.verify.result import ERROR, FAIL, OK, TIMEOUT, W
 CALL = ('Internal error occurred: failed calling webhook "defaulter.trainjob.trainer.kubeflow.org": failed to call '
         'webhook: Post "https://kubeflow-trainer-controller-manager.kubeflow-system.svc:443/mutate?timeout=10s": ')
 CAUSES = {
-    "tls: failed to verify certificate: x509: certificate signed by unknown authority": webhooks.CERTIFICATE,
+    "tls: failed to verify certificate: x509: certificate signed by unknown authority": webhooks.UNKNOWN_AUTHORITY,
+    'tls: failed to verify certificate: x509: certificate signed by unknown authority (possibly because of '
+    '"crypto/rsa: verification error" while trying to verify candidate authority certificate "ca")':
+        webhooks.UNKNOWN_AUTHORITY,
+    "tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time "
+    "2026-12-05T09:00:00Z is after 2026-12-01T00:00:00Z": webhooks.EXPIRED,
+    "tls: failed to verify certificate: x509: certificate is valid for a.b.svc, not "
+    "kubeflow-trainer-controller-manager.kubeflow-system.svc": webhooks.WRONG_NAME,
+    "tls: failed to verify certificate: x509: certificate is not valid for any names, but wanted to match "
+    "kubeflow-trainer-controller-manager.kubeflow-system.svc": webhooks.WRONG_NAME,
+    "tls: failed to verify certificate: x509: cannot validate certificate because it has no SANs":
+        webhooks.CERTIFICATE,
     'no endpoints available for service "kubeflow-trainer-controller-manager"': webhooks.NO_ENDPOINTS,
     "dial tcp 127.101.0.12:443: connect: connection refused": webhooks.REFUSED,
     "context deadline exceeded": webhooks.TIMED_OUT,

@@ -309,6 +309,11 @@ SAMPLES = {
         "render": json.dumps({"platform": "kubernetes", "images": {"a": "b"}, "components": ["runtimes"],
                               "manager": {"replicas": 2}, "ha": False}),
         "source": json.dumps({"url": "u", "ref": "v2.2.0", "embedded": True})}},
+    "ValidatingWebhookConfiguration": {"metadata": {"name": "v"}, "webhooks": [
+        {"name": "v.x.io", "clientConfig": {"service": {"namespace": NS, "name": "s", "port": 443}},
+         "rules": [{"apiGroups": ["x.io"], "resources": ["xs"]}]}]},
+    "MutatingWebhookConfiguration": {"metadata": {"name": "m"}, "webhooks": [
+        {"name": "m.x.io", "clientConfig": {"url": "https://example.com/m"}, "rules": [{"apiGroups": ["x.io"]}]}]},
 }
 
 

@@ -6,6 +6,13 @@ reads Services and the EndpointSlices that kube-controller-manager writes, and f
 connection to a ready endpoint, as kube-proxy would; when an endpoint refuses (a pod that just
 died but is still listed as ready), it tries the next one.
 
+Like kube-proxy, a Service port with no ready endpoint refuses connections (kube-proxy's REJECT
+rule), and so does one whose every endpoint refuses (kube-proxy's DNAT sends the SYN to the pod,
+whose kernel refuses it: a targetPort nobody listens on). This proxy accepts before it dials, so
+the first connection to such an endpoint is accepted and closed; from then on the port is not
+listened on, and refuses, until the endpoint accepts again (probed each poll, a refused connect
+reaching no server) or the endpoints change.
+
 It also forwards the pod network's gateway:443 to kube-apiserver, which listens on 127.0.0.1 only:
 that is where process pods reach the API server (KUBERNETES_SERVICE_HOST).
 
@@ -20,6 +27,7 @@ import asyncio
 import ipaddress
 import random
 import signal
+import socket
 import sys
 import threading
 import time
@@ -71,13 +79,22 @@ class Proxy:
         self.routes: dict[Key, list[Key]] = dict(static)
         self.servers: dict[Key, asyncio.base_events.Server] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.refusing: set[Key] = set()  # endpoints whose last dial was refused (changed in the loop only)
 
-    async def apply(self, routes: dict[Key, list[Key]]) -> None:
+    def _listening(self) -> list[Key]:
+        """The ports to listen on: those with an endpoint not known to refuse (see the module doc)."""
+        return [key for key, backends in self.routes.items()
+                if key in self.static or any(b not in self.refusing for b in backends)]
+
+    async def apply(self, routes: dict[Key, list[Key]], answering: frozenset[Key] = frozenset()) -> None:
         self.routes = {**routes, **self.static}
+        live = {b for backends in self.routes.values() for b in backends}
+        self.refusing = {b for b in self.refusing if b in live and b not in answering}
+        wanted = self._listening()
         for key in list(self.servers):
-            if key not in self.routes:
+            if key not in wanted:
                 self.servers.pop(key).close()
-        for key in self.routes:
+        for key in wanted:
             if key not in self.servers:
                 try:
                     self.servers[key] = await asyncio.start_server(
@@ -90,16 +107,22 @@ class Proxy:
         random.shuffle(backends)
         upstream = None
         failures = []
+        refused: list[Key] = []
         for host, port in backends:
             try:
                 upstream = await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT)
                 break
             except (OSError, asyncio.TimeoutError) as exc:
                 failures.append(f"{host}:{port} ({exc or type(exc).__name__})")
+                if isinstance(exc, ConnectionRefusedError):
+                    refused.append((host, port))
         if upstream is None:
-            # Like kube-proxy with no endpoint: the connection is refused (here: reset).
+            # Accepted already, so closed; the next connections are refused (see the module doc).
             _log(f"{key[0]}:{key[1]}: no endpoint answers: {', '.join(failures) or 'none is ready'}")
             writer.close()
+            if refused and len(refused) == len(backends):
+                self.refusing.update(refused)
+                await self.apply({k: v for k, v in self.routes.items() if k not in self.static})
             return
         up_reader, up_writer = upstream
         await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
@@ -115,7 +138,8 @@ class Proxy:
             while not stop.is_set():
                 try:
                     routes = refresh()
-                    asyncio.run_coroutine_threadsafe(self.apply(routes), self.loop).result()
+                    answering = frozenset(b for b in set(self.refusing) if _accepts(b))
+                    asyncio.run_coroutine_threadsafe(self.apply(routes, answering), self.loop).result()
                 except Exception as exc:  # the API server restarting, say: keep the last routes
                     _log(f"refresh failed: {exc}")
                 time.sleep(POLL_SECONDS)
@@ -124,6 +148,15 @@ class Proxy:
         await stop.wait()
         for server in self.servers.values():
             server.close()
+
+
+def _accepts(backend: Key) -> bool:
+    """Whether an endpoint that refused accepts a connection now."""
+    try:
+        socket.create_connection(backend, timeout=CONNECT_TIMEOUT).close()
+    except OSError:
+        return False
+    return True
 
 
 def _log(msg: str) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, TypeVar
 
+from trainerctl.cluster.client.views.admission import Webhook, WebhookConfiguration
 from trainerctl.cluster.client.views.apps import Deployment, ReplicaSet, Selector
 from trainerctl.cluster.client.views.coordination import Lease
 from trainerctl.cluster.client.views.core import ContainerStatus, Event, Node, Pod, by_time
@@ -34,7 +35,8 @@ from trainerctl.cluster.client.views.network import EndpointSlice, Service
 
 __all__ = ["CRD", "Condition", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
            "HelmRelease", "HistoryRecord", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "Selector", "Service",
-           "Unreadable", "VIEWS", "by_time", "condition", "parse_time", "read_each"]
+           "Unreadable", "VIEWS", "Webhook", "WebhookConfiguration", "by_time", "condition", "parse_time",
+           "read_each"]
 
 # Every view, by the kind it reads.
 VIEWS: dict[str, Callable[[Any], Any]] = {
@@ -52,6 +54,8 @@ VIEWS: dict[str, Callable[[Any], Any]] = {
     "HelmRelease": HelmRelease.read,
     "Inventory": InventoryRecord.read,
     "HistoryRecord": HistoryRecord.read,
+    "ValidatingWebhookConfiguration": WebhookConfiguration.read,
+    "MutatingWebhookConfiguration": lambda raw: WebhookConfiguration.read(raw, "MutatingWebhookConfiguration"),
 }
 
 V = TypeVar("V")

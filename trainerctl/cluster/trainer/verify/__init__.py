@@ -1,8 +1,9 @@
 """`verify`: prove the installed Trainer works, tier by tier, and name the first broken link.
 
 One action over the cluster connection: `Verify(cluster, options).run()` returns a VerifyReport
-(result.py). The tiers, one module each, run in order, and a tier whose link is broken stops
-the tiers that build on it:
+(result.py). The permissions the requested tiers need are asked first (permissions.py): a
+missing one stops verify before it creates anything. The tiers, one module each, run in order,
+and a tier whose link is broken stops the tiers that build on it:
 - admission (admission.py): a dry-run TrainJob on every runtime reaches Trainer's webhooks;
 - reconcile (reconcile.py): the controller makes a suspended TrainJob's JobSet, JobSet admits it;
 - namespace (pods.py, with a job namespace): each runtime's pods would be admitted there;
@@ -17,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainerctl.cluster.client.client import ApiError, Cluster
-from trainerctl.cluster.trainer.verify import admission, consumers, pods, reconcile, run
+from trainerctl.cluster.trainer.verify import admission, consumers, permissions, pods, reconcile, run
 from trainerctl.cluster.trainer.verify.owned import Owned, sweep
 from trainerctl.cluster.trainer.verify.result import ERROR, FAIL, OK, WARN, Result, VerifyReport
 from trainerctl.cluster.trainer.verify.runtimes import default_runtime, find, forbidden_line, listed
@@ -59,6 +60,10 @@ class Verify:
 
     def _tiers(self, report: VerifyReport, owned: Owned) -> None:
         opts = self.options
+        wanted = permissions.needs(opts.job_namespace or owned.name("ns"), own_namespace=opts.job_namespace is None,
+                                   job_namespace=opts.job_namespace is not None, run=opts.run)
+        if _failed(report, [permissions.check(self.cluster, wanted)], keep_ok=False):
+            return
         try:
             runtimes = listed(self.cluster, opts.job_namespace)
         except ApiError as exc:
@@ -89,8 +94,9 @@ class Verify:
             _failed(report, run.check(self.cluster, owned, chosen, namespace, opts.timeout, opts.run_image))
 
 
-def _failed(report: VerifyReport, results: list[Result]) -> bool:
+def _failed(report: VerifyReport, results: list[Result], keep_ok: bool = True) -> bool:
     for r in results:
-        report.add(r)
+        if keep_ok or r.status != OK:
+            report.add(r)
     return any(r.status not in (OK, WARN) for r in results)
 

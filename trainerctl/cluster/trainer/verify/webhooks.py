@@ -14,31 +14,45 @@ import re
 from dataclasses import dataclass
 
 from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.views import WebhookConfiguration, read_each
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager.wait import service_endpoint_ready
 
 _FAILED = re.compile(r'failed calling webhook "(?P<name>[^"]+)": (?P<error>.*)', re.S)
 _DENIED = re.compile(r'admission webhook "(?P<name>[^"]+)" denied the request:?\s*(?P<error>.*)', re.S)
 _URL = re.compile(r'(?:Post|Get|Put|Patch|Delete) "[^"]*":? ?')
-_CONFIGS = ("validatingwebhookconfigurations", "mutatingwebhookconfigurations")
 _KINDS = {"validatingwebhookconfigurations": "ValidatingWebhookConfiguration",
           "mutatingwebhookconfigurations": "MutatingWebhookConfiguration"}
 
 # What the dial error says, in the order they are tried (a TLS error means the server was reached).
+# Go's crypto/x509 words each certificate problem its own way; each names what to fix.
+UNKNOWN_AUTHORITY = "x509: certificate signed by unknown authority"
+EXPIRED = "x509: certificate expired or not yet valid"
+WRONG_NAME = "x509: certificate not valid for the Service's name"
 CERTIFICATE = "x509: certificate not trusted"
 NO_ENDPOINTS = "no endpoints"
 REFUSED = "connection refused"
 TIMED_OUT = "timed out"
 RESET = "connection reset"
 DENIED = "denied"
-_DIAL = ((CERTIFICATE, ("x509", "certificate")),
+_DIAL = ((UNKNOWN_AUTHORITY, ("unknown authority",)),
+         (EXPIRED, ("expired or is not yet valid",)),
+         (WRONG_NAME, ("certificate is valid for", "certificate is not valid for any names")),
+         (CERTIFICATE, ("x509", "certificate")),
          (NO_ENDPOINTS, ("no endpoints available",)),
          (REFUSED, ("connection refused",)),
          (TIMED_OUT, ("deadline exceeded", "timeout", "timed out")),
          (RESET, ("connection reset", "eof", "broken pipe")))
+_ROTATOR = "is the certificate rotator (the controller) or cert-manager running and injecting it?"
 _NEXT = {
-    CERTIFICATE: "the caBundle of the webhook configuration does not sign the certificate the webhook serves: "
-                 "is the certificate rotator (the controller) or cert-manager running and injecting it?",
+    UNKNOWN_AUTHORITY: "the caBundle of the webhook configuration does not sign the certificate the webhook serves: "
+                       + _ROTATOR,
+    EXPIRED: "the webhook serves a certificate outside its validity (or the clocks differ): is the certificate "
+             "rotator (the controller) or cert-manager renewing it?",
+    WRONG_NAME: "the certificate the webhook serves does not name the Service (SERVICE.NAMESPACE.svc): was it "
+                "made for another Service or namespace?",
+    CERTIFICATE: "the API server does not trust the certificate the webhook serves: check the webhook "
+                 "configuration's caBundle; " + _ROTATOR,
     NO_ENDPOINTS: "no pod backs the Service: is the controller running and ready?",
     REFUSED: "the Service's port reaches nothing that listens: check its targetPort against the controller's "
              "webhook port, and NetworkPolicies",
@@ -46,6 +60,11 @@ _NEXT = {
                "the webhook port, and the controller's health",
     RESET: "the connection was cut: a mesh sidecar (Istio) in front of the webhook port, or the pod restarting",
 }
+
+
+def certificate(cause: str) -> bool:
+    """A cause that says the server was reached and its certificate is the problem."""
+    return cause.startswith("x509")
 
 
 @dataclass
@@ -102,7 +121,7 @@ def explain(cluster: Cluster, exc: ApiError | str) -> WebhookFailure | None:
     if found.denied:
         return found
     found.cause = dial_cause(found.error)
-    if found.service and found.cause != CERTIFICATE:
+    if found.service and not certificate(found.cause):
         namespace, name, port = found.service
         try:
             ready, _, why = service_endpoint_ready(cluster, namespace, name, port)()
@@ -120,57 +139,35 @@ def explain(cluster: Cluster, exc: ApiError | str) -> WebhookFailure | None:
 
 
 def _hooks(cluster: Cluster):
-    """(resource, configuration, webhook) for each webhook the configurations hold, skipping what
-    is not a mapping; a kind that cannot be listed (forbidden) is left out."""
-    for resource in _CONFIGS:
+    """(configuration, webhook) for each webhook the configurations hold; a configuration or a
+    webhook that does not fit its view is skipped, a kind that cannot be listed (forbidden) too."""
+    for resource, kind in _KINDS.items():
         try:
             items = cluster.items(f"/apis/admissionregistration.k8s.io/v1/{resource}")
         except ApiError:
             continue
-        for config in items:
-            hooks = config.get("webhooks") if isinstance(config, dict) else None
-            for hook in hooks if isinstance(hooks, list) else []:
-                if isinstance(hook, dict):
-                    yield resource, config, hook
-
-
-def _service(client: dict) -> tuple[str, str, int] | None:
-    """The webhook's Service as (namespace, name, port), port 443 when not given."""
-    svc = client.get("service")
-    if isinstance(svc, dict) and isinstance(svc.get("name"), str) and isinstance(svc.get("namespace"), str):
-        return svc["namespace"], svc["name"], svc.get("port") if isinstance(svc.get("port"), int) else 443
-    return None
-
-
-def _client(hook: dict) -> dict:
-    return hook.get("clientConfig") if isinstance(hook.get("clientConfig"), dict) else {}
+        for config in read_each(lambda raw: WebhookConfiguration.read(raw, kind), items, []):
+            for hook in config.webhooks:
+                yield config, hook
 
 
 def _locate(cluster: Cluster, found: WebhookFailure) -> None:
     """Fill in the configuration and Service of the webhook (best effort: listing them may be forbidden)."""
-    for resource, config, hook in _hooks(cluster):
-        if hook.get("name") != found.webhook:
-            continue
-        meta = config.get("metadata") if isinstance(config.get("metadata"), dict) else {}
-        found.configuration = f"{_KINDS[resource]} {meta.get('name', '?')}"
-        client = _client(hook)
-        service = _service(client)
-        if service:
-            found.service = service
-        elif isinstance(client.get("url"), str):
-            found.url = client["url"]
-        return
+    for config, hook in _hooks(cluster):
+        if hook.name == found.webhook:
+            found.configuration = config.display
+            if hook.service:
+                found.service = (hook.service.namespace, hook.service.name, hook.service.port)
+            found.url = hook.url
+            return
 
 
 def services_for(cluster: Cluster, group: str) -> list[tuple[str, str, int]]:
     """The Services of the webhooks that judge objects of API `group` (its controller's pods back
     them); empty when the configurations cannot be read."""
     found: list[tuple[str, str, int]] = []
-    for _, _, hook in _hooks(cluster):
-        rules = hook.get("rules")
-        groups = {g for r in rules if isinstance(r, dict) and isinstance(r.get("apiGroups"), list)
-                  for g in r["apiGroups"]} if isinstance(rules, list) else set()
-        service = _service(_client(hook))
-        if group in groups and service and service not in found:
+    for _, hook in _hooks(cluster):
+        service = (hook.service.namespace, hook.service.name, hook.service.port) if hook.service else None
+        if group in hook.groups and service and service not in found:
             found.append(service)
     return found

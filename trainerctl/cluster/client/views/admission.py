@@ -1,0 +1,68 @@
+"""The view of an admissionregistration.k8s.io/v1 Validating- or MutatingWebhookConfiguration:
+each webhook's name, where the API server calls it (a Service or a URL) and the API groups it
+judges. What explains a failed webhook call reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from trainerctl.cluster.client.views.fields import Cursor, Unreadable
+from trainerctl.cluster.client.views.meta import Meta
+
+_PORT = 65535
+
+
+@dataclass(frozen=True)
+class ServiceRef:
+    namespace: str
+    name: str
+    port: int = 443  # the API's default
+
+
+@dataclass(frozen=True)
+class Webhook:
+    name: str
+    service: ServiceRef | None = None
+    url: str = ""
+    groups: tuple[str, ...] = ()  # the API groups of its rules
+
+    @classmethod
+    def read(cls, hook: Cursor) -> "Webhook":
+        client = hook.mapping("clientConfig")
+        service = None
+        if client.has("service"):
+            svc = client.mapping("service")
+            service = ServiceRef(svc.string("namespace", required=True), svc.string("name", required=True),
+                                 svc.integer("port", 1, _PORT, 443))
+        groups = tuple(dict.fromkeys(g for rule in hook.mappings("rules") for g in rule.strings("apiGroups")))
+        return cls(hook.string("name", required=True), service, client.string("url"), groups)
+
+
+@dataclass(frozen=True)
+class WebhookConfiguration:
+    meta: Meta
+    kind: str
+    webhooks: tuple[Webhook, ...] = ()
+    unreadable: tuple[str, ...] = ()  # one line per webhook that does not fit (skipped: the others still explain)
+
+    @classmethod
+    def read(cls, raw: Any, kind: str = "ValidatingWebhookConfiguration") -> "WebhookConfiguration":
+        obj = Cursor.of(kind, raw)
+        meta = Meta.read(obj, name_required=False)
+        items = obj.get("webhooks")
+        if items is not None and not isinstance(items, list):
+            raise obj.fail("webhooks", "a list of mappings", items)
+        hooks, skipped = [], []
+        for i, item in enumerate(items or []):
+            try:
+                if not isinstance(item, dict):
+                    raise Unreadable(kind, obj.name, f"webhooks[{i}]", "a mapping", item)
+                hooks.append(Webhook.read(Cursor(kind, obj.name, item, f"webhooks[{i}]")))
+            except Unreadable as exc:
+                skipped.append(str(exc))
+        return cls(meta, kind, tuple(hooks), tuple(skipped))
+
+    @property
+    def display(self) -> str:
+        return f"{self.kind} {self.meta.name}"
