@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from pathlib import Path
 
-from tests.testenv.service_proxy import Proxy, _accepts
+from tests.testenv.podnet import listens
+from tests.testenv.service_proxy import Proxy, _answers
 
 
 def _free_port() -> int:
@@ -50,7 +52,7 @@ def test_a_port_nobody_serves_is_refused_and_forwarded_to_again_once_it_listens(
         await proxy.apply(routes)  # the next poll: still refusing, still not listened on
         seen.append(await _dial(service))
         server = await asyncio.start_server(_hello, "127.0.0.1", backend)
-        answering = await asyncio.to_thread(lambda: frozenset(b for b in set(proxy.refusing) if _accepts(b)))
+        answering = await asyncio.to_thread(lambda: frozenset(b for b in set(proxy.refusing) if _answers(b)))
         await proxy.apply(routes, answering)
         seen.append(await _dial(service))
         server.close()
@@ -59,3 +61,17 @@ def test_a_port_nobody_serves_is_refused_and_forwarded_to_again_once_it_listens(
         return seen
 
     assert asyncio.run(scenario()) == ["refused", "closed", "refused", "refused", "hello"]
+
+
+def test_a_listening_socket_is_found_in_proc_without_connecting():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        assert not listens(Path("/proc/self/net"), "127.0.0.1", port)  # bound, not listening
+        s.listen()
+        assert listens(Path("/proc/self/net"), "127.0.0.1", port)
+        assert not listens(Path("/proc/self/net"), "10.0.0.1", port)  # bound to loopback: not reached there
+    with socket.socket(socket.AF_INET6) as s:
+        s.bind(("::", 0))
+        s.listen()
+        assert listens(Path("/proc/self/net"), "10.0.0.1", s.getsockname()[1])  # any address, v4 too

@@ -109,3 +109,51 @@ class PodNetwork:
     def remove_pod(self, host: int) -> None:
         # Deleting the namespace deletes its veth end, and with it the host end.
         ip("netns", "del", f"{self.netns_prefix}{host}", check=False)
+
+
+# -- what a pod's kernel answers, read without connecting ---------------------------------------
+_LISTEN = "0A"  # TCP_LISTEN in /proc/net/tcp
+
+
+def listening(address: str, port: int) -> bool | None:
+    """Whether anything in the process pod that has `address` listens on TCP `port` (on all its
+    addresses or that one): what its kernel answers a SYN with, a SYN-ACK or a reset (connection
+    refused). Read from /proc, so no connection reaches the pod's server (a TLS server logs one
+    that closes before its handshake). None when `address` is no process pod's (its namespace
+    tc<i>-<host> does not exist)."""
+    parts = address.split(".")
+    if len(parts) != 4 or parts[:2] != ["10", "213"]:
+        return None
+    try:
+        netns = os.stat(f"/run/netns/tc{int(parts[2])}-{int(parts[3])}").st_ino
+    except (OSError, ValueError):
+        return None
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if os.stat(f"/proc/{pid}/ns/net").st_ino != netns:
+                continue
+            return listens(Path(f"/proc/{pid}/net"), address, port)
+        except OSError:  # the process ended meanwhile
+            continue
+    return False  # nothing runs in the pod's namespace: its kernel refuses
+
+
+def listens(net: Path, address: str, port: int) -> bool:
+    """Whether /proc/<pid>/net (tcp, tcp6) holds a listening socket on `port` that a connection to
+    `address` reaches: bound to any address, or to that one."""
+    v4 = "".join(f"{int(b):02X}" for b in reversed(address.split(".")))
+    wanted = {"00000000", v4, "0" * 32, "0000000000000000FFFF0000" + v4}
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = (net / name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local, state = fields[1], fields[3]
+            host, _, hex_port = local.rpartition(":")
+            if state == _LISTEN and int(hex_port, 16) == port and host in wanted:
+                return True
+    return False

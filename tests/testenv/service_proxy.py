@@ -9,9 +9,12 @@ died but is still listed as ready), it tries the next one.
 Like kube-proxy, a Service port with no ready endpoint refuses connections (kube-proxy's REJECT
 rule), and so does one whose every endpoint refuses (kube-proxy's DNAT sends the SYN to the pod,
 whose kernel refuses it: a targetPort nobody listens on). This proxy accepts before it dials, so
-the first connection to such an endpoint is accepted and closed; from then on the port is not
-listened on, and refuses, until the endpoint accepts again (probed each poll, a refused connect
-reaching no server) or the endpoints change.
+it must know before a connection comes: an endpoint of a process pod is looked up in the pod's
+own sockets when it appears, and while it refuses (podnet.listening: no connection, so nothing
+in the pod's log). A port whose every endpoint refuses is not listened on, so the kernel refuses
+for it. An endpoint this proxy cannot look into, that refuses a dial anyway (a pod that just
+died), costs that one connection (accepted, then closed: the client sees EOF); the port is then
+not listened on until the endpoint accepts again (a connect, each poll) or the endpoints change.
 
 It also forwards the pod network's gateway:443 to kube-apiserver, which listens on 127.0.0.1 only:
 that is where process pods reach the API server (KUBERNETES_SERVICE_HOST).
@@ -33,6 +36,7 @@ import threading
 import time
 
 from tests.testenv.api import Api
+from tests.testenv.podnet import listening
 
 POLL_SECONDS = 0.3
 CONNECT_TIMEOUT = 1.0
@@ -79,17 +83,20 @@ class Proxy:
         self.routes: dict[Key, list[Key]] = dict(static)
         self.servers: dict[Key, asyncio.base_events.Server] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.refusing: set[Key] = set()  # endpoints whose last dial was refused (changed in the loop only)
+        self.refusing: set[Key] = set()  # endpoints known to refuse (changed in the loop only)
+        self.seen: set[Key] = set()  # endpoints looked up already (the poll thread's)
 
     def _listening(self) -> list[Key]:
         """The ports to listen on: those with an endpoint not known to refuse (see the module doc)."""
         return [key for key, backends in self.routes.items()
                 if key in self.static or any(b not in self.refusing for b in backends)]
 
-    async def apply(self, routes: dict[Key, list[Key]], answering: frozenset[Key] = frozenset()) -> None:
+    async def apply(self, routes: dict[Key, list[Key]], answering: frozenset[Key] = frozenset(),
+                    refused: frozenset[Key] = frozenset()) -> None:
+        """Listen for `routes`; `answering`: endpoints that listen again; `refused`: new ones that do not."""
         self.routes = {**routes, **self.static}
         live = {b for backends in self.routes.values() for b in backends}
-        self.refusing = {b for b in self.refusing if b in live and b not in answering}
+        self.refusing = {b for b in self.refusing | refused if b in live and b not in answering}
         wanted = self._listening()
         for key in list(self.servers):
             if key not in wanted:
@@ -138,8 +145,11 @@ class Proxy:
             while not stop.is_set():
                 try:
                     routes = refresh()
-                    answering = frozenset(b for b in set(self.refusing) if _accepts(b))
-                    asyncio.run_coroutine_threadsafe(self.apply(routes, answering), self.loop).result()
+                    live = {b for backends in routes.values() for b in backends}
+                    refused = frozenset(b for b in live - self.seen if listening(*b) is False)
+                    self.seen = live
+                    answering = frozenset(b for b in set(self.refusing) if _answers(b))
+                    asyncio.run_coroutine_threadsafe(self.apply(routes, answering, refused), self.loop).result()
                 except Exception as exc:  # the API server restarting, say: keep the last routes
                     _log(f"refresh failed: {exc}")
                 time.sleep(POLL_SECONDS)
@@ -150,8 +160,11 @@ class Proxy:
             server.close()
 
 
-def _accepts(backend: Key) -> bool:
-    """Whether an endpoint that refused accepts a connection now."""
+def _answers(backend: Key) -> bool:
+    """Whether an endpoint that refused listens now: looked up in its pod, else connected to."""
+    found = listening(*backend)
+    if found is not None:
+        return found
     try:
         socket.create_connection(backend, timeout=CONNECT_TIMEOUT).close()
     except OSError:
