@@ -57,6 +57,13 @@ class Progress:
         else:
             print(text, file=sys.stderr, flush=True)
 
+    def expect(self, total: int) -> None:
+        """How many objects the run will report (known once it is planned)."""
+        with self._lock:
+            self.total = total
+            if self._rich is not None:
+                self._rich.update(self._task, total=total)
+
     def stage(self, name: str, count: int) -> None:
         with self._lock:
             if self._rich is not None:

@@ -112,3 +112,15 @@ def test_imports_are_lazy_only_in_the_command_dispatch():
     lazy = sorted(m for m, imports in _graph().items() if any(nested for _, nested in imports)
                   and not (m.startswith("trainerctl.cli") or m == "trainerctl.entry"))
     assert not lazy, f"imports inside functions outside trainerctl/cli: {lazy}"
+
+
+COMMAND_LINES = 250  # a command module is thin: its work lives in the packages below it
+
+
+def test_no_command_module_is_over_250_lines():
+    """Every module of the command line (trainerctl/cli/) and every cluster action
+    (trainerctl/cluster/*.py) stays thin; the pipelines and policies they run live in the packages."""
+    modules = [*(PACKAGE / "cli").rglob("*.py"), *(PACKAGE / "cluster").glob("*.py")]
+    assert len(modules) > 10
+    long = {str(p.relative_to(PACKAGE)): n for p in modules if (n := len(p.read_text().splitlines())) > COMMAND_LINES}
+    assert not long, f"over {COMMAND_LINES} lines: {long}"

@@ -47,7 +47,11 @@ def test_the_defaults_every_command_shares_are_written_once():
     assert (defaults.field_manager, defaults.timeout, defaults.lock_timeout, defaults.namespace) \
         == (FIELD_MANAGER, TIMEOUT, LOCK_TIMEOUT, NAMESPACE)
     for options in (InstallOptions(), UninstallOptions()):
-        assert (options.field_manager, options.timeout, options.lock_timeout) == (FIELD_MANAGER, TIMEOUT, LOCK_TIMEOUT)
+        assert (options.timeout, options.lock_timeout) == (TIMEOUT, LOCK_TIMEOUT)
+        assert not hasattr(options, "field_manager")  # the session's (cli/options.py session: the settings')
+    from trainerctl.cli.options import session
+
+    assert session(defaults, None).field_manager == FIELD_MANAGER
     root = Path(__file__).resolve().parents[2] / "trainerctl"
     named = [str(p.relative_to(root)) for p in root.rglob("*.py")
              if re.search(r'(?im)^.*field_?manager.*"trainerctl"', p.read_text())]  # names it and writes it
@@ -84,7 +88,11 @@ def test_an_actions_options_are_taken_from_the_settings_by_name():
         assert {n for n in names if not hasattr(Settings(), n)} == extra, kind
     s = build({"timeout": 12.0, "use_lock": True, "prune": True, "dry_run": True}, files=False)
     install = s.options_for(InstallOptions)
-    assert (install.timeout, install.prune, install.dry_run, install.field_manager) == (12.0, False, True, FIELD_MANAGER)
+    assert (install.timeout, install.prune, install.dry_run) == (12.0, False, True)
+    from trainerctl.cli.options import session
+
+    on = session(s, None)  # the field manager, namespace and owner label come with the session
+    assert (on.field_manager, on.namespace, on.owner_label) == (FIELD_MANAGER, s.namespace, "=".join(s.owner_label))
     assert s.options_for(UninstallOptions).timeout == 12.0
 
 

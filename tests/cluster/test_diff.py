@@ -8,7 +8,8 @@ import yaml
 from tests.support.cluster import FakeController, ODH_NS, live_objects, odh_objects, prepare_cluster_for_odh
 from tests.support.waiting import Not, wait_until
 from trainerctl.cluster.client.client import ApiError
-from trainerctl.cluster.install import InstallOptions, RunFailed, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions, RunFailed
 
 
 def all_resource_versions(env) -> dict[str, str]:

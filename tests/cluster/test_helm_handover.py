@@ -21,7 +21,8 @@ from tests.support.cluster import (CRDS, CTR, KF, KF_NS, FakeController, apply_o
                                    build_overlay, kubeflow_objects, wait_established)
 from tests.support.helm_records import encode_payload
 from trainerctl.cluster.operations import helm
-from trainerctl.cluster.install import InstallOptions, RunFailed, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PREFLIGHT
 from trainerctl.ui import Progress
 

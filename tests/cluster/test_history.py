@@ -12,7 +12,8 @@ from trainerctl.cli import main
 from trainerctl.cluster.client.views import Entry, Unreadable
 from trainerctl.cluster.client.client import connect
 from trainerctl.cluster.operations import history
-from trainerctl.cluster.uninstall import UninstallOptions, uninstall
+from tests.support.actions import uninstall
+from trainerctl.cluster.uninstall import UninstallOptions
 from trainerctl.errors import InputError
 
 pytestmark = pytest.mark.cluster
@@ -129,7 +130,8 @@ def test_uninstall_keeps_or_deletes_the_history_and_says_which(api, namespace):
 
 
 def test_each_install_that_changes_something_records_a_revision(api, namespace):
-    from trainerctl.cluster.install import InstallOptions, install
+    from tests.support.actions import install
+    from trainerctl.cluster.install import InstallOptions
 
     def config(value: str) -> list[dict]:
         return [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {

@@ -9,7 +9,8 @@ import yaml
 
 from tests.support.cluster import FakeController, kubeflow_objects, odh_objects, prepare_cluster_for_odh, KF_NS, ODH_NS, live_objects, managers
 from tests.support.waiting import finishes_within, wait_until
-from trainerctl.cluster.install import InstallOptions, RunFailed, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.errors import EXIT_TIMEOUT
 from trainerctl.ui import Progress
 

@@ -8,8 +8,9 @@ import yaml
 
 from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_cluster_for_odh
 from tests.support.waiting import wait_until
-from trainerctl.cluster.diff import diff
-from trainerctl.cluster.install import InstallOptions, RunFailed, install
+from tests.support.actions import diff
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions, RunFailed
 
 
 def test_restricted_user_is_refused_before_the_first_apply_naming_the_permission(env, tmp_path, capsys):

@@ -12,7 +12,8 @@ import yaml
 
 from tests.support.cluster import CERT_ROTATOR, FakeController, ODH_NS, apply_raw, odh_objects, prepare_cluster_for_odh
 from tests.support.kubectl import kubectl_binary
-from trainerctl.cluster.install import InstallOptions, RunFailed, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions, RunFailed
 
 VWC = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/validator.trainer.kubeflow.org"
 SECRET = f"/api/v1/namespaces/{ODH_NS}/secrets/kubeflow-trainer-webhook-cert"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.support.cluster import CTR, FakeController, KF_NS, ODH_NS, OWNER, kubeflow_objects, live_objects, odh_objects, prepare_cluster_for_odh, user_trainjob
-from trainerctl.cluster.install import InstallOptions, RunFailed, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.errors import EXIT_PREFLIGHT
 
 DEPLOY = f"/apis/apps/v1/namespaces/{ODH_NS}/deployments/kubeflow-trainer-controller-manager"

@@ -4,7 +4,8 @@ re-install without --ha removes them again (fields dropped, PDB pruned)."""
 from __future__ import annotations
 
 from tests.support.cluster import FakeController, prepare_cluster_for_odh
-from trainerctl.cluster.install import InstallOptions, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions
 from trainerctl.render.controller import resolve
 from trainerctl.render import RenderOptions, render
 

@@ -238,7 +238,8 @@ def test_take_over_installs_into_the_namespace_the_operator_used(env, capsys, mo
 def test_every_install_strips_the_legacy_finalizer_from_the_runtimes_it_keeps(env):
     """Trainer 2.0-2.2 controllers add it to runtimes in use; an install strips it, not only a prune."""
     from tests.support.cluster import odh_objects
-    from trainerctl.cluster.install import InstallOptions, install
+    from tests.support.actions import install
+    from trainerctl.cluster.install import InstallOptions
 
     prepare_cluster_for_odh(env.cluster)
     objects = odh_objects()

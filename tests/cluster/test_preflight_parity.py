@@ -25,14 +25,17 @@ import yaml
 from tests.support.cluster import apply_raw, jobset_crd, kubeflow_objects, wait_served
 from tests.support.fake_operator import trainer_crd
 from tests.support.helm_records import encode_payload
-from trainerctl.cluster.check import check
+from trainerctl.cluster.check import Check
 from trainerctl.cluster.client.client import connect
-from trainerctl.cluster.install import InstallOptions, RunFailed, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.cluster.manager import inventory
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import helm, lock
 from trainerctl.cluster.trainer import floors
 from trainerctl.cluster.trainer.go_operator import TRAINER_API, TRAINER_CR
 from trainerctl.errors import EXIT_PREFLIGHT, EXIT_TIMEOUT
+from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.settings import FIELD_MANAGER
 from trainerctl.upgrade import guard
 
@@ -49,10 +52,10 @@ def objects() -> list[dict]:
 
 def _both(cluster, objects: list[dict], namespace: str, source: dict = SOURCE):
     """(install's refusal, check's report): install as a CI step would run it, check after it."""
+    options = InstallOptions(upgrade_guard=guard, lock_timeout=1, wait=False)
     with pytest.raises(RunFailed) as refused:
-        install(objects, cluster=cluster, namespace=namespace, source=source,
-                options=InstallOptions(upgrade_guard=guard, lock_timeout=1, wait=False))
-    report = check(objects, cluster=cluster, namespace=namespace, source=source, upgrade_guard=guard)
+        install(objects, cluster=cluster, namespace=namespace, source=source, options=options)
+    report = Check(options).run(Session(cluster, namespace, DEFAULT_OWNER_LABEL, FIELD_MANAGER), objects, source)
     return refused.value, report
 
 

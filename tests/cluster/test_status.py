@@ -19,7 +19,8 @@ from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_c
 from trainerctl.cluster.trainer import dependencies
 from trainerctl.cluster.trainer import conditions as health
 from trainerctl.cluster.manager import inventory
-from trainerctl.cluster.install import InstallOptions, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions
 from trainerctl.cluster.status import status, status_text
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "trainerctl" / "data" / "status.schema.json").read_text())

@@ -7,9 +7,11 @@ import copy
 import pytest
 
 from tests.support.cluster import FakeController, ODH_NS, live_objects, odh_objects, prepare_cluster_for_odh, CRDS, CTR, user_trainjob
-from trainerctl.cluster.install import InstallOptions, install
+from tests.support.actions import install
+from trainerctl.cluster.install import InstallOptions
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
-from trainerctl.cluster.uninstall import UninstallOptions, uninstall
+from tests.support.actions import uninstall
+from trainerctl.cluster.uninstall import UninstallOptions
 from trainerctl.errors import InputError
 
 def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):

@@ -1,4 +1,5 @@
-"""`install`, `uninstall`, `diff`, `status`: the commands that talk to a cluster.
+"""`install`, `uninstall`, `diff`, `status`, `check`, `support-bundle`: the commands that talk to a
+cluster, each building its action and the session it runs over (cli/options.py).
 
 Each command body imports what it runs: this is the dispatch, the one place imports are lazy, so
 a command line that fails to parse costs nothing but the parse.
@@ -44,11 +45,11 @@ def hand_over_namespace(api, s: Settings) -> str | None:
 def install_cmd(s: Settings) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
     and a revision in the install history."""
-    from trainerctl.cli.options import install_options, registries_for
-    from trainerctl.cli.output import check_output, emit, progress, run_failed
+    from trainerctl.cli.options import install_options, registries_for, session
+    from trainerctl.cli.output import check_output, emit, run_failed
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.install import RunFailed, install
+    from trainerctl.cluster.install import RunFailed
 
     output = check_output(s.output)
     registries = registries_for(s, s.check_images, "--check-images")
@@ -60,8 +61,8 @@ def install_cmd(s: Settings) -> None:
 
         require_images(goal.objects, registries)
     try:
-        report = install(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
-                         source=goal.source, options=install_options(s, recipe=goal.recipe), progress=progress(len(goal.objects)))
+        on = session(s, api, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
+        report = install_options(s, recipe=goal.recipe).run(on, goal.objects, goal.source)
     except RunFailed as exc:
         run_failed(exc, output)
         raise
@@ -77,16 +78,14 @@ def install_cmd(s: Settings) -> None:
 def uninstall_cmd(s: Settings) -> None:
     """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace;
     delete the install history unless --keep-history."""
-    from trainerctl.cli.options import uninstall_options
-    from trainerctl.cli.output import check_output, emit, progress
+    from trainerctl.cli.options import session, uninstall_options
+    from trainerctl.cli.output import check_output, emit
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.uninstall import uninstall
 
     output = check_output(s.output)
     api = connect(s.kubeconfig, s.context)
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
-    report = uninstall(cluster=api, namespace=s.namespace, owner_label=s.owner_label, confirm=confirm, progress=progress(0),
-                       options=uninstall_options(s))
+    report = uninstall_options(s).run(session(s, api, progress_of=0), confirm)
     emit(report, output)
     if report.failed:
         raise TrainerctlError(f"{len(report.failed)} object(s) could not be deleted: {report.failed[0].display}: "
@@ -99,16 +98,16 @@ def diff_cmd(s: Settings) -> None:
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl import ui
     from trainerctl.cli.output import errors_above_one
+    from trainerctl.cli.options import session
     from trainerctl.cli.target import read_first, target
-    from trainerctl.cluster.diff import diff
     from trainerctl.cluster.client.client import connect
+    from trainerctl.cluster.diff import Diff
 
     def compare():
         given = read_first(s)
         api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
         goal = target(api, s, given)
-        return diff(goal.objects, cluster=api, namespace=goal.namespace, owner_label=goal.owner_label,
-                    field_manager=s.field_manager)
+        return Diff().run(session(s, api, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects)
 
     result = errors_above_one(compare)
     sys.stdout.write(result.text())
@@ -130,29 +129,25 @@ def status_cmd(s: Settings) -> None:
     """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
     from trainerctl import ui
+    from trainerctl.cli.options import session
     from trainerctl.cli.output import check_output
     from trainerctl.cli.target import load_file
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.status import not_ready_line, status, status_text, wait_ready
+    from trainerctl.cluster.status import Status, not_ready_line, status_text
     from trainerctl.serialize import json_text, yaml_text
 
     output = check_output(s.output)
     objects = load_file(s.filename) if s.filename else None
     api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
-    args = dict(cluster=api, namespace=s.namespace, objects=objects, owner_label=s.owner_label,
-                field_manager=s.field_manager)
-    if s.wait:
-        seen: list[str] = []
+    seen: list[str] = []
 
-        def on_wait(ready: dict) -> None:
-            if ready["reason"] not in seen[-1:]:
-                seen.append(ready["reason"])
-                ui.info(f"waiting for Ready: {ready['reason']}: {ready['message']}")
+    def on_wait(ready: dict) -> None:
+        if ready["reason"] not in seen[-1:]:
+            seen.append(ready["reason"])
+            ui.info(f"waiting for Ready: {ready['reason']}: {ready['message']}")
 
-        st, ready = wait_ready(s.timeout, on_wait, **args)
-    else:
-        st = status(**args)
-        ready = st["ready"]
+    st = Status(objects, s.timeout if s.wait else None, on_wait).run(session(s, api))
+    ready = st["ready"]
     if output == "json":
         sys.stdout.write(json_text(st))
     elif output == "yaml":
@@ -173,13 +168,12 @@ def check_cmd(s: Settings) -> None:
     the Go operator, Helm, permissions, the upgrade check, with --images the images, with
     --job-namespace whether that namespace admits each runtime's pods; exit 0 when install may go
     ahead, else install's code for its first refusal (3; 4 for a held lock)."""
-    from trainerctl.cli.options import registries_for
+    from trainerctl.cli.options import install_options, registries_for, session
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import read_first, target
-    from trainerctl.cluster.check import check
+    from trainerctl.cluster.check import Check
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import source_dict
-    from trainerctl.upgrade import guard
 
     output = check_output(s.output)
     registries = registries_for(s, s.images_check, "--images")
@@ -191,9 +185,8 @@ def check_cmd(s: Settings) -> None:
         from trainerctl.images.pinning import image_check
 
         images_step = image_check(registries)
-    report = check(goal.objects, cluster=api, namespace=goal.namespace, source=source_dict(goal.source),
-                   owner_label=goal.owner_label, field_manager=s.field_manager, prune=s.prune,
-                   upgrade_guard=guard, image_check=images_step, job_namespace=s.job_namespace)
+    report = Check(install_options(s), images_step, s.job_namespace).run(
+        session(s, api, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects, source_dict(goal.source))
     emit(report, output)
     if report.failed:
         first = report.failed[0]
@@ -207,16 +200,20 @@ def check_cmd(s: Settings) -> None:
 def support_bundle_cmd(s: Settings) -> None:
     """Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
     our objects (no Secret values), events, controller logs, CRD versions, workload counts, nodes."""
+    import dataclasses
     import json
 
     from trainerctl import ui
+    from trainerctl.cli.options import session
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.status import status
-    from trainerctl.cluster.support_bundle import support_bundle
+    from trainerctl.cluster.status import Status
+    from trainerctl.cluster.support_bundle import SupportBundle
 
-    api = connect(s.kubeconfig, s.context)
-    written = support_bundle(cluster=api, namespace=s.namespace, output_file=s.output_file,
-                             status=lambda part: json.loads(json.dumps(status(cluster=part, namespace=s.namespace,
-                                                                               owner_label=s.owner_label))))
+    on = session(s, connect(s.kubeconfig, s.context))
+
+    def status(part) -> dict:  # the status part's own connection, with its deadline
+        return json.loads(json.dumps(Status().run(dataclasses.replace(on, cluster=part))))
+
+    written = SupportBundle(status, s.output_file).run(on)
     ui.info(written.line())
     sys.stdout.write(written.path + "\n")

@@ -42,11 +42,11 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
     refused when its tree digest changed), through the same staged install and lock; recorded as a
     new revision, then verified (verify's default tiers; --no-verify skips them). --dry-run shows the
     diff and the plan."""
-    from trainerctl.cli.options import install_options
-    from trainerctl.cli.output import check_output, emit, progress, run_failed
+    from trainerctl.cli.options import install_options, session
+    from trainerctl.cli.output import check_output, emit, run_failed
     from trainerctl.cluster import rollback
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.install import RunFailed, install, source_dict
+    from trainerctl.cluster.install import RunFailed, source_dict
     from trainerctl.errors import InputError
     from trainerctl.render.pipeline import render
     from trainerctl.render.recipe import options_from
@@ -61,14 +61,14 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
                                    cache_dir=s.cache_dir, offline=s.offline))
     source = source_dict(rendered.source)
     rollback.check_render(back, source)
-    if s.dry_run:
-        _show_diff(api, rendered, s, output)
-    options = install_options(s, recipe=back.target.render, rollback_to=back.target.revision,
-                              upgrade_guard=rollback.guard(guard, back, s.allow_breaking))
+    where = dict(namespace=rendered.namespace, owner_label=rendered.owner_label)
+    if s.dry_run:  # shown before the install's progress starts
+        _show_diff(session(s, api, **where), rendered.objects, output)
+    on = session(s, api, **where, progress_of=len(rendered.objects))
+    action = install_options(s, recipe=back.target.render, rollback_to=back.target.revision,
+                             upgrade_guard=rollback.guard(guard, back, s.allow_breaking))
     try:
-        report = install(rendered.objects, cluster=api, namespace=rendered.namespace,
-                         owner_label=rendered.owner_label, source=source, options=options,
-                         progress=progress(len(rendered.objects)))
+        report = action.run(on, rendered.objects, source)
     except RunFailed as exc:
         run_failed(exc, output)
         raise
@@ -79,11 +79,10 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
         run_verify(api, s, rendered.namespace)
 
 
-def _show_diff(api, rendered, s: Settings, output: str) -> None:
+def _show_diff(on, objects: list[dict], output: str) -> None:
     """--dry-run: the unified diff of what the rollback changes, before the plan (on stderr when
-    stdout is for -o json or yaml)."""
-    from trainerctl.cluster.diff import diff
+    stdout is for -o json or yaml), over the session the rollback runs over."""
+    from trainerctl.cluster.diff import Diff
 
-    result = diff(rendered.objects, cluster=api, namespace=rendered.namespace, owner_label=rendered.owner_label,
-                  field_manager=s.field_manager)
+    result = Diff().run(on, objects)
     (sys.stdout if output == "text" else sys.stderr).write(terminal(result.text()) or "diff: no changes\n")

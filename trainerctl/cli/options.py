@@ -1,6 +1,7 @@
 """Each command's options, made from its Settings in one place: the render's RenderOptions and
-the cluster commands' InstallOptions and UninstallOptions take the settings of their own field
-names (`Settings.options_for`); what is not a setting (the controller options made of the
+the cluster actions (Install, Uninstall) take the settings of their own field names
+(`Settings.options_for`), and the session they run over the namespace, ownership label and field
+manager (`session`); what is not a setting (the controller options made of the
 `manager:` block and --set, the entries of --images-from's file, the upgrade check, a value found
 on the cluster) is added here, and so are the registry settings."""
 
@@ -36,12 +37,23 @@ def render_options(s: Settings, **found: Any):
     return s.options_for(RenderOptions, manager=manager, images=images, origins=origins, **found)
 
 
+def session(s: Settings, api, *, namespace: str | None = None, owner_label=None, progress_of: int | None = None):
+    """The session a cluster command's action runs over (manager/session.py): the namespace and
+    ownership label of the settings unless the target found others (a hand-over's namespace, the
+    label a render was made with); progress shown for `progress_of` objects (install, uninstall)."""
+    from trainerctl.cluster.manager.session import Session
+    from trainerctl.ui import Progress
+
+    shown = Progress(progress_of or 0, enabled=progress_of is not None)
+    return Session(api, namespace or s.namespace, owner_label or s.owner_label, s.field_manager, shown)
+
+
 def install_options(s: Settings, **extra: Any):
-    """InstallOptions; `extra`: what the command adds (how the render was asked, for the history)."""
-    from trainerctl.cluster.install import InstallOptions
+    """The Install action; `extra`: what the command adds (how the render was asked, for the history)."""
+    from trainerctl.cluster.install import Install
     from trainerctl.upgrade import guard
 
-    return s.options_for(InstallOptions, **{"upgrade_guard": guard, **extra})
+    return s.options_for(Install, **{"upgrade_guard": guard, **extra})
 
 
 def registry_settings(s: Settings):
@@ -68,6 +80,7 @@ def registries_for(s: Settings, asked: bool, step: str):
 
 
 def uninstall_options(s: Settings):
-    from trainerctl.cluster.uninstall import UninstallOptions
+    """The Uninstall action."""
+    from trainerctl.cluster.uninstall import Uninstall
 
-    return s.options_for(UninstallOptions)
+    return s.options_for(Uninstall)

@@ -6,7 +6,6 @@ import sys
 
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
 from trainerctl.safe_text import terminal
-from trainerctl.ui import Progress
 
 SUMMARY_FORMATS = ("text", "yaml", "json")
 
@@ -41,10 +40,6 @@ def run_failed(exc, output: str) -> None:
         sys.stderr.write(terminal("".join(f"{line}\n" for line in lines(exc.diagnoses))))
     if output != "text" or exc.report.objects:  # text: the error line says it all
         emit(exc.report, output)
-
-
-def progress(total: int) -> Progress:
-    return Progress(total)
 
 
 def errors_above_one(fn):

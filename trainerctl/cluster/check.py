@@ -13,16 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from trainerctl.cluster.client.client import Cluster
-from trainerctl.cluster.manager.objects import label_selector
 from trainerctl.cluster.manager.plan import ensure_namespace
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer import checklist
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.cluster.trainer.verify import pods
 from trainerctl.cluster.trainer.verify.owned import LABEL
 from trainerctl.cluster.trainer.verify.runtimes import rendered
-from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.serialize import json_text, yaml_text
-from trainerctl.settings import FIELD_MANAGER
 
 
 @dataclass
@@ -55,28 +53,32 @@ class CheckReport:
         return "\n".join(lines) + "\n"
 
 
-def check(objects: list[dict], *, cluster: Cluster, namespace: str, source: dict,
-          owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER, prune: bool = True,
-          upgrade_guard: Callable[..., Any] | None = None,
-          image_check: Callable[[list[dict]], list[str]] | None = None,
-          job_namespace: str | None = None) -> CheckReport:
-    """`image_check` (check --images): asks the registries and returns a line per image that is
-    missing or cannot be checked. `job_namespace` (check --job-namespace): whether the namespace
-    admits the pods of each rendered runtime (verify's namespace tier)."""
-    report = CheckReport(namespace)
-    found = report.findings
-    if image_check is not None:  # first: it needs no cluster, so no cluster finding below can hide it
-        problems = image_check(objects)
-        found.append(Finding("images", FAIL, f"{len(problems)} image(s) missing or not checkable at their registries",
-                             problems) if problems else Finding("images", OK, "every image exists at its registry"))
-    facts = checklist.Facts(cluster, ensure_namespace(objects, namespace, owner_label), namespace,
-                            label_selector(owner_label), field_manager, target=source.get("trainer_version"),
-                            prune=prune, thorough=True, upgrade_guard=upgrade_guard)
-    facts.read_ahead()
-    found.extend(finding for _, finding in checklist.run(facts))
-    if job_namespace:
-        found.extend(_namespace_admission(cluster, objects, job_namespace))
-    return report
+@dataclass(frozen=True)
+class Check:
+    """The check action: `options`, the install's options it checks for (prune, the upgrade check,
+    the hand-overs asked); `image_check` (check --images) asks the registries and returns a line
+    per image that is missing or cannot be checked; `job_namespace` (check --job-namespace): whether
+    that namespace admits the pods of each rendered runtime (verify's namespace tier)."""
+
+    options: Any
+    image_check: Callable[[list[dict]], list[str]] | None = None
+    job_namespace: str | None = None
+
+    def run(self, session: Session, objects: list[dict], source: dict) -> CheckReport:
+        report = CheckReport(session.namespace)
+        found = report.findings
+        if self.image_check is not None:  # first: it needs no cluster, so no cluster finding below can hide it
+            problems = self.image_check(objects)
+            found.append(Finding("images", FAIL, f"{len(problems)} image(s) missing or not checkable at their "
+                                 "registries", problems) if problems
+                         else Finding("images", OK, "every image exists at its registry"))
+        facts = checklist.Facts(session, ensure_namespace(objects, session.namespace, session.owner_label),
+                                self.options, target=source.get("trainer_version"), thorough=True)
+        facts.read_ahead()
+        found.extend(finding for _, finding in checklist.run(facts))
+        if self.job_namespace:
+            found.extend(_namespace_admission(session.cluster, objects, self.job_namespace))
+        return report
 
 
 def _namespace_admission(cluster: Cluster, objects: list[dict], namespace: str) -> list[Finding]:

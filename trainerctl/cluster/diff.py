@@ -7,28 +7,34 @@ unfinished TrainJobs still using them: not drift, but what someone may delete on
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from trainerctl.cluster.manager import diff as engine_diff
-from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.manager.diff import DiffResult, ObjectDiff
-from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer.in_use import left_behind
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
-from trainerctl.owner_label import DEFAULT_OWNER_LABEL
-from trainerctl.settings import FIELD_MANAGER
 
-__all__ = ["DiffResult", "ObjectDiff", "diff"]
+__all__ = ["Diff", "DiffResult", "ObjectDiff", "diff"]
 
 
-def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
-         field_manager: str = FIELD_MANAGER, force_conflicts: bool = False) -> DiffResult:
-    result = engine_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label, stages=STAGES,
-                              never_prune=NEVER_PRUNE, field_manager=field_manager, force_conflicts=force_conflicts)
-    reported = {d.ref.key for d in result.diffs}
-    for ref, jobs in left_behind(cluster, Discovery(cluster), objects, owner_label):
-        if ref.key in reported:
-            continue  # an install would prune it (its record has it): already a "prune"
-        why = (f"still used by unfinished TrainJob {', '.join(jobs)}" if jobs else
-               f"no unfinished TrainJob uses it: delete it (kubectl delete {ref.kind.lower()} {ref.name}"
-               f"{' -n ' + ref.namespace if ref.namespace else ''})")
-        result.diffs.append(ObjectDiff(ref, "kept", message=f"no longer rendered, left on the cluster; {why}"))
-    return result
+@dataclass(frozen=True)
+class Diff:
+    """The diff action: what `install` would change, by server-side dry-run."""
+
+    force_conflicts: bool = False
+
+    def run(self, session: Session, objects: list[dict]) -> DiffResult:
+        cluster = session.cluster
+        result = engine_diff.diff(objects, cluster=cluster, namespace=session.namespace,
+                                  owner_label=session.owner_label, stages=STAGES, never_prune=NEVER_PRUNE,
+                                  field_manager=session.field_manager, force_conflicts=self.force_conflicts)
+        reported = {d.ref.key for d in result.diffs}
+        for ref, jobs in left_behind(cluster, session.discovery, objects, session.owner_label):
+            if ref.key in reported:
+                continue  # an install would prune it (its record has it): already a "prune"
+            why = (f"still used by unfinished TrainJob {', '.join(jobs)}" if jobs else
+                   f"no unfinished TrainJob uses it: delete it (kubectl delete {ref.kind.lower()} {ref.name}"
+                   f"{' -n ' + ref.namespace if ref.namespace else ''})")
+            result.diffs.append(ObjectDiff(ref, "kept", message=f"no longer rendered, left on the cluster; {why}"))
+        return result

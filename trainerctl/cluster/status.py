@@ -8,6 +8,8 @@ and the rest is still reported."""
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager import diff as engine_diff
@@ -20,6 +22,7 @@ from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.prune import resolve_entry
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.wait import deployment_is_available
 from trainerctl.cluster.trainer import conditions, dependencies, go_operator
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
@@ -148,6 +151,21 @@ def wait_ready(timeout: float, on_wait=None, **kwargs) -> tuple[dict, bool]:
             on_wait(ready_condition(st))
         time.sleep(min(delay, max(0.0, deadline - now)))
         delay = min(delay * 2, 2.0)
+
+
+@dataclass(frozen=True)
+class Status:
+    """The status action: `objects`, a render to compare with (else the inventory is); `wait`,
+    seconds to wait for Ready (None: ask once), calling `on_wait(the Ready condition)` while not."""
+
+    objects: list[dict] | None = None
+    wait: float | None = None
+    on_wait: Callable[[dict], None] | None = None
+
+    def run(self, session: Session) -> dict:
+        args = dict(cluster=session.cluster, namespace=session.namespace, objects=self.objects,
+                    owner_label=session.owner_label, field_manager=session.field_manager)
+        return status(**args) if self.wait is None else wait_ready(self.wait, self.on_wait, **args)[0]
 
 
 def ready_condition(st: dict) -> dict:

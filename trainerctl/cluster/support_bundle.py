@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from trainerctl.cluster.client.client import Cluster
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer import support
 
 
@@ -24,11 +25,16 @@ class Written:
         return f"support bundle: {self.path} ({self.files} files{missed})"
 
 
-def support_bundle(*, cluster: Cluster, namespace: str, output_file: str | None,
-                   status: Callable[[Cluster], dict]) -> Written:
-    """Collect and write the bundle; `status(cluster)` is what `trainerctl status -o json` prints
-    (given the connection with the status part's deadline)."""
-    bundle = support.collect(cluster, namespace, status=status)
-    path = output_file or f"{bundle.root}.tar.gz"
-    bundle.write(path)
-    return Written(path, len(bundle.files), list(bundle.unreadable))
+@dataclass(frozen=True)
+class SupportBundle:
+    """The support-bundle action: `status(cluster)` is what `trainerctl status -o json` prints
+    (given the connection with the status part's deadline); `output_file` None: named by its root."""
+
+    status: Callable[[Cluster], dict]
+    output_file: str | None = None
+
+    def run(self, session: Session) -> Written:
+        bundle = support.collect(session.cluster, session.namespace, status=self.status)
+        path = self.output_file or f"{bundle.root}.tar.gz"
+        bundle.write(path)
+        return Written(path, len(bundle.files), list(bundle.unreadable))

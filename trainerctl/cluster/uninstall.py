@@ -20,16 +20,15 @@ from trainerctl.cluster.manager.apply import delete_and_wait
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.listing import CRD, Found, candidate_types, count_custom_resources, find_labelled
-from trainerctl.cluster.manager.objects import is_exempt, label_selector
+from trainerctl.cluster.manager.objects import is_exempt
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult, Report, StageResult
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.stages import WEBHOOK_KINDS, WebhookRules
 from trainerctl.cluster.trainer import finalizers
 from trainerctl.cluster.trainer.policy import KEEP_ON_UNINSTALL, LEGACY_FINALIZER, STAGES
 from trainerctl.errors import InputError
-from trainerctl.owner_label import DEFAULT_OWNER_LABEL
-from trainerctl.settings import FIELD_MANAGER, LOCK_TIMEOUT, TIMEOUT
-from trainerctl.ui import Progress
+from trainerctl.settings import LOCK_TIMEOUT, TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -42,7 +41,6 @@ class UninstallOptions:
     dry_run: bool = False
     timeout: float = TIMEOUT
     lock_timeout: float = LOCK_TIMEOUT
-    field_manager: str = FIELD_MANAGER
 
 
 def _confirm_crds(cluster: Cluster, discovery: Discovery, crds: list[Found], options: UninstallOptions,
@@ -71,29 +69,32 @@ def _history(cluster: Cluster, namespace: str, options: UninstallOptions) -> dic
     return {"deleted": deleted, "message": f"{deleted} revision(s) {verb} (--keep-history keeps them)"}
 
 
-def uninstall(*, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL, options: UninstallOptions | None = None,
-              confirm: Callable[[str], bool] | None = None, progress=None) -> Report:
-    options = options or UninstallOptions()
-    progress = progress or Progress(0, enabled=False)
-    report = Report("uninstall", dry_run=options.dry_run, namespace=namespace)
-    if options.dry_run:
-        return _uninstall(cluster, namespace, owner_label, options, confirm, progress, report)
-    # No namespace, no lock to take there (nobody could hold one): uninstall does not create it.
-    with lock.take(cluster, namespace, "uninstall", timeout=options.lock_timeout, field_manager=options.field_manager,
-                   on_message=progress.message, create_missing_namespace=False) as held:
-        report.lock = {} if held.unlocked else held.acquired.to_dict()
-        return _uninstall(cluster, namespace, owner_label, options, confirm, progress, report, held.check)
+@dataclass(frozen=True)
+class Uninstall(UninstallOptions):
+    """The uninstall action: its options, and one `run` over a session; what it deletes is what
+    carries the session's ownership label."""
+
+    def run(self, session: Session, confirm: Callable[[str], bool] | None = None) -> Report:
+        """`confirm(question)` asks before CRDs go; None: not a terminal."""
+        report = Report("uninstall", dry_run=self.dry_run, namespace=session.namespace)
+        if self.dry_run:
+            return _uninstall(session, self, confirm, report)
+        # No namespace, no lock to take there (nobody could hold one): uninstall does not create it.
+        with lock.take(session.cluster, session.namespace, "uninstall", timeout=self.lock_timeout,
+                       field_manager=session.field_manager, on_message=session.progress.message,
+                       create_missing_namespace=False) as held:
+            report.lock = {} if held.unlocked else held.acquired.to_dict()
+            return _uninstall(session, self, confirm, report, held.check)
 
 
-def _uninstall(cluster: Cluster, namespace: str, owner_label, options: UninstallOptions,
-               confirm: Callable[[str], bool] | None, progress, report: Report,
+def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[str], bool] | None, report: Report,
                check_lock: Callable[[], None] = lambda: None) -> Report:
     start = time.monotonic()
-    discovery = Discovery(cluster)
+    cluster, namespace, owner_label, progress = session.cluster, session.namespace, session.owner_label, session.progress
+    discovery = session.discovery
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)
     types = [r for r in candidate_types(discovery, inventory) if (r.group, r.kind) not in KEEP_ON_UNINSTALL]
-    owner_label = label_selector(owner_label)
     found = [f for f in find_labelled(cluster, namespace, owner_label, types) if not is_exempt(f.meta)]
     crds: list[Found] = []
     if options.delete_crds:
@@ -117,7 +118,7 @@ def _uninstall(cluster: Cluster, namespace: str, owner_label, options: Uninstall
         groups.setdefault(stage(f), []).append(f)
     if crds:
         groups.setdefault("crds", []).extend(crds)
-    progress.total = sum(len(v) for v in groups.values())
+    progress.expect(sum(len(v) for v in groups.values()))
     # Runtimes (admitted) first, then everything else in reverse apply order; CRDs go last.
     order = sorted(groups, key=lambda s: (s == "crds", -STAGES.index(s)))
     for name in order:

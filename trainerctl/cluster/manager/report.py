@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from trainerctl.errors import TrainerctlError
 from trainerctl.serialize import json_text, yaml_text
 
 ACTIONS = ("created", "configured", "unchanged", "recreated", "pruned", "deleted", "skipped", "failed")
@@ -112,3 +113,13 @@ class Report:
             lines.append(f"history: {self.history['message']}")
         lines.append(self.summary_line())
         return "\n".join(lines) + "\n"
+
+
+class RunFailed(TrainerctlError):
+    """A run that stopped: carries the partial report so the CLI can still print what was done."""
+
+    def __init__(self, message: str, report: Report, exit_code: int | None = None):
+        super().__init__(message, exit_code)
+        self.report = report
+        self.upgrade_report = None  # the blocking upgrade report, for the CLI to print
+        self.diagnoses: list = []  # manager/diagnose.py Diagnosis per object a wait gave up on

@@ -17,13 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.manager.inventory import Inventory
 from trainerctl.cluster.manager.plan import namespace_labels, plan, read_live
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import helm, lock
 from trainerctl.cluster.manager.staged import unchanged_since
 from trainerctl.cluster.trainer import go_operator, helm_handover, operator_inventory, preflight
@@ -40,31 +41,27 @@ class Facts:
 
     `thorough` (check): ask the access review for everything an install may do, not only for what
     this run would change. `lock_held` (install): this run holds the install lock, so the lock
-    check has nothing to ask. `upgrade_guard(cluster, objects, owner_label=, allow_breaking=)`
-    returns an upgrade report or raises a refusal carrying `.report` (trainerctl.upgrade.guard)."""
+    check has nothing to ask. The options' `upgrade_guard(cluster, objects, owner_label=,
+    allow_breaking=)` returns an upgrade report or raises a refusal carrying `.report`
+    (trainerctl.upgrade.guard)."""
 
-    cluster: Cluster
+    session: Session  # the cluster, its discovery, the namespace, the ownership label, the field manager
     objects: list[dict]  # with the install namespace (plan.ensure_namespace)
-    namespace: str
-    owner_label: str
-    field_manager: str
+    options: Any  # the install's (cluster/install.py InstallOptions): prune, dry_run, take_over_*, allow_breaking, upgrade_guard
     target: str | None = None  # the Trainer release the render is (its source's trainer_version)
-    prune: bool = True
     thorough: bool = False
     lock_held: bool = False
-    dry_run: bool = False
-    take_over_operator: bool = False
-    take_over_helm: bool = False
-    allow_breaking: bool = False
     created_namespace: bool = False  # this run created the namespace just now, to hold its lock in
-    upgrade_guard: Callable[..., Any] | None = None
-    discovery: Discovery = field(init=False)
     helm_unreadable: list[str] = field(init=False, default_factory=list)
     forbidden: list[ApiError] = field(init=False, default_factory=list)
     _memo: dict[str, tuple[Any, BaseException | None]] = field(init=False, default_factory=dict)
 
-    def __post_init__(self) -> None:
-        self.discovery = Discovery(self.cluster)
+    # The session's, read where a check names them.
+    cluster = property(lambda self: self.session.cluster)
+    discovery = property(lambda self: self.session.discovery)
+    namespace = property(lambda self: self.session.namespace)
+    owner_label = property(lambda self: self.session.owner_label)
+    field_manager = property(lambda self: self.session.field_manager)
 
     # -- reads, each once -----------------------------------------------------------------
     def _once(self, name: str, read: Callable[[], Any]) -> Any:
@@ -134,7 +131,7 @@ class Facts:
         a sign of the operator: its CR or Deployment, or its field manager on an object we render."""
         def read() -> list:
             op = self.operator()
-            if self.inventory() is not None and not (op.cr is not None and self.take_over_operator):
+            if self.inventory() is not None and not (op.cr is not None and self.options.take_over_operator):
                 return []
             if not (op.present or any(operator_inventory.managed_by_operator((p.live or {}).get("metadata"))
                                       for p in self.live())):
@@ -201,16 +198,16 @@ class Facts:
 
     def upgrade(self) -> Any:
         """The CRD compatibility report (None when no guard was given)."""
-        return self._once("upgrade", lambda: self.upgrade_guard(
+        return self._once("upgrade", lambda: self.options.upgrade_guard(
             self.cluster, self.objects, owner_label=self.owner_label,
-            allow_breaking=self.allow_breaking or self.dry_run))
+            allow_breaking=self.options.allow_breaking or self.options.dry_run))
 
 
 # -- the checks, in the order install makes them ---------------------------------------------
 def _lock(f: Facts) -> Finding:
     if f.lock_held:
         return Finding("lock", OK, "this run holds the install lock")
-    if f.dry_run:
+    if f.options.dry_run:
         return Finding("lock", OK, "a dry-run takes no lock")
     state = f.lease()
     if state is None or not state.held:
@@ -248,11 +245,11 @@ def _upgrade_path(f: Facts) -> Finding:
 
 def _go_operator(f: Facts) -> Finding:
     op = f.operator()
-    if op.cr is not None and f.take_over_operator:
+    if op.cr is not None and f.options.take_over_operator:
         go_operator.check_namespace(op, f.namespace)
     if not op.can_write:
         return Finding("go-operator", OK, "the Go trainer-operator is not in charge here")
-    if f.take_over_operator:
+    if f.options.take_over_operator:
         go_operator.check_hand_over(op)
         return Finding("go-operator", OK, f"the Go trainer-operator is handed over ({op.why()})")
     return Finding("go-operator", FAIL, op.refusal())
@@ -262,7 +259,7 @@ def _helm(f: Facts) -> Finding:
     state = f.helm()
     if not state.present:
         return Finding("helm", OK, "no Helm release owns Trainer here")
-    if f.take_over_helm:
+    if f.options.take_over_helm:
         state.check_namespace(f.namespace)
         return Finding("helm", OK, f"handed over from Helm ({state.describe()})")
     return Finding("helm", FAIL, state.refusal())
@@ -288,7 +285,7 @@ def _permissions(f: Facts) -> Finding:
         if exc.status != 403:
             raise
         previous = None  # the review asks for the inventory's permissions above
-    needs += preflight.change_needs(planned, f.namespace, previous, f.prune, will_apply=f.will_apply)
+    needs += preflight.change_needs(planned, f.namespace, previous, f.options.prune, will_apply=f.will_apply)
     return preflight.permissions(f.cluster, needs)
 
 
@@ -299,7 +296,7 @@ def _istio(f: Facts) -> Finding:
 def _upgrade(f: Facts) -> Finding:
     """Skipped when no CRD is installed yet, or every CRD is provably as we left it."""
     crds = [p for p in f.live() if p.ref.kind == "CustomResourceDefinition"]
-    if f.upgrade_guard is None or not crds or all(p.live is None for p in crds) or \
+    if f.options.upgrade_guard is None or not crds or all(p.live is None for p in crds) or \
             not any(f.will_apply(p) for p in crds):
         return Finding("upgrade", OK, "no installed CRD changes")
     f.upgrade()
