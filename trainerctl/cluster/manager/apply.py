@@ -186,7 +186,9 @@ def delete_and_wait(cluster: Cluster, path: str, deadline: float, dry_run: bool 
     """Delete (background propagation: no garbage-collector round trip); False if already gone.
 
     `strip_finalizers` are removed first: finalizers whose controller is gone would hold the
-    delete forever."""
+    delete forever. They are removed again while it waits: a controller may put one back between
+    our removal and the DELETE, and once the object is being deleted nobody can add one again, so
+    one more removal ends the wait."""
     try:
         meta = cluster.request("GET", path, accept=PARTIAL_META)
         if not dry_run:
@@ -206,11 +208,16 @@ def delete_and_wait(cluster: Cluster, path: str, deadline: float, dry_run: bool 
     delay = 0.05
     while True:
         try:
-            cluster.request("GET", path, accept=PARTIAL_META)
+            meta = cluster.request("GET", path, accept=PARTIAL_META).get("metadata") or {}
+            back = next((f for f in strip_finalizers if f in (meta.get("finalizers") or [])), None)
+            if back is not None and time.monotonic() <= deadline:
+                remove_finalizer(cluster, path, meta, back, deadline)
+                continue  # read it again: its finalizers moved
         except ApiError as exc:
             if exc.status == 404:
                 return True
-            raise
+            if exc.status not in (409, 422):  # the finalizers changed under the guarded patch: read again
+                raise
         if time.monotonic() > deadline:
             raise WaitTimeout(f"timed out waiting for {path} to be deleted")
         time.sleep(delay)
