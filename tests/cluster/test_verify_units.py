@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from trainerctl.cluster.trainer.verify import webhooks
+from trainerctl.cluster.client.views import Unreadable
+from trainerctl.cluster.trainer.verify import runtimes, views, webhooks
 from trainerctl.cluster.trainer.verify.result import ERROR, FAIL, OK, TIMEOUT, WARN, Result, VerifyReport
 
 CALL = ('Internal error occurred: failed calling webhook "defaulter.trainjob.trainer.kubeflow.org": failed to call '
@@ -92,3 +93,43 @@ def test_a_webhook_that_is_not_a_mapping_is_skipped():
             "clientConfig": {"service": {"namespace": "ns", "name": "svc"}}}
     assert webhooks.services_for(_Listing([{"webhooks": ["junk", hook, hook]}]), "trainer.kubeflow.org") == \
         [("ns", "svc", 443)]
+
+
+# -- the Trainer objects verify reads, through their views ------------------------------------------
+RUNTIME = {"metadata": {"name": "torch-distributed", "labels": {"trainer.kubeflow.org/framework": "torch"}},
+           "spec": {"template": {"spec": {"replicatedJobs": [{"name": "node", "template": {"spec": {"template": {
+               "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "node"}]}}}}}]}}}}
+TRAINJOB = {"metadata": {"name": "j", "namespace": "ns", "uid": "u"}, "status": {"conditions": [
+    {"type": "Failed", "status": "True", "reason": "Boom", "message": "the node crashed"}]}}
+
+
+def test_a_runtime_and_a_trainjob_are_read_by_their_views():
+    runtime = runtimes.Runtime.read(RUNTIME)
+    assert (runtime.display, runtime.framework) == ("ClusterTrainingRuntime torch-distributed", "torch")
+    assert runtime.pod_templates() == [("node", RUNTIME["spec"]["template"]["spec"]["replicatedJobs"][0]
+                                        ["template"]["spec"]["template"])]
+    job = views.TrainJob.read(TRAINJOB)
+    assert (job.meta.uid, job.failed, job.complete) == ("u", "the node crashed", False)
+
+
+def test_a_runtime_that_does_not_fit_is_skipped_with_its_line():
+    bad = {"metadata": {"name": "bad"}, "spec": {"template": {"spec": {"replicatedJobs": ["junk"]}}}}
+
+    class Listing:
+        def items(self, path, query=None):
+            return [bad, RUNTIME] if "clustertrainingruntimes" in path else []
+
+    unreadable: list[str] = []
+    assert [r.name for r in runtimes.listed(Listing(), None, unreadable)] == ["torch-distributed"]
+    assert unreadable == ["unreadable ClusterTrainingRuntime bad: spec.template.spec.replicatedJobs[0]: expected a "
+                          "mapping, got 'junk'"]
+
+
+@given(st.sampled_from(["runtime", "trainjob"]), _JSON)
+def test_any_json_for_a_trainer_view_gives_the_view_or_one_unreadable_line(which, raw):
+    read = runtimes.Runtime.read if which == "runtime" else views.TrainJob.read
+    for doc in (raw, {**(RUNTIME if which == "runtime" else TRAINJOB), "spec": raw, "status": raw}):
+        try:
+            read(doc)
+        except Unreadable as exc:
+            assert str(exc).startswith("unreadable ") and "\n" not in str(exc)

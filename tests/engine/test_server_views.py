@@ -309,6 +309,7 @@ SAMPLES = {
         "render": json.dumps({"platform": "kubernetes", "images": {"a": "b"}, "components": ["runtimes"],
                               "manager": {"replicas": 2}, "ha": False}),
         "source": json.dumps({"url": "u", "ref": "v2.2.0", "embedded": True})}},
+    "ConfigMap": {"metadata": {"name": "kubeflow-trainer-public", "namespace": NS}, "data": {"version": "v2.3.0"}},
     "ValidatingWebhookConfiguration": {"metadata": {"name": "v"}, "webhooks": [
         {"name": "v.x.io", "clientConfig": {"service": {"namespace": NS, "name": "s", "port": 443}},
          "rules": [{"apiGroups": ["x.io"], "resources": ["xs"]}]}]},

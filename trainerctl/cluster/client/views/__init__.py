@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, TypeVar
 from trainerctl.cluster.client.views.admission import Webhook, WebhookConfiguration
 from trainerctl.cluster.client.views.apps import Deployment, ReplicaSet, Selector
 from trainerctl.cluster.client.views.coordination import Lease
-from trainerctl.cluster.client.views.core import ContainerStatus, Event, Node, Pod, by_time
+from trainerctl.cluster.client.views.core import ConfigMap, ContainerStatus, Event, Node, Pod, by_time
 from trainerctl.cluster.client.views.crd import CRD
 from trainerctl.cluster.client.views.fields import Unreadable, parse_time
 from trainerctl.cluster.client.views.helm import HelmRecord, HelmRelease
@@ -33,7 +33,7 @@ from trainerctl.cluster.client.views.inventory import Entry, InventoryRecord
 from trainerctl.cluster.client.views.meta import Condition, Meta, condition
 from trainerctl.cluster.client.views.network import EndpointSlice, Service
 
-__all__ = ["CRD", "Condition", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
+__all__ = ["CRD", "Condition", "ConfigMap", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
            "HelmRelease", "HistoryRecord", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "Selector", "Service",
            "Unreadable", "VIEWS", "Webhook", "WebhookConfiguration", "by_time", "condition", "parse_time",
            "read_each"]
@@ -46,6 +46,7 @@ VIEWS: dict[str, Callable[[Any], Any]] = {
     "Pod": Pod.read,
     "Event": Event.read,
     "Node": Node.read,
+    "ConfigMap": ConfigMap.read,
     "CustomResourceDefinition": CRD.read,
     "Service": Service.read,
     "EndpointSlice": EndpointSlice.read,

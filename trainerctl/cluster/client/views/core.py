@@ -1,4 +1,4 @@
-"""Views of core/v1 kinds: Pod (its containers and their statuses), Event, Node."""
+"""Views of core/v1 kinds: Pod (its containers and their statuses), Event, Node, ConfigMap."""
 
 from __future__ import annotations
 
@@ -175,3 +175,14 @@ class Node:
         return cls(Meta.read(obj, k8s_names=True), spec.boolean("unschedulable"),
                    tuple(Taint(t.string("key"), t.string("value"), t.string("effect")) for t in spec.mappings("taints")),
                    Condition.read_all(status), status.string_map("nodeInfo"), status.string_map("allocatable"))
+
+
+@dataclass(frozen=True)
+class ConfigMap:
+    meta: Meta
+    data: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, raw: Any) -> "ConfigMap":
+        obj = Cursor.of("ConfigMap", raw)
+        return cls(Meta.read(obj), obj.string_map("data"))

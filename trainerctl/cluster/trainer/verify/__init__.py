@@ -64,13 +64,16 @@ class Verify:
                                    job_namespace=opts.job_namespace is not None, run=opts.run)
         if _failed(report, [permissions.check(self.cluster, wanted)], keep_ok=False):
             return
+        unreadable: list[str] = []
         try:
-            runtimes = listed(self.cluster, opts.job_namespace)
+            runtimes = listed(self.cluster, opts.job_namespace, unreadable)
         except ApiError as exc:
             report.add(Result("admission", "runtimes", ERROR if exc.status in (401, 403, 404) else FAIL,
                               forbidden_line(exc, "list", "ClusterTrainingRuntimes and TrainingRuntimes")
                               if exc.status != 404 else "Trainer's CRDs are not installed (trainerctl install)"))
             return
+        for line in unreadable:  # Trainer cannot use it either; the others are still tried
+            report.add(Result("admission", "runtimes", WARN, f"{line} (skipped)"))
         namespace = opts.job_namespace
         if namespace is None:
             try:

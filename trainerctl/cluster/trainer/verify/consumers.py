@@ -9,7 +9,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
-from trainerctl.cluster.client.views import Deployment, read_each
+from trainerctl.cluster.client.views import ConfigMap, Deployment, Unreadable, read_each
+from trainerctl.cluster.client.views.fields import Cursor
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.trainer.floors import parse_version
 from trainerctl.cluster.trainer.verify.result import OK, WARN, Result
@@ -43,13 +44,18 @@ def _trainer_version(cluster: Cluster, namespace: str) -> str:
     return value if isinstance(value, str) and parse_version(value) else ""
 
 
-def _configmap(cluster: Cluster, namespace: str, name: str) -> dict | None:
+def _configmap(cluster: Cluster, namespace: str, name: str) -> dict[str, str] | None:
+    """Its data; None when it is missing or cannot be read, {} when it does not fit its view."""
     try:
         raw = cluster.get_or_none(object_path("", "v1", "configmaps", namespace, name))
     except ApiError:
         return None
-    data = raw.get("data") if isinstance(raw, dict) else None
-    return data if isinstance(data, dict) else ({} if raw is not None else None)
+    if raw is None:
+        return None
+    try:
+        return ConfigMap.read(raw).data
+    except Unreadable:
+        return {}
 
 
 def _below(trainer: str, needed: str) -> bool:
@@ -110,7 +116,6 @@ def _authenticated_may_read(cluster: Cluster, namespace: str, name: str) -> bool
         "resourceAttributes": {"namespace": namespace, "verb": "get", "resource": "configmaps", "name": name}}}
     try:
         answer = cluster.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body=review)
-    except ApiError:
+        return Cursor.of("SubjectAccessReview", answer).mapping("status").boolean("allowed")
+    except (ApiError, Unreadable):
         return None
-    status = answer.get("status") if isinstance(answer.get("status"), dict) else {}
-    return status.get("allowed") is True

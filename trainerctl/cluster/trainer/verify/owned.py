@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import read_each
+from trainerctl.cluster.trainer.verify.views import meta
 from trainerctl.errors import TrainerctlError
 
 LABEL = "verify.trainerctl.io/run"  # value: the run's id
@@ -82,10 +84,10 @@ def sweep(cluster: Cluster, namespace: str | None) -> list[str]:
     done = []
     selector = {"labelSelector": LABEL}
     try:
-        for ns in cluster.items(object_path("", "v1", "namespaces", None), query=selector):
-            name = _name(ns)
-            if name and not _deleting(ns):
-                done.append(_delete(cluster, object_path("", "v1", "namespaces", None, name), f"Namespace {name}"))
+        for ns in read_each(lambda raw: meta("Namespace", raw), cluster.items(
+                object_path("", "v1", "namespaces", None), query=selector), []):
+            if not ns.deleting:
+                done.append(_delete(cluster, object_path("", "v1", "namespaces", None, ns.name), f"Namespace {ns.name}"))
     except ApiError as exc:
         if exc.status not in (401, 403):
             raise
@@ -97,30 +99,10 @@ def sweep(cluster: Cluster, namespace: str | None) -> list[str]:
         except ApiError as exc:
             if exc.status not in (401, 403, 404):
                 raise
-    for job in jobs:
-        name, ns = _name(job), _namespace(job)
-        if name and ns and not _deleting(job):
-            done.append(_delete(cluster, trainjobs_path(ns, name), f"TrainJob {ns}/{name}"))
+    for job in read_each(lambda raw: meta("TrainJob", raw), jobs, []):
+        if job.namespace and not job.deleting:
+            done.append(_delete(cluster, trainjobs_path(job.namespace, job.name), f"TrainJob {job.display}"))
     return [f"{d} (left by an earlier verify)" for d in done if d]
-
-
-def _meta(obj) -> dict:
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    return meta if isinstance(meta, dict) else {}
-
-
-def _name(obj) -> str:
-    name = _meta(obj).get("name")
-    return name if isinstance(name, str) else ""
-
-
-def _namespace(obj) -> str:
-    ns = _meta(obj).get("namespace")
-    return ns if isinstance(ns, str) else ""
-
-
-def _deleting(obj) -> bool:
-    return bool(_meta(obj).get("deletionTimestamp"))
 
 
 def _delete(cluster: Cluster, path: str, what: str) -> str:

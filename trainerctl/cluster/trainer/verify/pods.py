@@ -23,17 +23,18 @@ def check(cluster: Cluster, runtimes: list[Runtime], namespace: str, labels: dic
 
 
 def pod(template: dict, namespace: str, labels: dict[str, str], job: str) -> dict:
-    """The Pod a runtime's pod template makes, as its Job would create it."""
+    """The Pod a runtime's pod template makes, as its Job would create it (the template as
+    Runtime.read checked it: the fields read here are of their types)."""
     spec = copy.deepcopy(template["spec"])
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or []:
-            if isinstance(container, dict) and not container.get("image"):
+            if not container.get("image"):
                 container["image"] = PLACEHOLDER_IMAGE
-    meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
-    own = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    meta = template.get("metadata") or {}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"generateName": f"trainerctl-verify-{job}-"[:58], "namespace": namespace,
-                         "labels": {**own, **labels}, "annotations": meta.get("annotations") or {}},
+                         "labels": {**(meta.get("labels") or {}), **labels},
+                         "annotations": meta.get("annotations") or {}},
             "spec": spec}
 
 

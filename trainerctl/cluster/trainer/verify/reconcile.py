@@ -9,10 +9,12 @@ from __future__ import annotations
 import time
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import Unreadable
 from trainerctl.cluster.trainer.verify import controllers, webhooks
 from trainerctl.cluster.trainer.verify.owned import TRAINER_GROUP, Owned
 from trainerctl.cluster.trainer.verify.result import ERROR, FAIL, OK, TIMEOUT, Result
 from trainerctl.cluster.trainer.verify.runtimes import Runtime, forbidden_line, trainjob
+from trainerctl.cluster.trainer.verify.views import TrainJob
 
 TIER = "reconcile"
 JOBSET_GROUP = "jobset.x-k8s.io"
@@ -52,8 +54,11 @@ def check(cluster: Cluster, owned: Owned, runtime: Runtime, namespace: str, time
 
 
 def _not_created(cluster: Cluster, what: str, namespace: str, name: str, created: dict, timeout: float) -> Result:
-    uid = (created.get("metadata") or {}).get("uid") if isinstance(created.get("metadata"), dict) else ""
-    events = controllers.warnings(cluster, namespace, uid) if isinstance(uid, str) and uid else []
+    try:
+        uid = TrainJob.read(created).meta.uid
+    except Unreadable:  # its events cannot be found; the controller's log still says
+        uid = ""
+    events = controllers.warnings(cluster, namespace, uid) if uid else []
     lines, pods = controllers.log_lines(cluster, TRAINER_GROUP, name)
     details = [*events, *(f"controller log: {line}" for line in lines)]
     head = f"JobSet {namespace}/{name} was not created within {timeout:g}s"

@@ -17,6 +17,7 @@ from trainerctl.cluster.trainer.verify.reconcile import jobset_path
 from trainerctl.cluster.trainer.verify.result import FAIL, OK, TIMEOUT, Result
 from trainerctl.cluster.trainer.verify.runtimes import Runtime, trainjob
 from trainerctl.cluster.trainer.verify import webhooks
+from trainerctl.cluster.trainer.verify.views import TrainJob, meta
 
 TIER = "run"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -64,14 +65,10 @@ def check(cluster: Cluster, owned: Owned, runtime: Runtime, namespace: str, time
 
 
 class _State:
-    def __init__(self, job: dict | None, jobset: dict | None, pods: list[Pod]):
+    def __init__(self, job: TrainJob | None, jobset: dict | None, pods: list[Pod]):
         self.pods = pods
-        status = (job or {}).get("status") if isinstance((job or {}).get("status"), dict) else {}
-        conds = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
-        self.complete = (conds.get("Complete") or {}).get("status") == "True"
-        failed = conds.get("Failed") or {}
-        self.failed = str(failed.get("message") or failed.get("reason") or "Failed") \
-            if failed.get("status") == "True" else ""
+        self.complete = bool(job and job.complete)
+        self.failed = job.failed if job else ""
         self.checks: dict[str, Callable[[], bool]] = {
             "JobSet created": lambda: jobset is not None,
             "pods created": lambda: bool(pods),
@@ -87,10 +84,11 @@ class _State:
 
 
 def _state(cluster: Cluster, namespace: str, name: str) -> _State:
-    job = cluster.get_or_none(trainjobs_path(namespace, name))
+    raw = cluster.get_or_none(trainjobs_path(namespace, name))
+    job = TrainJob.read(raw) if raw is not None else None  # unreadable: verify cannot follow it (exit 3)
     jobset = cluster.get_or_none(jobset_path(namespace, name))
-    raw = cluster.items(object_path("", "v1", "pods", namespace), query={"labelSelector": f"{JOBSET_NAME_LABEL}={name}"})
-    return _State(job, jobset, read_each(Pod.read, raw, []))
+    pods = cluster.items(object_path("", "v1", "pods", namespace), query={"labelSelector": f"{JOBSET_NAME_LABEL}={name}"})
+    return _State(job, jobset, read_each(Pod.read, pods, []))
 
 
 def _events(cluster: Cluster, namespace: str, uid: str) -> list[Event]:
@@ -119,9 +117,8 @@ def _causes(cluster: Cluster, namespace: str, name: str, pods: list[Pod]) -> lis
                              query={"labelSelector": f"{JOBSET_NAME_LABEL}={name}"})
     except ApiError:
         jobs = []
-    for raw in jobs:
-        uid = ((raw or {}).get("metadata") or {}).get("uid") if isinstance(raw, dict) else None
-        for event in _events(cluster, namespace, uid) if isinstance(uid, str) else []:
+    for job in read_each(lambda raw: meta("Job", raw), jobs, []):
+        for event in _events(cluster, namespace, job.uid) if job.uid else []:
             if event.reason == "FailedCreate":
                 kind = "Pod Security" if "PodSecurity" in event.message else \
                     "quota" if "quota" in event.message else "pods cannot be created"

@@ -4,8 +4,11 @@ namespace verify works in; the TrainJob that names one."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.views import Meta, read_each
+from trainerctl.cluster.client.views.fields import Cursor
 from trainerctl.cluster.trainer.verify.owned import TRAINER_GROUP, TRAINER_VERSION
 
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"
@@ -14,59 +17,66 @@ CLUSTER_KIND, NAMESPACED_KIND = "ClusterTrainingRuntime", "TrainingRuntime"
 
 @dataclass(frozen=True)
 class Runtime:
+    """A ClusterTrainingRuntime or TrainingRuntime, as verify reads it."""
+
     kind: str  # ClusterTrainingRuntime or TrainingRuntime
     name: str
     namespace: str  # "" for a ClusterTrainingRuntime
     framework: str  # its trainer.kubeflow.org/framework label
-    raw: dict
+    templates: tuple[tuple[str, dict], ...] = ()  # (replicatedJob name, its pod template), sent as they are
+
+    @classmethod
+    def read(cls, raw: Any, kind: str = CLUSTER_KIND, namespace: str = "") -> "Runtime":
+        obj = Cursor.of(kind, raw)
+        meta = Meta.read(obj)
+        templates = []
+        for job in obj.mapping("spec").mapping("template").mapping("spec").mappings("replicatedJobs"):
+            pod = job.mapping("template").mapping("spec").mapping("template")
+            if pod.has("spec"):
+                _template_fields(pod)
+                templates.append((job.string("name", "?"), pod.data))
+        return cls(kind, meta.name, namespace, meta.labels.get(FRAMEWORK_LABEL, ""), tuple(templates))
 
     @property
     def display(self) -> str:
         return f"{self.kind} {self.namespace + '/' if self.namespace else ''}{self.name}"
 
     def pod_templates(self) -> list[tuple[str, dict]]:
-        """(replicatedJob name, pod template spec) of each of its replicated jobs."""
-        spec = _dig(self.raw, "spec", "template", "spec")
-        jobs = spec.get("replicatedJobs") if isinstance(spec.get("replicatedJobs"), list) else []
-        out = []
-        for job in jobs:
-            pod = _dig(job, "template", "spec", "template")
-            if isinstance(pod.get("spec"), dict):
-                out.append((str(job.get("name", "?")), pod))
-        return out
+        """(replicatedJob name, pod template) of each of its replicated jobs."""
+        return list(self.templates)
 
 
-def _dig(obj, *keys: str) -> dict:
-    for key in keys:
-        obj = obj.get(key) if isinstance(obj, dict) else None
-    return obj if isinstance(obj, dict) else {}
+def _template_fields(pod: Cursor) -> None:
+    """The fields of a pod template the namespace tier reads and fills in, of their types (or the
+    runtime is unreadable): its labels and annotations, each container's image."""
+    meta = pod.mapping("metadata")
+    meta.string_map("labels"), meta.string_map("annotations")
+    spec = pod.mapping("spec")
+    for key in ("containers", "initContainers"):
+        for container in spec.mappings(key):
+            container.string("image")
 
 
-def listed(cluster: Cluster, namespace: str | None) -> list[Runtime]:
-    """ClusterTrainingRuntimes, then the TrainingRuntimes of `namespace`, each sorted by name.
-    ApiError when they cannot be listed (the caller says which permission is missing)."""
+def listed(cluster: Cluster, namespace: str | None, unreadable: list[str] | None = None) -> list[Runtime]:
+    """ClusterTrainingRuntimes, then the TrainingRuntimes of `namespace`, each sorted by name; one
+    that does not fit its view is a line in `unreadable`, and skipped. ApiError when they cannot be
+    listed (the caller says which permission is missing)."""
     out = []
     for kind, resource, ns in ((CLUSTER_KIND, "clustertrainingruntimes", None),
                                (NAMESPACED_KIND, "trainingruntimes", namespace)):
         if kind == NAMESPACED_KIND and not namespace:
             continue
-        for raw in cluster.items(object_path(TRAINER_GROUP, TRAINER_VERSION, resource, ns)):
-            meta = _dig(raw, "metadata")
-            labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-            if isinstance(meta.get("name"), str):
-                out.append(Runtime(kind, meta["name"], ns or "", str(labels.get(FRAMEWORK_LABEL, "")), raw))
+        items = cluster.items(object_path(TRAINER_GROUP, TRAINER_VERSION, resource, ns))
+        out += read_each(lambda raw, kind=kind, ns=ns: Runtime.read(raw, kind, ns or ""), items,
+                         unreadable if unreadable is not None else [])
     return sorted(out, key=lambda r: (r.kind != CLUSTER_KIND, r.name))
 
 
 def rendered(objects: list[dict], namespace: str) -> list[Runtime]:
     """The runtimes among rendered objects (what an install would create), as `listed` gives them."""
-    out = []
-    for obj in objects:
-        meta = _dig(obj, "metadata")
-        if obj.get("kind") in (CLUSTER_KIND, NAMESPACED_KIND) and isinstance(meta.get("name"), str):
-            labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-            ns = namespace if obj["kind"] == NAMESPACED_KIND else ""
-            out.append(Runtime(obj["kind"], meta["name"], ns, str(labels.get(FRAMEWORK_LABEL, "")), obj))
+    kinds = (CLUSTER_KIND, NAMESPACED_KIND)
+    out = read_each(lambda o: Runtime.read(o, o["kind"], namespace if o["kind"] == NAMESPACED_KIND else ""),
+                    [o for o in objects if isinstance(o, dict) and o.get("kind") in kinds], [])
     return sorted(out, key=lambda r: (r.kind != CLUSTER_KIND, r.name))
 
 
