@@ -23,7 +23,7 @@ def verify_cmd(s: Settings) -> None:
 
     Run (--run): a tiny CPU TrainJob runs to completion on --runtime (default: the first torch runtime), its image overridable (--run-image); each phase is timed, and a failure names the cause from the pods: pull, crash, unschedulable, quota, Pod Security.
 
-    Everything verify creates carries the label verify.trainerctl.io/run and is deleted at the end, on failure and on Ctrl-C or SIGTERM; a later verify deletes what a killed one left. Permissions: list runtimes, create TrainJobs (dry-run and suspended) and a Namespace (or --job-namespace), get JobSets; read webhook configurations, EndpointSlices, events and pod logs to explain a failure.
+    Everything verify creates carries the label verify.trainerctl.io/run and is deleted at the end, on failure and on Ctrl-C or SIGTERM; a later verify deletes what a killed one left. Permissions are asked first (SelfSubjectAccessReview): a missing one is one line naming it and the tier that needs it, exit 3, nothing created. Needed: list runtimes; create TrainJobs (dry-run and suspended) and get JobSets; create and delete a Namespace, or --job-namespace (delete TrainJobs and dry-run Pods there); with --run, get TrainJobs and list Pods and Jobs. Asked for only when allowed: Deployments and the SDK's ConfigMap (consumers); webhook configurations, Services, EndpointSlices, pods, events and logs (to explain a failure).
 
     Exit 0 every check passed, 1 a check failed, 3 a check could not run (a missing permission), 4 a wait timed out with no cause found.
     """
