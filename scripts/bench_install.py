@@ -73,6 +73,49 @@ def kubectl(kubeconfig: str, path: Path) -> float:
     return _timed([shutil.which("kubectl", path=os.path.dirname(sys.executable)) or "kubectl", "--kubeconfig", kubeconfig, "apply", "--server-side", "-f", str(path)])[0]
 
 
+# Run in the trainerctl process by --requests: every request the transport sends is logged with
+# its start (seconds since the interpreter began importing trainerctl) and duration.
+_REQUEST_HOOK = """
+import atexit, json, os, sys, threading, time
+start = time.perf_counter()
+import trainerctl.net.transport as transport
+log, send = [], transport.Transport.request
+def request(self, method, target, **kw):
+    began = time.perf_counter()
+    try:
+        return send(self, method, target, **kw)
+    finally:
+        log.append((method, target.split("?")[0], threading.current_thread().name, began - start,
+                    time.perf_counter() - began))
+transport.Transport.request = request
+atexit.register(lambda: print(json.dumps({"log": log, "end": time.perf_counter() - start}), file=sys.stderr))
+sys.argv = ["trainerctl", *sys.argv[1:]]
+from trainerctl.entry import main
+main()
+"""
+
+
+def request_log(kubeconfig: str, path: Path) -> str:
+    """One no-op install with its requests counted per verb and path, and where its time went."""
+    out = subprocess.run([sys.executable, "-c", _REQUEST_HOOK, "install", "-f", str(path), "--kubeconfig",
+                          kubeconfig, "-n", "opendatahub", "-o", "json"], capture_output=True, text=True,
+                         env=dict(os.environ, CI="true"))
+    if out.returncode:
+        raise SystemExit(f"traced install failed ({out.returncode}): {out.stderr[-800:]}")
+    trace = json.loads(out.stderr.strip().splitlines()[-1])
+    counts: dict[tuple[str, str], int] = {}
+    for method, target, *_ in trace["log"]:
+        counts[method, target] = counts.get((method, target), 0) + 1
+    lines = [f"{n:3d} {method:6s} {target}" for (method, target), n in sorted(counts.items(), key=lambda kv: kv[0][1])]
+    first = min((r[3] for r in trace["log"]), default=0.0)
+    last = max((r[3] + r[4] for r in trace["log"]), default=0.0)
+    serial = sum(r[4] for r in trace["log"] if r[2] == "MainThread")
+    stages = ", ".join(f"{s['name']} {s['seconds']:.3f}s" for s in json.loads(out.stdout)["stages"])
+    return "\n".join([f"no-op requests: {len(trace['log'])} ({serial:.3f}s of them one at a time on the main thread)",
+                      *lines, f"first request at {first:.3f}s (start-up and reading the file), last answer at "
+                      f"{last:.3f}s, process done at {trace['end']:.3f}s; stages: {stages}"])
+
+
 def _ratios(ours: list[float], theirs: list[float]) -> str:
     ratios = sorted(t / k for t, k in zip(ours, theirs))
     q = statistics.quantiles(ratios, n=4) if len(ratios) >= 4 else [ratios[0], statistics.median(ratios), ratios[-1]]
@@ -83,9 +126,11 @@ def _ratios(ours: list[float], theirs: list[float]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=3, help="fresh installs per tool")
+    parser.add_argument("--pairs", type=int, default=3, help="fresh installs per tool (0: none)")
     parser.add_argument("--noop-pairs", type=int, default=11, help="no-op re-installs per tool")
     parser.add_argument("--overlay", choices=("kubeflow", "odh"), default="kubeflow")
+    parser.add_argument("--requests", action="store_true",
+                        help="after the no-op runs, one more (untimed) with its requests counted per verb and path")
     args = parser.parse_args()
 
     from tests.support.cluster import Env, FakeController, kubeflow_objects, odh_objects, prepare_cluster_for_odh
@@ -149,11 +194,14 @@ def main() -> int:
                         seconds, report = trainerctl(kt, everything)
                         assert report["summary"]["changed"] == 0, report["summary"]
                         noop[tool].append(seconds)
+            if args.requests:
+                print(request_log(kt, everything))
     finally:
         ta.stop()
         tb.stop()
 
-    print(f"fresh (waits excluded), target <= 1.0x: {_ratios(fresh['trainerctl'], fresh['kubectl'])}")
+    if fresh["trainerctl"]:
+        print(f"fresh (waits excluded), target <= 1.0x: {_ratios(fresh['trainerctl'], fresh['kubectl'])}")
     print(f"no-op re-install,      target <= 0.3x: {_ratios(noop['trainerctl'], noop['kubectl'])}")
     print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     shutil.rmtree(tmp, ignore_errors=True)

@@ -10,6 +10,7 @@ import yaml
 from tests.support.cluster import FakeController, kubeflow_objects, odh_objects, prepare_cluster_for_odh, KF_NS, ODH_NS, live_objects, managers
 from tests.support.waiting import finishes_within, wait_until
 from tests.support.actions import install
+from trainerctl.cluster.client.client import connect
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.errors import EXIT_TIMEOUT
 from trainerctl.ui import Progress
@@ -111,6 +112,37 @@ def test_reinstall_without_changes_changes_nothing(env):
     assert second.changed == 0 and third.changed == 0
     assert set(second.counts()) == {"unchanged"}
     assert before == after
+
+
+def test_a_noop_reinstall_writes_only_its_lock_and_asks_nothing_twice(env, monkeypatch):
+    """What a no-op costs is its requests (docs/benchmarks.md): besides the lock's create and
+    delete it only reads, never the same thing twice, and no more reads than the list below."""
+    objects = kubeflow_objects()
+    with FakeController(env, objects) as fake:
+        install(objects, cluster=env.cluster, namespace=KF_NS, options=InstallOptions(timeout=60))
+        wait_until(fake.settled, 30, "the fake cert rotator and deployment controller to settle")
+        install(objects, cluster=env.cluster, namespace=KF_NS, options=InstallOptions(timeout=60))  # records their rvs
+        wait_until(fake.settled, 30, "the fake controller to settle again")
+        cluster = connect(env.kubeconfig)  # its own connection: the fake controller's reads are not counted
+        sent: list[tuple[str, str]] = []
+        send = cluster.transport.request
+
+        def request(method, target, **kwargs):
+            sent.append((method, target))
+            return send(method, target, **kwargs)
+
+        monkeypatch.setattr(cluster.transport, "request", request)
+        report = install(objects, cluster=cluster, namespace=KF_NS, options=InstallOptions(timeout=60))
+    assert set(report.counts()) == {"unchanged"}
+    lease = f"/apis/coordination.k8s.io/v1/namespaces/{KF_NS}/leases"
+    writes = [(method, target.split("?")[0]) for method, target in sent if method != "GET"]
+    assert writes == [("POST", lease), ("DELETE", f"{lease}/trainerctl-lock")]  # the lock is created, not read first
+    reads = [target for method, target in sent if method == "GET"]
+    assert len(reads) == len(set(reads)), sorted(r for r in reads if reads.count(r) > 1)
+    # version, discovery (2), inventory, the Go operator (CR, 2 Deployment lists), Helm (2 record
+    # lists), the install namespace, one labelled list per resource and namespace (13), the
+    # controllers' Deployments (2), webhook Services (2) and their EndpointSlices (2), the history.
+    assert len(reads) <= 30, "\n".join(sorted(reads))
 
 
 def test_cli_install_json_summary_and_timeout_exit_code(env, tmp_path, capsys):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.client.views import (CRD, Deployment, EndpointSlice, Service, Unreadable, condition,
                                              read_each)
 from trainerctl.cluster.manager.diagnose import Diagnosis
@@ -174,14 +175,15 @@ def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float
     done: dict[str, str] = {}
     while True:
         still = []
-        for item in pending:
-            try:
-                ok, rv, why = item.check()
-            except TrainerctlError as exc:  # a terminal failure the check itself saw
+        # The items' reads go out together (on a no-op install everything is ready at the first
+        # look, and one round trip per item, one after another, was most of the wait).
+        for item, (outcome, exc) in zip(pending, parallel_map(_checked, pending)):
+            if exc is not None:  # a terminal failure the check itself saw
                 if item.diagnose is None:
-                    raise
+                    raise exc
                 found = _safe(item.diagnose, True)
                 raise RolloutFailed(str(exc), [found] if found else []) from None
+            ok, rv, why = outcome
             if ok:
                 done[item.label] = rv
             else:
@@ -206,6 +208,13 @@ def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float
                                  diagnoses)
         time.sleep(min(delay, max(0.0, deadline - now)))
         delay = min(delay * 2, 1.0)
+
+
+def _checked(item: Pending) -> tuple[tuple[bool, str, str] | None, TrainerctlError | None]:
+    try:
+        return item.check(), None
+    except TrainerctlError as exc:
+        return None, exc
 
 
 def _diagnose(pending: list[Pending], waited: float) -> None:

@@ -304,7 +304,11 @@ class Lock:
         deadline = started + timeout
         observed: tuple[str, float] | None = None  # (resourceVersion, when we first saw it)
         last_said: tuple[str, float] | None = None
-        while True:
+        # Create first: the Lease is deleted at every release, so it is usually absent, and the
+        # create is the atomic test (409 when it exists): one round trip where a read, then a
+        # create, took two. Only when it exists is it read and judged.
+        created = self._create()
+        while not created:
             lease = self.cluster.get_or_none(self.path)
             if lease is None:
                 if self._create():

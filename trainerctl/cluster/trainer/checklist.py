@@ -14,6 +14,7 @@ permission that is missing, as an access review says it.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -55,6 +56,8 @@ class Facts:
     helm_unreadable: list[str] = field(init=False, default_factory=list)
     forbidden: list[ApiError] = field(init=False, default_factory=list)
     _memo: dict[str, tuple[Any, BaseException | None]] = field(init=False, default_factory=dict)
+    _locks: dict[str, threading.Lock] = field(init=False, default_factory=dict)
+    _guard: threading.Lock = field(init=False, default_factory=threading.Lock)
 
     # The session's, read where a check names them.
     cluster = property(lambda self: self.session.cluster)
@@ -66,19 +69,28 @@ class Facts:
     # -- reads, each once -----------------------------------------------------------------
     def _once(self, name: str, read: Callable[[], Any]) -> Any:
         if name not in self._memo:
-            try:
-                self._memo[name] = (read(), None)
-            except TrainerctlError as exc:
-                self._memo[name] = (None, exc)
+            # One lock per read: read_ahead runs reads in threads, and one may need another (the
+            # live objects need discovery), which is then read once, by whichever thread came first.
+            with self._guard:
+                lock = self._locks.setdefault(name, threading.Lock())
+            with lock:
+                if name not in self._memo:
+                    try:
+                        self._memo[name] = (read(), None)
+                    except TrainerctlError as exc:
+                        self._memo[name] = (None, exc)
         value, error = self._memo[name]
         if error is not None:
             raise error
         return value
 
-    READS_AHEAD = ("version", "discovered", "inventory", "operator_cr", "operator_deployments", "helm_releases")
+    # "live" (the rendered objects' live state) starts with the others and waits only for
+    # discovery, so its lists go out while the slower reads (Helm's records) are still answering.
+    READS_AHEAD = ("version", "discovered", "inventory", "operator_cr", "operator_deployments", "helm_releases",
+                   "live")
 
     def read_ahead(self, names: tuple[str, ...] = READS_AHEAD) -> None:
-        """The independent first reads, together (their errors wait for the check that needs them)."""
+        """The first reads, together (their errors wait for the check that needs them)."""
         def one(name: str) -> None:
             try:
                 getattr(self, name)()
