@@ -12,20 +12,20 @@ import dataclasses
 import os
 from dataclasses import dataclass, field
 
+from typing import TYPE_CHECKING
+
 from trainerctl import redact
 from trainerctl.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
-from trainerctl.cli.options import render_options
-from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
+from trainerctl.cachedir import cache_home
 from trainerctl.errors import InputError
-from trainerctl.gitops.folder import Folder, load_folder
-from trainerctl.kustomize import yamlio
+from trainerctl.kustomize import cachedstream
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.images import image_origins
-from trainerctl.render.pipeline import render
-from trainerctl.render.recipe import recipe
 from trainerctl.safe_text import field_name
 from trainerctl.settings import Settings
+
+if TYPE_CHECKING:
+    from trainerctl.gitops.folder import Folder
 
 
 @dataclass(frozen=True)
@@ -37,18 +37,29 @@ class Target:
     recipe: dict = field(default_factory=dict)  # how the render was asked for (render/recipe.py); {} for -f
 
 
-def load_file(path: str) -> list[dict]:
+def load_file(path: str, cache_dir: str | None = None) -> list[dict]:
     """Kubernetes objects from a YAML stream (`-` for stdin) or a folder `render --output-dir` wrote,
     each with apiVersion and kind.
 
     The values of every Secret are registered as credentials (trainerctl.redact) before anything
-    else happens, so no message or output can show them."""
+    else happens, so no message or output can show them. A stream's documents are read through
+    the cache under `cache_dir`'s home (kustomize/cachedstream.py: every document but a Secret)."""
     if path != "-" and os.path.isdir(path):
         return _load_folder(path).objects
     shown = "-f -" if path == "-" else f"-f {shown_path(path)}"
-    # Parsed every time: a cache of parses never hit here (docs/benchmarks.md), as every render
-    # trainerctl writes holds a Secret (the webhook's certificate), and no Secret is ever kept.
-    return _parse(read_input(path, shown, "file", stdin=True), shown)
+    return _parse(read_input(path, shown, "file", stdin=True), shown, _stream_cache(cache_dir))
+
+
+def _stream_cache(cache_dir: str | None):
+    """The cache of -f files' documents, holding what it learns until the file is checked (a
+    file that fails its checks leaves nothing behind); None when the home cannot be one (an
+    empty HOME): caching is best effort, and without it the file is only parsed again."""
+    try:
+        cache = cachedstream.stream_cache(cache_home(cache_dir))
+    except InputError:
+        return None
+    cache.hold()
+    return cache
 
 
 def is_secret(doc: dict) -> bool:
@@ -72,14 +83,14 @@ def register_secret_values(doc: dict) -> None:
                     pass
 
 
-def _parse(data: bytes, shown: str) -> list[dict]:
+def _parse(data: bytes, shown: str, cache=None) -> list[dict]:
     # The engine's reader: libyaml's parser with our own fast construction (CRDs are megabytes).
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{shown}: not UTF-8 text (byte {exc.start}); expected a YAML stream") from None
     try:
-        docs = yamlio.load_all(text, shown)
+        docs = cachedstream.load_all(text, shown, cache)
     except RecursionError:
         raise InputError(f"{shown}: nested deeper than {MAX_DEPTH} levels") from None
     if not docs:
@@ -98,10 +109,14 @@ def _parse(data: bytes, shown: str) -> list[dict]:
         meta = doc.get("metadata")
         if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
             raise InputError(f"{shown}: document {i + 1} ({field_name(doc['kind'])}): expected metadata.name")
+    if cache is not None:
+        cache.flush()
     return docs
 
 
 def _load_folder(path: str) -> Folder:
+    from trainerctl.gitops.folder import load_folder  # only for a folder: a file's install never pays for it
+
     folder = load_folder(path, f"-f {shown_path(path)}")
     for doc in folder.objects:
         if is_secret(doc):
@@ -109,16 +124,17 @@ def _load_folder(path: str) -> Folder:
     return folder
 
 
-def from_file(path: str, namespace: str, owner_label: OwnerLabel = DEFAULT_OWNER_LABEL) -> Target:
+def from_file(path: str, namespace: str, owner_label: OwnerLabel = DEFAULT_OWNER_LABEL,
+              cache_dir: str | None = None) -> Target:
     """`owner_label`: the settings' (a file's objects carry it already; the namespace gets it, and
-    prune, uninstall and status find ours by it)."""
+    prune, uninstall and status find ours by it). `cache_dir`: the settings' (load_file)."""
     if path != "-" and os.path.isdir(path):  # a folder `render --output-dir` wrote says what it came from
         folder = _load_folder(path)
         source = {"folder": path, **({"gitops": folder.engine} if folder.engine else {}),
                   **{k: v for k, v in folder.provenance.items() if k != "images"},
                   "images": image_origins(folder.objects, default=f"-f {path}")}
         return Target(folder.objects, source, owner_label, namespace)
-    objects = load_file(path)
+    objects = load_file(path, cache_dir)
     return Target(objects, {"file": path, "images": image_origins(objects, default=f"-f {path}")},
                   owner_label, namespace)
 
@@ -127,7 +143,7 @@ def read_first(s: Settings) -> Target | None:
     """-f FILE, read and checked before anything reads the kubeconfig: a bad file is said first,
     and no credential (a token file, an exec plugin) is touched for a command that cannot run
     anyway."""
-    return from_file(s.filename, s.namespace, s.owner_label) if s.filename else None
+    return from_file(s.filename, s.namespace, s.owner_label, s.cache_dir) if s.filename else None
 
 
 def target(cluster, s: Settings, given: Target | None = None, namespace: str | None = None) -> Target:
@@ -139,8 +155,15 @@ def target(cluster, s: Settings, given: Target | None = None, namespace: str | N
         if flags:
             raise InputError(f"-f {shown_path(s.filename)} and {flags[0]}: {flags[0]} changes the render, and -f "
                              "FILE is already rendered (render it with that flag instead)")
-        goal = given or from_file(s.filename, s.namespace, s.owner_label)
+        goal = given or from_file(s.filename, s.namespace, s.owner_label, s.cache_dir)
         return dataclasses.replace(goal, namespace=namespace or s.namespace)
+    # Imported here, by the commands that render: a command given -f FILE needs none of them.
+    from trainerctl.cli.options import render_options
+    from trainerctl.cluster.client.discovery import Discovery
+    from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
+    from trainerctl.render.pipeline import render
+    from trainerctl.render.recipe import recipe
+
     options = render_options(s, **({"namespace": namespace} if namespace else {}))
     if options.platform is None:  # detected on the cluster
         platform = "openshift" if Discovery(cluster).has_group(OPENSHIFT_GROUP) else "kubernetes"
