@@ -222,6 +222,31 @@ def test_renewals_keep_it_and_ctrl_c_releases_it(cluster, namespace):
 
 
 @pytest.mark.cluster
+@pytest.mark.parametrize("where", ["_hold", "_start_renewing"])
+def test_a_signal_between_the_create_and_holding_it_deletes_the_lease(cluster, namespace, monkeypatch, where):
+    """SIGTERM right after our create went through, before the caller holds the lock (before its
+    answer is read, or before renewing starts): the Lease is deleted, not left to expire."""
+    def interrupted(self, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Lock, where, interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _lock(cluster, namespace, "signalled").acquire(0)
+    assert cluster.get_or_none(lease_path(namespace)) is None
+    monkeypatch.undo()
+
+    class Interrupting(list):  # the signal comes while waiting for another holder
+        def append(self, message):
+            raise KeyboardInterrupt
+
+    with _lock(cluster, namespace, "other").acquire(0) as other:
+        with pytest.raises(KeyboardInterrupt):
+            _lock(cluster, namespace, "waiting", Interrupting()).acquire(5)
+        # A Lease that is not the interrupted taker's is left alone.
+        assert cluster.request("GET", lease_path(namespace))["spec"]["holderIdentity"] == other.holder.identity
+
+
+@pytest.mark.cluster
 def test_first_install_creates_the_namespace_for_the_lock(cluster, test_cluster):
     import secrets
 

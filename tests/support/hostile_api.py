@@ -565,6 +565,10 @@ class World:
         self.json(201 if self.h.command == "POST" else 200, doc)
 
     def lease(self, method: str) -> None:
+        exists = self.mode == "bad-lease" and self.variant != "create-no-rv"
+        if method == "POST" and exists:  # as the API server answers a create of a Lease that is there
+            return self.json(409, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "AlreadyExists",
+                                   "code": 409, "message": 'leases.coordination.k8s.io "trainerctl-lock" already exists'})
         if method == "POST":
             doc = getattr(self.h, "trainerctl_body", None) or {}
             if self.mode == "bad-lease" and self.variant == "create-no-rv":
@@ -576,7 +580,7 @@ class World:
             return self.echo()
         if method == "DELETE":
             return self.json(200, {"kind": "Status", "status": "Success"})
-        if self.mode != "bad-lease" or self.variant == "create-no-rv":
+        if not exists:
             return self.missing()
         return self.json(200, _lease(**{
             "duration-abc": {"leaseDurationSeconds": "abc"}, "duration-1e400": {"leaseDurationSeconds": INF},

@@ -295,9 +295,33 @@ class Lock:
         views.Unreadable (exit 3) for a Lease it cannot judge."""
         try:
             return self._acquire(timeout)
+        except KeyboardInterrupt:
+            self._let_go()
+            raise
         except Unreadable as exc:
             raise exc.hinted("the install lock cannot be judged, so this run stopped before changing anything; "
                              f"if no run holds it, delete the Lease ({LOCK_DOC})") from None
+
+    def _let_go(self) -> None:
+        """Interrupted while taking the lock: our create (or take-over) may have gone through
+        before the caller could hold it (the signal came in between, or before its answer was
+        read), so a Lease naming us is deleted now instead of being left to expire."""
+        try:
+            with self._state_lock:
+                ours = bool(self._rv)
+            if not ours:
+                self.cluster.resume()
+                current = self.cluster.get_or_none(self.path)
+                if current is None:
+                    return
+                lease = Lease.read(current)
+                if lease.holder != self.holder.identity:
+                    return
+                with self._state_lock:
+                    self._rv = lease.version()
+            self.release()
+        except TrainerctlError:
+            pass  # the Lease expires by itself, and the next run says so
 
     def _acquire(self, timeout: float) -> "Lock":
         started = time.monotonic()
