@@ -27,13 +27,13 @@ def verify_cmd(s: Settings) -> None:
 
     Exit 0 every check passed, 1 a check failed, 3 a check could not run (a missing permission), 4 a wait timed out with no cause found.
     """
+    from trainerctl.cli.options import session
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.trainer.verify import Verify, VerifyOptions
+    from trainerctl.cluster.trainer.verify import Verify
 
     output = check_output(s.output)
-    api = connect(s.kubeconfig, s.context)
-    report = Verify(api, s.options_for(VerifyOptions)).run()
+    report = s.options_for(Verify, run_job=s.run).run(session(s, connect(s.kubeconfig, s.context)))
     emit(report, output)
     if report.exit_code:
         raise TrainerctlError(report.error_line(), report.exit_code)
@@ -43,9 +43,10 @@ def run_verify(api, s: Settings, namespace: str) -> None:
     """`install --verify`: the default tiers after the install, their lines on stderr (stdout holds
     the install's report), their exit codes."""
     from trainerctl import ui
-    from trainerctl.cluster.trainer.verify import Verify, VerifyOptions
+    from trainerctl.cli.options import session
+    from trainerctl.cluster.trainer.verify import Verify
 
-    report = Verify(api, s.options_for(VerifyOptions, namespace=namespace)).run()
+    report = s.options_for(Verify, run_job=False).run(session(s, api, namespace=namespace))
     for line in report.text().splitlines():
         ui.info(line)
     if report.exit_code:

@@ -1,7 +1,7 @@
 """`verify`: prove the installed Trainer works, tier by tier, and name the first broken link.
 
-One action over the cluster connection: `Verify(cluster, options).run()` returns a VerifyReport
-(result.py). The permissions the requested tiers need are asked first (permissions.py): a
+One action over the session (cluster/manager/session.py), as install's: `Verify(...).run(session)`
+returns a VerifyReport (result.py); the session says where Trainer is installed. The permissions the requested tiers need are asked first (permissions.py): a
 missing one stops verify before it creates anything. The tiers, one module each, run in order,
 and a tier whose link is broken stops the tiers that build on it:
 - admission (admission.py): a dry-run TrainJob on every runtime reaches Trainer's webhooks;
@@ -18,55 +18,49 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer.verify import admission, consumers, permissions, pods, reconcile, run
 from trainerctl.cluster.trainer.verify.owned import Owned, sweep
 from trainerctl.cluster.trainer.verify.result import ERROR, FAIL, OK, WARN, Result, VerifyReport
 from trainerctl.cluster.trainer.verify.runtimes import default_runtime, find, forbidden_line, listed
 
-__all__ = ["Verify", "VerifyOptions", "VerifyReport"]
+__all__ = ["Verify", "VerifyReport"]
 
 
 @dataclass(frozen=True)
-class VerifyOptions:
-    namespace: str  # where Trainer is installed
+class Verify:
+    timeout: float  # how long each wait may take (the settings' default: one definition)
     job_namespace: str | None = None  # the user's namespace to verify in; None: verify makes one
-    timeout: float = 300.0  # how long each wait may take
     runtime: str | None = None  # the runtime of the reconcile and run tiers (default: the first torch one)
-    run: bool = False  # the run tier too
+    run_job: bool = False  # the run tier too (--run)
     run_image: str | None = None  # the run's image instead of the runtime's
 
-
-@dataclass
-class Verify:
-    cluster: Cluster
-    options: VerifyOptions
-
-    def run(self) -> VerifyReport:
+    def run(self, session: Session) -> VerifyReport:
+        cluster = session.cluster
         report = VerifyReport()
-        owned = Owned(self.cluster)
-        report.cleanup.extend(sweep(self.cluster, self.options.job_namespace))
+        owned = Owned(cluster)
+        report.cleanup.extend(sweep(cluster, self.job_namespace))
         interrupted = False
         try:
-            self._tiers(report, owned)
-            for result in consumers.check(self.cluster, self.options.namespace):
+            self._tiers(cluster, report, owned)
+            for result in consumers.check(cluster, session.namespace):
                 report.add(result)
         except KeyboardInterrupt:
             interrupted = True
-            self.cluster.resume()  # the interrupt aborted the requests; the deletes must still go out
+            cluster.resume()  # the interrupt aborted the requests; the deletes must still go out
             raise
         finally:
             report.cleanup.extend(owned.cleanup(wait=not interrupted))
         return report
 
-    def _tiers(self, report: VerifyReport, owned: Owned) -> None:
-        opts = self.options
-        wanted = permissions.needs(opts.job_namespace or owned.name("ns"), own_namespace=opts.job_namespace is None,
-                                   job_namespace=opts.job_namespace is not None, run=opts.run)
-        if _failed(report, [permissions.check(self.cluster, wanted)], keep_ok=False):
+    def _tiers(self, cluster: Cluster, report: VerifyReport, owned: Owned) -> None:
+        wanted = permissions.needs(self.job_namespace or owned.name("ns"), own_namespace=self.job_namespace is None,
+                                   job_namespace=self.job_namespace is not None, run=self.run_job)
+        if _failed(report, [permissions.check(cluster, wanted)], keep_ok=False):
             return
         unreadable: list[str] = []
         try:
-            runtimes = listed(self.cluster, opts.job_namespace, unreadable)
+            runtimes = listed(cluster, self.job_namespace, unreadable)
         except ApiError as exc:
             report.add(Result("admission", "runtimes", ERROR if exc.status in (401, 403, 404) else FAIL,
                               forbidden_line(exc, "list", "ClusterTrainingRuntimes and TrainingRuntimes")
@@ -74,7 +68,7 @@ class Verify:
             return
         for line in unreadable:  # Trainer cannot use it either; the others are still tried
             report.add(Result("admission", "runtimes", WARN, f"{line} (skipped)"))
-        namespace = opts.job_namespace
+        namespace = self.job_namespace
         if namespace is None:
             try:
                 namespace = owned.create_namespace()
@@ -82,19 +76,19 @@ class Verify:
                 report.add(Result("reconcile", "namespace", ERROR,
                                   forbidden_line(exc, "create", "a Namespace") + "; or name one with --job-namespace"))
                 return
-        if _failed(report, admission.check(self.cluster, owned, runtimes, namespace)):
+        if _failed(report, admission.check(cluster, owned, runtimes, namespace)):
             return
-        chosen = find(runtimes, opts.runtime) if opts.runtime else default_runtime(runtimes)
+        chosen = find(runtimes, self.runtime) if self.runtime else default_runtime(runtimes)
         if chosen is None:
-            report.add(Result("reconcile", "runtime", ERROR, f"--runtime {opts.runtime}: no ClusterTrainingRuntime "
+            report.add(Result("reconcile", "runtime", ERROR, f"--runtime {self.runtime}: no ClusterTrainingRuntime "
                                                              f"or TrainingRuntime in {namespace} of that name"))
             return
-        if _failed(report, [reconcile.check(self.cluster, owned, chosen, namespace, opts.timeout)]):
+        if _failed(report, [reconcile.check(cluster, owned, chosen, namespace, self.timeout)]):
             return
-        if opts.job_namespace and _failed(report, pods.check(self.cluster, runtimes, namespace, owned.labels)):
+        if self.job_namespace and _failed(report, pods.check(cluster, runtimes, namespace, owned.labels)):
             return
-        if opts.run:
-            _failed(report, run.check(self.cluster, owned, chosen, namespace, opts.timeout, opts.run_image))
+        if self.run_job:
+            _failed(report, run.check(cluster, owned, chosen, namespace, self.timeout, self.run_image))
 
 
 def _failed(report: VerifyReport, results: list[Result], keep_ok: bool = True) -> bool:
