@@ -55,7 +55,7 @@ def test_the_defaults_every_command_shares_are_written_once():
     root = Path(__file__).resolve().parents[2] / "trainerctl"
     named = [str(p.relative_to(root)) for p in root.rglob("*.py")
              if re.search(r'(?im)^.*field_?manager.*"trainerctl"', p.read_text())]  # names it and writes it
-    assert named == ["settings/__init__.py"], named
+    assert named == ["defaults.py"], named
 
 
 def test_the_engine_takes_the_field_manager_and_the_wait_budget_from_its_caller():

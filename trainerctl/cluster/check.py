@@ -10,12 +10,13 @@ asked for everything an install may do, not only what this one would change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.manager.plan import ensure_namespace
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer import checklist
+from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.cluster.trainer.verify import pods
 from trainerctl.cluster.trainer.verify.owned import LABEL
@@ -60,7 +61,7 @@ class Check:
     per image that is missing or cannot be checked; `job_namespace` (check --job-namespace): whether
     that namespace admits the pods of each rendered runtime (verify's namespace tier)."""
 
-    options: Any
+    options: InstallOptions
     image_check: Callable[[list[dict]], list[str]] | None = None
     job_namespace: str | None = None
 

@@ -7,44 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from trainerctl.cluster.manager.report import Report, RunFailed
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import lock
+from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.pipeline import Installer
-from trainerctl.cluster.trainer.policy import LEGACY_MANAGERS
 from trainerctl.errors import TrainerctlError
-from trainerctl.settings import HISTORY_MAX, LOCK_TIMEOUT, TIMEOUT
 
 __all__ = ["Install", "InstallOptions", "RunFailed", "source_dict"]
-
-# guard(cluster, objects, owner_label=..., allow_breaking=...) -> a report with to_dict(); raises a
-# TrainerctlError carrying `.report` to block the upgrade (trainerctl.upgrade.guard).
-UpgradeGuard = Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class InstallOptions:
-    """What `install` is asked to do: the fields of the same names in Settings (cli/options.py);
-    the namespace, ownership label and field manager are the session's (manager/session.py)."""
-
-    force_conflicts: bool = False
-    dry_run: bool = False
-    wait: bool = True
-    timeout: float = TIMEOUT
-    prune: bool = True
-    recreate: bool = True
-    skip_preflight: bool = False
-    allow_breaking: bool = False  # apply even when the upgrade guard finds a blocking CRD change
-    legacy_managers: tuple[str, ...] = LEGACY_MANAGERS
-    take_over_operator: bool = False  # stop the Go operator and release its CR first (trainer/steps/operator.py)
-    take_over_helm: bool = False  # adopt a Helm release of Trainer, then delete its records (trainer/steps/helm.py)
-    history_max: int = HISTORY_MAX  # install-history revisions kept (operations/history.py), 0: all
-    recipe: dict = dataclasses.field(default_factory=dict)  # how the render was asked for: recorded for a rollback
-    rollback_to: int | None = None  # this run renders that revision again (trainerctl rollback)
-    upgrade_guard: UpgradeGuard | None = None  # the CRD compatibility check, run before any write
-    lock_timeout: float = LOCK_TIMEOUT  # how long to wait for another run's install lock
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ the options it makes from it, not back into it.
 An action takes its options from it by name (`Settings.options_for`): RenderOptions,
 InstallOptions and UninstallOptions name their fields as Settings does.
 
-The defaults every command shares live here and nowhere else.
+The defaults every command shares are written once, in trainerctl/defaults.py.
 """
 
 from __future__ import annotations
@@ -21,19 +21,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Mapping, TypeVar
 
+from trainerctl.defaults import FIELD_MANAGER, HISTORY_MAX, LOCK_TIMEOUT, NAMESPACE, TIMEOUT
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.settings import checks
 from trainerctl.settings.checks import COMPONENTS, PLATFORMS, Source
 from trainerctl.settings.spec import (CLUSTER_PANEL, KUBECONFIG_CONTEXTS, OUTPUT_FORMATS, REGISTRY_HOSTS,
                                       REGISTRY_PANEL, RENDER_PANEL, Setting, setting, specs)
 
-FIELD_MANAGER = "trainerctl"  # server-side apply field manager
-NAMESPACE = "opendatahub"  # the install namespace (the Go operator's default)
-TIMEOUT = 300.0  # seconds each wait may take
-# How long a second run waits for the install lock (docs/lock.md): long enough for another whole
-# install with the default waits to finish, well inside any CI job's time limit.
-LOCK_TIMEOUT = 600.0
-HISTORY_MAX = 10  # install-history revisions kept on the cluster (docs/history.md), as Helm's default
 CONFIG_FILE = "trainerctl.yaml"  # read from the working directory when present
 
 T = TypeVar("T")

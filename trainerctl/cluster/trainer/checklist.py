@@ -29,6 +29,7 @@ from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import helm, lock
 from trainerctl.cluster.manager.staged import unchanged_since
 from trainerctl.cluster.trainer import go_operator, helm_handover, operator_inventory, preflight
+from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.errors import EXIT_TIMEOUT, TrainerctlError
@@ -48,7 +49,7 @@ class Facts:
 
     session: Session  # the cluster, its discovery, the namespace, the ownership label, the field manager
     objects: list[dict]  # with the install namespace (plan.ensure_namespace)
-    options: Any  # the install's (cluster/install.py InstallOptions): prune, dry_run, take_over_*, allow_breaking, upgrade_guard
+    options: InstallOptions  # prune, dry_run, take_over_*, allow_breaking, upgrade_guard
     target: str | None = None  # the Trainer release the render is (its source's trainer_version)
     thorough: bool = False
     lock_held: bool = False

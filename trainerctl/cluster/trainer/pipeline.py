@@ -7,7 +7,7 @@ upgrade check is a step the caller passes in (the options' `upgrade_guard`)."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.manager.apply import ApplyOptions, Planned
@@ -20,15 +20,16 @@ from trainerctl.cluster.manager.staged import RunOptions, StagedApply
 from trainerctl.cluster.manager.stages import WAIT_CONTROLLERS, WAIT_CRDS
 from trainerctl.cluster.operations import history, lock
 from trainerctl.cluster.trainer import checklist, in_use, preflight, steps
+from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER, NEVER_PRUNE, RECREATE_KINDS, STAGES
 from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, PreflightError, TrainerctlError
 
 
 class Installer:
     """One install run: the preflight, then the pipeline over the run its steps see (steps.Run);
-    `options`: the install's (cluster/install.py InstallOptions)."""
+    `options`: the install's."""
 
-    def __init__(self, session: Session, objects: list[dict], source: dict, options: Any):
+    def __init__(self, session: Session, objects: list[dict], source: dict, options: InstallOptions):
         self.session = session
         self.options = options
         self.objects = ensure_namespace(objects, session.namespace, session.owner_label)

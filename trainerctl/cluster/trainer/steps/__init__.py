@@ -10,9 +10,8 @@ through its methods and the report it adds to.
 
 from __future__ import annotations
 
-from typing import Any
-
 from trainerctl.cluster.trainer.checklist import Facts
+from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.steps.base import Run, Step
 from trainerctl.cluster.trainer.steps.finalizer import LegacyFinalizers
 from trainerctl.cluster.trainer.steps.helm import HelmHandOver
@@ -22,7 +21,7 @@ from trainerctl.cluster.trainer.steps.operator import GoOperatorHandOver
 __all__ = ["Run", "Step", "for_install"]
 
 
-def for_install(facts: Facts, options: Any) -> list[Step]:
+def for_install(facts: Facts, options: InstallOptions) -> list[Step]:
     """The steps of one install run, from what its preflight read (in the order their hooks run)."""
     operator = [GoOperatorHandOver()] if options.take_over_operator and facts.operator().present else []
     return [*operator, HelmHandOver(facts), KubectlLeftovers(facts.release()), LegacyFinalizers()]

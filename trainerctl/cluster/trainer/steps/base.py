@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.manager.inventory import Entry
@@ -13,6 +13,7 @@ from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.stages import StageSpec
 from trainerctl.cluster.manager.staged import StagedApply
 from trainerctl.cluster.trainer.checklist import Facts
+from trainerctl.cluster.trainer.options import InstallOptions
 
 
 @dataclass
@@ -21,7 +22,7 @@ class Run:
     read, the report and the staged apply."""
 
     session: Session
-    options: Any  # the install's options (cluster/install.py InstallOptions)
+    options: InstallOptions
     facts: Facts
     report: Report
     applier: StagedApply
