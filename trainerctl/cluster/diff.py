@@ -15,7 +15,7 @@ from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer.in_use import left_behind
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 
-__all__ = ["Diff", "DiffResult", "ObjectDiff", "diff"]
+__all__ = ["Diff", "DiffResult", "ObjectDiff"]
 
 
 @dataclass(frozen=True)

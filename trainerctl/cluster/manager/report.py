@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from trainerctl.cluster.manager.objects import Ref
 from trainerctl.errors import TrainerctlError
 from trainerctl.serialize import json_text, yaml_text
 
@@ -26,6 +27,16 @@ class ObjectResult:
     def display(self) -> str:
         gk = f"{self.kind}.{self.group}" if self.group else self.kind
         return f"{gk} {self.namespace}/{self.name}" if self.namespace else f"{gk} {self.name}"
+
+    @property
+    def key(self) -> str:
+        """The object's Ref key, as plans and inventories key it."""
+        return Ref(self.group, self.kind, self.namespace, self.name).key
+
+    def add_note(self, note: str) -> None:
+        """One more thing said of the object, after what is said already (an empty note adds nothing)."""
+        if note:
+            self.message = f"{self.message}; {note}" if self.message else note
 
 
 @dataclass

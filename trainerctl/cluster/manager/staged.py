@@ -101,8 +101,7 @@ class StagedApply:
             self._apply_changed(p, result, meta, deadline)
         if result.took_over_from:
             verb = "would take" if self.dry_run else "took"
-            result.message = (result.message + "; " if result.message else "") + \
-                f"{verb} over fields from " + ", ".join(result.took_over_from)
+            result.add_note(f"{verb} over fields from " + ", ".join(result.took_over_from))
         self.report.add(result)
         self.progress.object_done(result.display, self.verb(result.action), result.message)
         return result

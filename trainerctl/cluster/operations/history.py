@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from trainerctl import __version__
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
-from trainerctl.cluster.client.views import Entry, HistoryRecord, Unreadable, read_each
+from trainerctl.cluster.client.views import Entry, HistoryRecord, read_each
 from trainerctl.cluster.operations.access import whoami
 from trainerctl.cluster.operations.lock import holder_from_env
 from trainerctl.errors import InputError

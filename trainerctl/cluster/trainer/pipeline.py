@@ -55,15 +55,12 @@ class Installer:
         try:
             self._run()
         except KeyboardInterrupt:
-            self.report.seconds = time.monotonic() - start
             stage = self.run_state.stage_name if self.run_state else "preflight"
             raise RunFailed(f"interrupted during stage {stage}; {self._so_far()}; re-run to converge",
                             self.report, EXIT_INTERRUPTED) from None
         except RunFailed:
-            self.report.seconds = time.monotonic() - start
             raise
         except TrainerctlError as exc:
-            self.report.seconds = time.monotonic() - start
             self.report.error = str(exc)
             suffix = f" ({self._so_far()})" if self.report.objects else ""
             failed = RunFailed(f"{exc}{suffix}", self.report, exc.exit_code)
@@ -72,8 +69,8 @@ class Installer:
             self.report.diagnosis = [d.to_dict() for d in failed.diagnoses]
             raise failed from None
         finally:
+            self.report.seconds = time.monotonic() - start
             self.session.progress.close()
-        self.report.seconds = time.monotonic() - start
         return self.report
 
     def _so_far(self) -> str:

@@ -43,9 +43,7 @@ class Run:
         self.session.progress.object_done(result.display, self.applier.verb(result.action), result.message)
 
     def result_of(self, p: Planned) -> ObjectResult | None:
-        return next((r for r in self.report.objects
-                     if (r.group, r.kind, r.namespace, r.name) == (p.ref.group, p.ref.kind, p.ref.namespace,
-                                                                     p.ref.name)), None)
+        return next((r for r in self.report.objects if r.key == p.ref.key), None)
 
 
 class Step:

@@ -26,5 +26,4 @@ class LegacyFinalizers(Step):
             if not run.dry_run:
                 run.applier.note_rv(p.ref.key, finalizers.strip(run.session.cluster, p.path, meta))
             if result is not None:
-                note = f"legacy finalizer {LEGACY_FINALIZER} {'would be ' if run.dry_run else ''}removed"
-                result.message = f"{result.message}; {note}" if result.message else note
+                result.add_note(f"legacy finalizer {LEGACY_FINALIZER} {'would be ' if run.dry_run else ''}removed")

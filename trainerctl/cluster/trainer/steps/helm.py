@@ -72,7 +72,8 @@ class HelmHandOver(Step):
             if after is not None and helm.ownership_patch(after):
                 if helm_handover.unmark(s.cluster, p.path, after, field_manager=s.field_manager, dry_run=dry):
                     notes.append(f"Helm's ownership marks {'would be ' if dry else ''}removed")
-            result.message = "; ".join(filter(None, [result.message, *notes]))
+            for note in notes:
+                result.add_note(note)
 
     def prune_rules(self, rules: PruneRules) -> PruneRules:
         if self.release is None:
@@ -86,7 +87,7 @@ class HelmHandOver(Step):
         if self.release is None:
             return
         s, dry = run.session, run.dry_run
-        by_key = {f"{r.group}/{r.kind}/{r.namespace}/{r.name}": r for r in results}
+        by_key = {r.key: r for r in results}
         for key, entry in sorted(gone.items()):
             ref = Ref.from_key(key)
             if key not in self.release.entries:
@@ -108,7 +109,7 @@ class HelmHandOver(Step):
                 run.done(ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "skipped",
                                       "; ".join(filter(None, [f"not pruned: {ref.kind} is never pruned", note]))))
             elif key in by_key and by_key[key].action == "skipped":
-                by_key[key].message += f"; {'would be ' if dry else ''}labelled as ours, pruned by a later install"
+                by_key[key].add_note(f"{'would be ' if dry else ''}labelled as ours, pruned by a later install")
 
     def after_record(self, run: Run) -> None:
         """Last: delete the release's records, so Helm no longer knows it (helm list, uninstall)."""
