@@ -125,3 +125,14 @@ def test_no_command_module_is_over_250_lines():
     assert len(modules) > 10
     long = {str(p.relative_to(PACKAGE)): n for p in modules if (n := len(p.read_text().splitlines())) > COMMAND_LINES}
     assert not long, f"over {COMMAND_LINES} lines: {long}"
+
+
+def test_every_name_a_module_exports_is_defined():
+    """`__all__` names only what the module has: a name left there after its definition moved
+    makes `from module import *` fail (cluster/diff.py listed its removed `diff`)."""
+    import importlib
+
+    for module in sorted(m for m in _modules() if not m.endswith(".__main__")):  # that one runs the CLI
+        loaded = importlib.import_module(module)
+        missing = [name for name in getattr(loaded, "__all__", ()) if not hasattr(loaded, name)]
+        assert not missing, f"{module}.__all__ names {missing}, which it does not define"

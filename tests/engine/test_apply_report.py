@@ -32,3 +32,17 @@ def test_a_change_right_after_the_previous_apply_is_configured(test_cluster, nam
         actions.append((apply_one(cluster, again, OPTIONS, time.monotonic() + 30).action,
                         apply_one(cluster, changed, OPTIONS, time.monotonic() + 30).action))
     assert actions == [("unchanged", "configured")] * 5
+
+
+def test_a_result_is_keyed_as_its_ref_and_notes_join_what_is_said():
+    from trainerctl.cluster.manager.objects import Ref
+    from trainerctl.cluster.manager.report import ObjectResult
+
+    r = ObjectResult("Deployment", "m", "ns", "apps", "workloads", "configured")
+    assert r.key == Ref("apps", "Deployment", "ns", "m").key
+    r.add_note("")
+    assert r.message == ""
+    r.add_note("took over fields from kubectl")
+    r.add_note("")
+    r.add_note("legacy finalizer removed")
+    assert r.message == "took over fields from kubectl; legacy finalizer removed"
