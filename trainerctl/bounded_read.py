@@ -246,19 +246,17 @@ def read_text(path: str, label: str, limit: str, *, stdin: bool = False, expecte
 
 
 def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether a parsed document nests deeper than `limit` (walked without recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
+    """Whether a parsed document nests deeper than `limit`. Walked level by level, without
+    recursion and without a record per node: every install walks megabytes of CRD schema."""
+    containers = (dict, list)
+    level = [value] if isinstance(value, containers) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        level = [child for item in level for child in (item.values() if isinstance(item, dict) else item)
+                 if isinstance(child, containers)]
     return False
 
 

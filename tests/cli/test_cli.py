@@ -225,6 +225,37 @@ def test_render_and_kustomize_import_only_what_they_use(shared_dir):
                                                                                      "trainerctl.render"}
 
 
+ENGINES = ("trainerctl.kustomize.top", "trainerctl.render.pipeline", "trainerctl.source.cache", "trainerctl.source.gitrepo")
+
+
+def test_install_f_loads_no_build_engine(tmp_path):
+    """`install -f` reads its file with kustomize's YAML reader and render's image rules, and
+    builds nothing: the package __init__s name their APIs lazily (trainerctl/lazy_exports.py), so
+    those light modules do not load the engines behind them (a no-op re-install's start-up)."""
+    kc = _unreachable_kubeconfig(tmp_path / "kc")
+    one = tmp_path / "one.yaml"
+    one.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    code = ("import sys, io, contextlib\nfrom trainerctl.cli import main\n"
+            "with contextlib.redirect_stderr(io.StringIO()): rc = main(sys.argv[1:])\n"
+            "assert 'trainerctl.cluster.install' in sys.modules and 'trainerctl.kustomize.yamlread' in sys.modules\n"
+            f"import json; print(json.dumps([rc, [m for m in {ENGINES!r} if m in sys.modules]]))")
+    proc = subprocess.run([sys.executable, "-c", code, "install", "-f", str(one), "--kubeconfig", str(kc)],
+                          capture_output=True, text=True, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == [3, []]
+
+
+def test_lazy_package_names_are_the_modules_own():
+    import trainerctl.kustomize as kustomize
+    import trainerctl.render as render
+    from trainerctl.kustomize.top import build
+    from trainerctl.render.pipeline import render as render_fn
+
+    assert kustomize.build is build and render.render is render_fn
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        kustomize.nothing  # noqa: B018
+
+
 # --- exit codes -----------------------------------------------------------------------------
 def _unreachable_kubeconfig(path: Path) -> Path:
     path.write_text(json.dumps({

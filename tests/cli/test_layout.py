@@ -14,7 +14,7 @@ PACKAGE = Path(trainerctl.__file__).resolve().parent
 # The basics every layer may use: errors and messages, the defaults every command shares, and the
 # trust boundaries (what an outside input may be, how much of it is read, and what never reaches
 # the terminal).
-BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.defaults", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.redact",
+BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.defaults", "trainerctl.lazy_exports", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.redact",
           "trainerctl.safe_text", "trainerctl.bounded_read", "trainerctl.interrupts", "trainerctl.own_data",
           # every report and bundle member serialized after redaction (part of the trust layer, as redact)
           "trainerctl.serialize",

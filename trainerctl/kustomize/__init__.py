@@ -6,9 +6,14 @@ yamlio re-exports both for callers outside), gojson (Go's JSON text), resid/reso
 git), kustfile (the kustomization file), target (one kustomization's pipeline),
 generators/hashing, smp and jsonpatch (the two patch kinds), transformers/ (one module per
 transformer family), fieldspecs/config (which fields they touch), sort (output order).
+
+The names below load on first use (trainerctl/lazy_exports.py): a light module of this
+package, such as the YAML reader, does not load the engine.
 """
 
-from trainerctl.kustomize.top import build, build_resources, build_yaml
-from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.lazy_exports import lazy_exports
 
-__all__ = ["build", "build_resources", "build_yaml", "KustomizeError"]
+_WHERE = {"build": "top", "build_resources": "top", "build_yaml": "top", "KustomizeError": "errors"}
+__getattr__ = lazy_exports(__name__, _WHERE)
+
+__all__ = list(_WHERE)

@@ -1,26 +1,22 @@
 """`trainerctl render`: turn "Trainer at ref X with these images" into the exact objects to install.
 
 From Python: `from trainerctl.render import render, RenderOptions`.
+
+The names below load on first use (trainerctl/lazy_exports.py): a light module of this package,
+such as the image references, does not load the render pipeline.
 """
 
-from trainerctl.render.options import (
-    COMPONENTS,
-    DEFAULT_NAMESPACE,
-    DEFAULT_OWNER_LABEL,
-    PLATFORMS,
-    RenderOptions,
-    RenderResult,
-    SourceInfo,
-)
-from trainerctl.render.pipeline import render
+from trainerctl.lazy_exports import lazy_exports
 
-__all__ = [
-    "COMPONENTS",
-    "DEFAULT_NAMESPACE",
-    "DEFAULT_OWNER_LABEL",
-    "PLATFORMS",
-    "RenderOptions",
-    "RenderResult",
-    "SourceInfo",
-    "render",
-]
+_WHERE = {
+    "COMPONENTS": "options",
+    "DEFAULT_NAMESPACE": "options",
+    "DEFAULT_OWNER_LABEL": "options",
+    "PLATFORMS": "options",
+    "RenderOptions": "options",
+    "RenderResult": "options",
+    "SourceInfo": "options",
+    "render": "pipeline",
+}
+__getattr__ = lazy_exports(__name__, _WHERE)
+__all__ = list(_WHERE)

@@ -4,7 +4,7 @@ The names below load their modules on first use, so importing one light module o
 (e.g. the pins) does not pull in git and YAML.
 """
 
-import importlib
+from trainerctl.lazy_exports import lazy_exports
 
 _EXPORTS = {
     "PinError": "cache", "SourceCache": "cache", "SourceTree": "cache", "local_source": "cache",
@@ -15,10 +15,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
