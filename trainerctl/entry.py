@@ -53,11 +53,14 @@ def leave(rc: int) -> NoReturn:
     the process still happens first: atexit handlers (temporary folders, logging) run and the
     standard streams are flushed. Only when a thread other than this one is still running is the
     normal exit kept: joining worker threads is part of ending cleanly (an interrupted run has
-    cleaned up already and leaves at once: requests in flight would hold it otherwise).
+    cleaned up already and leaves at once: requests in flight would hold it otherwise). A daemon
+    thread (the requests' deadline watchdog, idle after every cluster command) is not one: Python
+    does not join it either.
     """
     from trainerctl.errors import EXIT_INTERRUPTED
 
-    if threading.active_count() > 1 and rc != EXIT_INTERRUPTED:
+    this = threading.current_thread()
+    if rc != EXIT_INTERRUPTED and any(not t.daemon for t in threading.enumerate() if t is not this):
         sys.exit(rc)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
