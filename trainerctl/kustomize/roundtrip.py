@@ -22,18 +22,25 @@ go-yaml escapes) the writer uses double quotes, and the value reads back unchang
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from trainerctl.kustomize.errors import KustomizeError
 
 _BREAKS = "\n\r\x85\u2028\u2029"
 _BLANK = " \t"
-# go-yaml v3's analysis: no block style for a value ending in a space, with a space before a
-# line break, or with a character it does not print as is (the tab it does).
-_NO_BLOCK = re.compile("( $| [\r\n\x85\u2028\u2029]|[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd])")
+
+
+@lru_cache(maxsize=1)
+def _no_block() -> re.Pattern:
+    """go-yaml v3's analysis: no block style for a value ending in a space, with a space before a
+    line break, or with a character it does not print as is (the tab it does). Compiled on first
+    use: its character class costs ~4 ms, and an install -f whose documents come from the cache
+    never asks."""
+    return re.compile("( $| [\r\n\x85\u2028\u2029]|[^\t\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd])")
 
 
 def block_allowed(value: str) -> bool:
-    return bool(value) and _NO_BLOCK.search(value) is None
+    return bool(value) and _no_block().search(value) is None
 
 
 def unreadable(value: str) -> bool:
