@@ -106,8 +106,10 @@ class HelmHandOver(Step):
                                           field_manager=s.field_manager)
             note = f"Helm's marks {'would be ' if dry else ''}removed" if marked else ""
             if never:
-                run.done(ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "skipped",
-                                      "; ".join(filter(None, [f"not pruned: {ref.kind} is never pruned", note]))))
+                result = ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "skipped",
+                                      f"not pruned: {ref.kind} is never pruned")
+                result.add_note(note)
+                run.done(result)
             elif key in by_key and by_key[key].action == "skipped":
                 by_key[key].add_note(f"{'would be ' if dry else ''}labelled as ours, pruned by a later install")
 
