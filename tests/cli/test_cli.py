@@ -255,6 +255,16 @@ def test_install_f_loads_no_build_engine(tmp_path):
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [3, []]
 
 
+@pytest.mark.parametrize("package", ["trainerctl.kustomize", "trainerctl.render", "trainerctl.source"])
+def test_a_lazy_package_loads_none_of_its_modules(package):
+    """Importing the package (as importing any one of its modules does) runs only its __init__."""
+    code = (f"import sys, json, {package}\n"
+            f"print(json.dumps(sorted(m for m in sys.modules if m.startswith('{package}.'))))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == []
+
+
 def test_lazy_package_names_are_the_modules_own():
     import trainerctl.kustomize as kustomize
     import trainerctl.render as render
