@@ -11,6 +11,7 @@ That library is not RFC 6902 to the letter, and kustomize output follows it:
   `~x` is literal; an operation without `value` uses null;
 - `test` compares scalars by their JSON text: the document's as Go encodes it, the patch's as
   written (a JSON patch) or as Go encodes it (a YAML patch, converted by sigs.k8s.io/yaml);
+  arrays it compares must hold no null up to the first difference (json-patch crashes there);
 - `copy` has no size limit there (AccumulatedCopySizeLimit 0); here copies are bounded, as
   aliases are, rather than exhaust memory.
 """
@@ -112,8 +113,14 @@ def _equal(doc: Any, value: Any) -> bool:
     if isinstance(doc, list):
         if not isinstance(value, list) or len(doc) != len(value):
             return False
-        return all((d is None and v is None) or (d is not None and _equal(d, v))
-                   for d, v in zip(doc, value))
+        for d, v in zip(doc, value):
+            if d is None or v is None:
+                # json-patch compares array items without a null check, and crashes
+                raise JsonPatchError("a test compares arrays holding a null (kubectl's "
+                                     "json-patch crashes on it)")
+            if not _equal(d, v):
+                return False
+        return True
     if isinstance(value, (dict, list)):
         return False
     return _go_json(doc) == _text(value)

@@ -145,18 +145,51 @@ class Resource:
                                  "comma-separated and kubectl fails)")
         self.previous.append(entry)
 
+    def annotations_as_text(self) -> None:
+        """kyaml's SetAnnotations(GetAnnotations()): every annotation the string of its text
+        (a null's too), and none left for annotations that are not a map."""
+        md = self.obj.get("metadata")
+        if not isinstance(md, dict) or "annotations" not in md:
+            return
+        texts = self.text_map("annotations")
+        if texts:
+            md["annotations"] = texts
+        else:
+            del md["annotations"]
+
+    def build_annotations(self) -> dict[str, str]:
+        """The build state kustomize keeps in annotations while it transforms (previous ids,
+        prefixes, suffixes), as it writes them."""
+        out = {}
+        if self.previous:
+            for i, what in enumerate(("previousNames", "previousNamespaces", "previousKinds")):
+                out[f"internal.config.kubernetes.io/{what}"] = ",".join(p[i] for p in self.previous)
+        for what, values in (("prefixes", self.prefixes), ("suffixes", self.suffixes)):
+            if values:
+                out[f"internal.config.kubernetes.io/{what}"] = ",".join(values)
+        return out
+
     def text_map(self, field: str) -> dict[str, str]:
-        """kyaml's GetLabels/GetDataMap: `field` ("labels", "data", "binaryData") as strings, each
-        value's text: as written while the value is unchanged, "" for a null."""
-        values = self.labels() if field == "labels" else self.obj.get(field)
+        """kyaml's GetLabels/GetAnnotations/GetDataMap: `field` ("labels", "annotations",
+        "data", "binaryData") as strings, each value's text: as written while the value is
+        unchanged, "" for a collection; a null is "" in data and its text (`null` unless read
+        otherwise) in metadata."""
+        meta = field in ("labels", "annotations")
+        values = self.metadata.get(field) if meta else self.obj.get(field)
+        if meta and isinstance(values, list):
+            values = _pairs(values, field, self.source)
         if not isinstance(values, dict):
             return {}
         texts = self.texts or {}
         out = {}
         for k, v in values.items():
             kept = texts.get((field, k))
-            out[k] = kept[1] if kept is not None and kept[0] == v and type(kept[0]) is type(v) \
-                else ("" if v is None else annotation_text(v))
+            if kept is not None and kept[0] == v and type(kept[0]) is type(v):
+                out[k] = kept[1]
+            elif isinstance(v, (dict, list)) or (v is None and not meta):
+                out[k] = ""
+            else:
+                out[k] = annotation_text(v)
         return out
 
     def labels(self) -> dict:
@@ -185,10 +218,10 @@ class Resource:
         ann = md.get("annotations")
         if isinstance(ann, dict):
             ann = {k: v for k, v in ann.items() if k not in BUILD_ANNOTATIONS}
-        elif ann is None:
-            ann = {}
+        elif isinstance(ann, list):
+            ann = {k: v for k, v in self.text_map("annotations").items() if k not in BUILD_ANNOTATIONS}
         else:
-            return self.obj
+            ann = {}  # kyaml reads a scalar's (or a null's) annotations as none
         if keep_origin and self.origin is not None:
             ann[ORIGIN_ANNOTATION] = as_text(self.origin)
         elif not keep_origin:
@@ -202,7 +235,8 @@ class Resource:
                 return self.obj
             md.pop("annotations", None)
             return self.obj
-        md["annotations"] = texts = {k: annotation_text(v) for k, v in ann.items()}
+        md["annotations"] = texts = {k: v if v.__class__ is str else self._annotation_text(k, v)
+                                     for k, v in ann.items()}
         for k, v in texts.items():
             if v.__class__ is str and "\n" in v and roundtrip.unreadable(v):
                 # Set again as a new node, a multi-line value is a literal block scalar, which
@@ -211,6 +245,26 @@ class Resource:
                                      "starting with a tab, which kubectl fails to write (found a tab "
                                      "character where an indentation space is expected)")
         return self.obj
+
+
+    def _annotation_text(self, key: str, value) -> str:
+        """A null annotation prints as written (`~`, `Null`, `` for one written as nothing)."""
+        if value is None and self.texts:
+            kept = self.texts.get(("annotations", key))
+            if kept is not None and kept[0] is None:
+                return kept[1]
+        return annotation_text(value)
+
+
+def _pairs(items: list, field: str, source: str) -> dict:
+    """A list where kyaml expects a map of metadata: it reads the items as keys and values."""
+    if len(items) % 2:
+        raise KustomizeError(f"{source}: metadata.{field} is a list of {len(items)} items; kubectl "
+                             "reads one as keys and values and fails on an odd number")
+    out = {}
+    for key, value in zip(items[::2], items[1::2]):
+        out["" if isinstance(key, (dict, list)) else annotation_text(key)] = value
+    return out
 
 
 def _bare_in_flow_to_empty(value) -> None:

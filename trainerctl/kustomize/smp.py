@@ -1,239 +1,409 @@
-"""Strategic merge patch, as `kustomize build` applies it.
+"""Strategic merge patch, as `kustomize build` applies it: kyaml's merge walk (merge2 over
+walk.Walker, patch elements prepended), step for step, because its output follows its steps.
 
-Maps merge key by key and a null in the patch deletes the field. Lists merge only where the
-schema in use says so (openapi.py: data/patch_strategies.json, generated from the API server's
-OpenAPI, or a kustomization's custom `openapi` schema): elements with the same merge key are
-merged; the result lists the patch's elements in the patch's order, then the target's remaining
-ones. Every other list is the patch's, verbatim.
+The walk visits the target and the patch together, every map of the target included:
+- Maps: a null in the patch deletes the field; `$patch: delete|replace|merge` applies to the
+  map holding it. A map the target lacks is the patch's, walked against itself (its nulls and
+  directives are cleared). A target's null is kept when spelled (`null`, `~`) and cleared when
+  written as nothing (`key:`), unless the patch sets that field.
+- Lists merge only where the schema says so (openapi.py: data/patch_strategies.json or a
+  kustomization's `openapi` schema); any other list is the patch's, verbatim.
+- A merging list: the patch's key values first, then the target's, each once; for each, the
+  first element with that value in the target and in the patch are merged, and the result
+  replaces every element of that value. Elements that share a key value therefore collapse into
+  one, in the target as in the patch; an element without the key (or a null one) wipes the
+  keyed elements of the target; `$patch: delete|replace|merge` as a list's element applies to
+  the list.
 
-The one directive is `$patch: delete|replace|merge`, on maps, on list elements, and on a whole
-merging list (an element holding nothing but `$patch`). kustomize merges with kyaml, which
-knows no other: `$setElementOrder/…`, `$retainKeys` and `$deleteFromPrimitiveList/…` are
-ordinary fields there, and so here.
+kyaml knows no other directive: `$setElementOrder/…`, `$retainKeys` and
+`$deleteFromPrimitiveList/…` are ordinary fields there, and so here.
+
+The target is changed in place and returned (or None when the patch deletes it); the patch is
+consumed (its nodes move into the result, its directives are removed).
 """
 
 from __future__ import annotations
 
-import copy
-
 from trainerctl.kustomize import openapi
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.yamlemit import analyze, scalar_text
+from trainerctl.kustomize.yamlread import resolve_plain, resolves_to_non_string_v2
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
 if TYPE_CHECKING:
     from typing import Any
 
-_DELETE = object()
+# A field or element a side does not have (kyaml: a nil node); the walk returns it to clear one.
+_ABSENT = object()
+_DIRECTIVES = ("delete", "replace", "merge")
 
 
-def _field(types: dict, type_name: str | None, field: str) -> list:
-    """[child type, patch strategy, merge key, list-map keys] of a field, as far as known."""
-    fields = types.get(type_name) if type_name else None
-    if not fields:
-        return []
-    info = fields.get(field)
-    if info is None:
-        info = fields.get(openapi.ANY_FIELD, [])
-    return info
-
-
-def apply(target: dict, patch: dict, source: str = "", bare_nulls: bool = False) -> dict | None:
-    """Merge `patch` (from `source`) into a copy of `target`; None when it deletes the object.
-    `bare_nulls`: the target may hold nulls written as nothing (yamlread.Mapping)."""
+def apply(target: dict, patch: dict, source: str = "") -> dict | None:
+    """Merge `patch` (from `source`) into `target`: the target, or None when it is deleted."""
     table = openapi.current().smp_table()  # kustomize reads the schema even for a delete
-    if patch.get("$patch") == "delete":
-        return None
-    type_name = table["kinds"].get(f"{target.get('apiVersion', '')}/{target.get('kind', '')}")
+    walk = _Walk(table["kinds"], table["types"])
     try:
-        merged = _merge_map(copy.deepcopy(target), patch, type_name, table["types"])
+        merged = walk.node(target, patch, None, None, "")
     except KustomizeError as exc:
         raise KustomizeError(f"{source}: {exc}" if source else str(exc)) from None
-    if bare_nulls and isinstance(merged, dict):
-        _drop_bare(merged, type_name, table["types"])
-    return merged
+    if merged is _ABSENT or merged is None:
+        return None
+    # kyaml merges into the target's own nodes and kustomize keeps those: a result in their
+    # place (`$patch: replace` at the top) is not taken.
+    return target
 
 
-def _merging(info: list) -> bool:
-    strategy = info[1] if len(info) > 1 else None
-    return bool(strategy) and "merge" in strategy.split(",")
+def _text(value: Any) -> str:
+    """A node's Value as kyaml compares it: a scalar's text, "" for a map or a list."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return ""
+    return scalar_text(value)
 
 
-def _drop_bare(node: dict, type_name: str | None, types: dict) -> None:
-    """kyaml's merge walks every map of the target, and the elements of each list it merges,
-    and sets each field again: a null is cleared there unless its text is kept (`key: null`,
-    `~`), so a null written as nothing (`key:`) disappears. Lists that do not merge are taken
-    whole, nulls and all."""
-    bare = getattr(node, "bare", None)
-    if bare:
-        for key in bare:
-            if key in node and node[key] is None:
-                del node[key]
-    for key, value in node.items():
-        if isinstance(value, dict):
-            info = _field(types, type_name, key)
-            _drop_bare(value, info[0] if info else None, types)
-        elif isinstance(value, list) and value:
-            info = _field(types, type_name, key)
-            if _merging(info):
-                for item in value:
-                    if isinstance(item, dict):
-                        _drop_bare(item, info[0], types)
+def _field_text(element: dict, key: str) -> str:
+    """The Value of a field: a null written as nothing is ""."""
+    value = element[key]
+    if value is None and key in getattr(element, "bare", ()):
+        return ""
+    return _text(value)
 
 
-def _merge_map(dest: Any, patch: dict, type_name: str | None, types: dict) -> Any:
-    directive = patch.get("$patch")
-    if directive == "replace":
-        # kyaml takes the patch's map and walks it as patch and target at once: its nulls are
-        # cleared and its directives applied, as for any map the patch adds.
-        return _merge_map({}, {k: v for k, v in patch.items() if k != "$patch"}, type_name, types)
-    if directive == "delete":
-        return _DELETE
-    if directive not in (None, "merge"):
-        raise KustomizeError(f"unknown strategic merge patch directive $patch: {directive!r}")
-    if not isinstance(dest, dict):
-        dest = {}
-    for key, pval in patch.items():
-        if key == "$patch":
-            continue
-        if pval is None:
-            dest.pop(key, None)
-            continue
-        dval = dest.get(key)
-        if dval is not None and _node_kind(dval) != _node_kind(pval):
-            # kyaml's merge walks both at once and stops at nodes of different kinds.
-            raise KustomizeError(f"strategic merge patch: field `{key}` is a {_node_kind(dval)} in "
-                                 f"the target and a {_node_kind(pval)} in the patch (kubectl: "
-                                 "wrong node kind)")
-        info = _field(types, type_name, key)
-        child = info[0] if info else None
-        if isinstance(pval, dict):
-            merged = _merge_map(dest.get(key), pval, child, types)
-            if merged is _DELETE:
+def _quoted(text: str) -> bool:
+    """Whether kyaml holds the string `text` in a quoted (or block) style: as read, when it
+    could not be written plain; as written from JSON, exactly then."""
+    if not text or "\n" in text:
+        return True
+    return (resolves_to_non_string_v2(text) or not isinstance(resolve_plain(text), str)
+            or not analyze(text).block_plain)
+
+
+def _kind(value: Any) -> str:
+    return "MappingNode" if isinstance(value, dict) else \
+        "SequenceNode" if isinstance(value, list) else "ScalarNode"
+
+
+def _wrong_kind(path: str, expected: str, value: Any) -> KustomizeError:
+    return KustomizeError(f"strategic merge patch: wrong node kind for {path or 'the object'}: "
+                          f"expected {expected}, was {_kind(value)} (kubectl: wrong Node Kind)")
+
+
+def _unknown(value: Any) -> KustomizeError:
+    return KustomizeError(f"strategic merge patch: unknown patch strategy {_text(value)!r} "
+                          f"($patch takes delete, replace or merge)")
+
+
+class _Walk:
+    """One merge: the schema it reads."""
+
+    __slots__ = ("kinds", "types")
+
+    def __init__(self, kinds: dict, types: dict):
+        self.kinds, self.types = kinds, types
+
+    def node(self, dest: Any, origin: Any, type_name: str | None, info: list | None,
+             path: str) -> Any:
+        """kyaml's Walker.Walk over [dest, origin]: the merged node, or _ABSENT to clear it."""
+        first = dest if dest is not _ABSENT and dest is not None else origin
+        if first is _ABSENT or first is None:
+            return self.map(dest, origin, type_name, path)  # kyaml walks two nulls as maps
+        for side in (dest, origin):
+            if side is not _ABSENT and side is not None and _kind(side) != _kind(first):
+                raise _wrong_kind(path, _kind(first), side)
+        if isinstance(first, dict):
+            return self.map(dest, origin, type_name, path)
+        if isinstance(first, list):
+            strategy = info[1] if info and len(info) > 1 else None
+            if strategy and "merge" in strategy.split(","):
+                return self.merging_list(dest, origin, info, path)
+        # a scalar, or a list that does not merge: the patch's when it has one (a null clears)
+        return origin if origin is not _ABSENT else dest
+
+    def schema(self, type_name: str | None, sides: tuple) -> str | None:
+        """kyaml's GetSchema: a map with no schema of its own takes its kind's, when it names
+        one (apiVersion and kind), the target's first."""
+        if type_name is not None:
+            return type_name
+        for side in sides:
+            if isinstance(side, dict):
+                api, kind = side.get("apiVersion"), side.get("kind")
+                if api and kind and not isinstance(api, (dict, list)) \
+                        and not isinstance(kind, (dict, list)):
+                    found = self.kinds.get(f"{_text(api)}/{_text(kind)}")
+                    if found is not None:
+                        return found
+        return None
+
+    def map(self, dest: Any, origin: Any, type_name: str | None, path: str) -> Any:
+        """VisitMap, then every field of both sides in name order (kyaml's walkMap)."""
+        dest = _visit(dest, origin, _map_directive, when_added=True)
+        if dest is _ABSENT:
+            return _ABSENT
+        type_name = self.schema(type_name, (dest, origin))
+        fields = self.types.get(type_name) if type_name is not None else None
+        theirs = origin if isinstance(origin, dict) and origin is not dest else None
+        names = set(dest)
+        if theirs is not None:
+            names.update(theirs)
+        bare = getattr(dest, "bare", ())
+        for key in sorted(names):
+            d = dest.get(key, _ABSENT)
+            o = theirs.get(key, _ABSENT) if theirs is not None else (
+                d if origin is dest else _ABSENT)
+            if o is _ABSENT:
+                if d is None:
+                    if key in bare:
+                        del dest[key]  # a null written as nothing is set again as nothing
+                    continue
+                if not isinstance(d, (dict, list)):
+                    continue  # a scalar of the target's alone stays
+            info = fields.get(key) if fields else None
+            if info is None and fields:
+                info = fields.get(openapi.ANY_FIELD)
+            value = self.node(d, o, info[0] if info else None, info, f"{path}.{key}" if path else key)
+            if value is _ABSENT or value is None:
                 dest.pop(key, None)
-            else:
-                dest[key] = merged
-        elif isinstance(pval, list):
-            if _merging(info):
-                merge_key = info[2] if len(info) > 2 else None
-                map_keys = info[3] if len(info) > 3 else None
-                merged = _merge_list(dest.get(key), pval, child, merge_key, map_keys, types)
-                if merged is _DELETE:
-                    dest.pop(key, None)
-                else:
-                    dest[key] = merged
-            else:
-                # A list that does not merge is the patch's, exactly (directives and all).
-                dest[key] = copy.deepcopy(pval)
-        else:
-            dest[key] = pval
-    return dest
+                continue
+            if value is not d and isinstance(d, str) and not isinstance(value, (str, dict, list)) \
+                    and _quoted(d):
+                # The new value takes the old one's style (kyaml's FieldSetter): quoted, it
+                # reads back as a string.
+                value = _text(value)
+            dest[key] = value
+        return dest
+
+    def merging_list(self, dest: Any, origin: Any, info: list, path: str) -> Any:
+        """VisitList, then kyaml's walkAssociativeSequence."""
+        dest = _visit(dest, origin, _list_directive, when_added=False)
+        if dest is _ABSENT:
+            return _ABSENT
+        sources = (dest, origin)
+        map_keys = info[3] if len(info) > 3 and info[3] else None
+        keys = list(map_keys) if map_keys else [info[2]] if len(info) > 2 and info[2] else []
+        values = _element_values(keys, sources)
+        return self.set_elements(values, keys or [""], sources, info[0], path)
+
+    def set_elements(self, values: list, keys: list, sources: tuple, element_type: str | None,
+                     path: str) -> Any:
+        """kyaml's setAssociativeSequenceElements, then appendListNode (prepending)."""
+        dest = sources[0]
+        items: list = []
+        if len(keys) > 1:
+            values = _merge_values(values)
+        valid_keys, valid_values = keys, []
+        for value in values:
+            if not value:
+                continue
+            valid_keys, valid_values = _validate_keys(values, value, keys)
+            lookup_keys, lookup_values = _validate_keys([valid_values], valid_values, valid_keys)
+            pair = [_element(side, lookup_keys, lookup_values, path) for side in sources]
+            merged = self.node(pair[0], pair[1], element_type, None, path)
+            if merged is _ABSENT or merged is None or merged == {}:
+                _set_element(dest, None, valid_keys, valid_values, path)
+                continue
+            if isinstance(merged, dict):
+                for key, text in zip(valid_keys, valid_values):
+                    if key not in merged and text != "":
+                        merged[key] = resolve_plain(text)  # kyaml sets the key it matched by
+            _set_element(items, merged, valid_keys, valid_values, path)
+        if values:
+            dest = _append_list(items, dest, valid_keys, path)
+        return _ABSENT if dest is None else dest
 
 
-def _node_kind(value: Any) -> str:
-    return "mapping" if isinstance(value, dict) else "sequence" if isinstance(value, list) else "scalar"
+def _visit(dest: Any, origin: Any, directive, when_added: bool) -> Any:
+    """kyaml's VisitMap/VisitList: the node to merge into (the patch's where the target has none
+    or the patch says replace), or _ABSENT to clear the field. A map the target lacks still
+    obeys `$patch: delete` (`when_added`); a list does not."""
+    if dest is _ABSENT or dest is None:
+        if when_added and directive(origin, strict=False) == "delete":
+            return _ABSENT
+        dest = origin  # added: the patch's, walked against itself
+    elif origin is None:
+        return _ABSENT
+    elif origin is not _ABSENT:
+        found = directive(origin, strict=True)
+        if found == "delete":
+            return _ABSENT
+        if found == "replace":
+            dest = origin
+    return _ABSENT if dest is None else dest
 
 
-def _strip(value: Any) -> Any:
-    """A list replaced by `$patch: replace` keeps no directives (kyaml walks its elements)."""
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "$patch"}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
+def _map_directive(patch: Any, strict: bool) -> str:
+    """A map's `$patch`, removed from it; an unknown one fails where the target has the map
+    (`strict`) and is kept as a field where it does not, as kyaml does."""
+    if not isinstance(patch, dict) or "$patch" not in patch:
+        return "merge"
+    value = _text(patch["$patch"])
+    if value in _DIRECTIVES:
+        del patch["$patch"]
+        return value
+    if strict:
+        raise _unknown(patch["$patch"])
+    return "unknown"
+
+
+def _list_directive(patch: list, strict: bool) -> str:
+    """kyaml's list directive: the first element holding `$patch`, when that is its only key;
+    every element carrying the same directive leaves the patch. (Read only where the target
+    has the list: an unknown one always fails.)"""
+    first = next((p for p in patch if isinstance(p, dict) and "$patch" in p), None)
+    if first is None or len(first) > 1:
+        return "merge"
+    value = _text(first["$patch"])
+    if value not in _DIRECTIVES:
+        raise _unknown(first["$patch"])
+    _set_element(patch, None, ["$patch"], [value], "")
     return value
 
 
-def _key_values(item: dict, keys: list[str]) -> list[str]:
-    return ["" if item.get(k) is None else str(item.get(k)) for k in keys]
+def _key_text(element: Any, key: str) -> str:
+    """ElementValuesList's value: "" where the key is missing, null or an empty collection."""
+    if not isinstance(element, dict):
+        return ""
+    value = element.get(key)
+    if value is None or isinstance(value, (dict, list)):
+        return ""  # an empty or a full collection: kyaml's Value of one is "" either way
+    return _text(value)
 
 
-def _merge_multikey(dest: list, patch: list, child: str | None, keys: list[str],
-                    types: dict) -> list:
-    """Lists keyed by several list-map keys (ports: containerPort + protocol), as kustomize
-    treats them: an element merges only when every key agrees (absent counts as empty); a
-    patch element that leaves a key out but matches on the others is ignored; anything else
-    is new and goes first, in patch order."""
-    result = list(dest)
-    new: list = []
-    for p in patch:
-        if not isinstance(p, dict):
-            raise KustomizeError(f"strategic merge patch: list element {p!r} is not a mapping")
-        pv = _key_values(p, keys)
-        full = next((i for i, d in enumerate(result)
-                     if isinstance(d, dict) and _key_values(d, keys) == pv), None)
-        if full is not None:
-            if p.get("$patch") == "delete":
-                result[full] = _DELETE
+def _element_values(keys: list, sources: tuple) -> list:
+    """Every element's key values (its text, for a list of scalars: no keys), the patch's
+    first, each once."""
+    out: list = []
+    seen: set = set()
+    for side in (sources[1], sources[0]):
+        if not isinstance(side, list):
+            continue
+        for element in side:
+            value = [_key_text(element, k) for k in keys] if keys else [_text(element)]
+            marker = tuple(value)
+            if marker not in seen:
+                seen.add(marker)
+                out.append(value)
+    return out
+
+
+def _validate_keys(values_list: list, values: list, keys: list) -> tuple[list, list]:
+    """The keys some element gives a value (all when none does) and this element's values
+    for them."""
+    valid = {keys[i] for vs in values_list for i, v in enumerate(vs) if v != ""}
+    if not valid:
+        return keys, values
+    return ([k for k in keys if k in valid],
+            [v for i, v in enumerate(values) if v != "" or keys[i] in valid])
+
+
+def _merge_values(values_list: list) -> list:
+    """Elements whose keys agree but where one leaves a key out are the same element (a port
+    with and without its protocol)."""
+    for i in range(len(values_list)):
+        first = values_list[i]
+        for j in range(len(values_list)):
+            merged = _match(first, values_list[j])
+            if merged is not None:
+                values_list[i] = merged
+                values_list[j] = merged
+    return values_list
+
+
+def _match(a: list, b: list) -> list | None:
+    if len(a) != len(b):
+        return None
+    common = False
+    out = []
+    for x, y in zip(a, b):
+        if x == y:
+            common = True
+            out.append(x)
+        elif x != "" and y != "":
+            return None
+        else:
+            out.append(x or y)
+    return out if common else None
+
+
+def _element(side: Any, keys: list, values: list, path: str) -> Any:
+    """The first element of `side` matching every key value (ElementList), or _ABSENT."""
+    if not isinstance(side, list):
+        return _ABSENT
+    if not keys or keys[0] == "":
+        for element in side:
+            if _text(element) == values[0]:
+                return element
+        return _ABSENT
+    for element in side:
+        if isinstance(element, dict) and all(
+                k in element and _field_text(element, k) == v for k, v in zip(keys, values)):
+            return element
+    return _ABSENT
+
+
+def _field_matches(element: Any, key: str, text: str, path: str) -> bool:
+    """kyaml's FieldMatcher as ElementSetter uses it: an empty `text` matches any value."""
+    if key == "":
+        if isinstance(element, (dict, list)):
+            raise _wrong_kind(path, "ScalarNode", element)
+        return _text(element) == text
+    if not isinstance(element, dict):
+        raise _wrong_kind(path, "MappingNode", element)
+    if key not in element:
+        return False
+    return text == "" or _field_text(element, key) == text
+
+
+def _set_element(seq: list, element: Any, keys: list, values: list, path: str) -> None:
+    """kyaml's ElementSetter: every element matching the key values becomes `element` (or
+    leaves, for None); without a match it is appended. Null and empty-map elements leave on
+    the way, and with no values to match, so does every other one."""
+    if not keys:
+        keys = [""]
+    mapping_setter = keys[0] != "" and bool(values) and values[0] != ""
+    kept = []
+    found = False
+    for item in seq:
+        if item is None or (item.__class__ is not list and item == {}):
+            continue
+        if mapping_setter and not isinstance(item, dict):
+            kept.append(item)
+            continue
+        matched = bool(values)
+        for j in range(min(len(keys), len(values))):
+            if not _field_matches(item, keys[j], values[j], path):
+                matched = False
+                break
+        if not matched:
+            if values:
+                kept.append(item)
+            continue
+        found = True
+        if element is not None:
+            kept.append(element)
+    seq[:] = kept
+    if element is not None and not found:
+        seq.append(element)
+
+
+def _append_list(dst: list, src: list, keys: list, path: str) -> list:
+    """kyaml's appendListNode: the target's elements set into the merged ones, in order."""
+    for element in list(src):
+        if keys[0] == "":
+            _set_element(dst, element, [""], [_text(element)], path)
+            continue
+        values = []
+        for key in keys:
+            if element is None:
+                dst.append(element)
                 continue
-            result[full] = _merge_map(result[full], p, child, types)
-            continue
-        present = [i for i, v in enumerate(pv) if v != ""]
-        partial = any(isinstance(d, dict) and all(_key_values(d, keys)[i] == pv[i] for i in present)
-                      for d in result) if len(present) < len(keys) else False
-        if partial or p.get("$patch") == "delete":
-            continue
-        merged = _merge_map({}, p, child, types)
-        if merged is not _DELETE:
-            new.append(merged)
-    return new + [d for d in result if d is not _DELETE]
-
-
-def _list_directive(patch: list) -> tuple[str | None, list]:
-    """kyaml's list directive: the first element with a `$patch` key, when that is its only
-    key; elements carrying the same directive are dropped from the patch."""
-    first = next((p for p in patch if isinstance(p, dict) and "$patch" in p), None)
-    if first is None or len(first) > 1:
-        return None, patch
-    directive = first["$patch"]
-    if directive not in ("delete", "replace", "merge"):
-        raise KustomizeError(f"unknown strategic merge patch directive $patch: {directive!r}")
-    return directive, [p for p in patch
-                       if not (isinstance(p, dict) and p.get("$patch") == directive)]
-
-
-def _merge_list(dest: Any, patch: list, child: str | None, merge_key: str | None,
-                map_keys: list[str] | None, types: dict) -> Any:
-    """Observed kustomize order: with one merge key, the patch's elements in patch order and
-    then the target's others; with several list-map keys (ports), new elements first and then
-    the target's elements in place."""
-    if not isinstance(dest, list):
-        if any(isinstance(p, dict) and list(p) == ["$patch"] for p in patch):
-            # kyaml keeps such an element and drops others, by the quirks of its merge.
-            raise KustomizeError("strategic merge patch: a list the target does not have holds "
-                                 "a `$patch` directive element; trainerctl does not reproduce "
-                                 "what kustomize makes of it")
-        dest = []
-    directive, patch = _list_directive(patch)
-    if directive == "delete":
-        return _DELETE
-    if directive == "replace":
-        return [_strip(copy.deepcopy(p)) for p in patch]
-    if not merge_key:
-        # A merging list of scalars: the patch's values, then the target's others.
-        result = [copy.deepcopy(p) for p in patch]
-        return result + [d for d in dest if d not in patch]
-    if map_keys:
-        return _merge_multikey(dest, patch, child, map_keys, types)
-    merged_dest: dict[int, Any] = {}
-    in_patch_order: list = []
-    deleted: set[int] = set()
-    for p in patch:
-        if not isinstance(p, dict):
-            raise KustomizeError(f"strategic merge patch: list element {p!r} is not a mapping")
-        match = next((i for i, d in enumerate(dest)
-                      if i not in merged_dest and i not in deleted
-                      and isinstance(d, dict) and p.get(merge_key) is not None
-                      and str(d.get(merge_key)) == str(p.get(merge_key))), None)
-        if p.get("$patch") == "delete":
-            if match is not None:
-                deleted.add(match)
-            continue
-        merged = _merge_map(dest[match] if match is not None else {}, p, child, types)
-        if merged is _DELETE:
-            if match is not None:
-                deleted.add(match)
-            continue
-        if match is not None:
-            merged_dest[match] = merged
-        in_patch_order.append(merged)
-    return in_patch_order + [d for i, d in enumerate(dest)
-                             if i not in merged_dest and i not in deleted]
+            if not isinstance(element, dict):
+                raise _wrong_kind(path, "MappingNode", element)
+            if key not in element:
+                dst.append(element)  # kyaml appends an element without the key, for each such key
+                continue
+            values.append(_field_text(element, key))
+        if len(keys) > 1:
+            _set_element(dst, None, keys, values, path)
+        _set_element(dst, element, keys, values, path)
+    return dst

@@ -489,22 +489,28 @@ def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
     """Scalars' text where kustomize uses it instead of the value.
 
     Every annotation becomes a string of its source text (`port: 8080` becomes "8080", `date:
-    2001-12-14` stays as written, a mapping or a list ""): annotations are rewritten in place. For TEXT_FIELDS the
-    text of each non-string scalar is returned, {(field, key): (value, text)}, for a merge to
-    use while the value is unchanged."""
+    2001-12-14` stays as written, a mapping or a list ""): annotations are rewritten in place,
+    but a null stays one (a patch's deletes the annotation) and its text is returned. For
+    TEXT_FIELDS the text of each non-string scalar is returned (of labels, nulls' too: kyaml
+    reads a label's text, data's values as values). Texts are {(field, key): (value, text)},
+    for a merge or the printed annotations to use while the value is unchanged."""
     if not isinstance(doc, dict) or doc_node.__class__ is not yaml.MappingNode:
         return None
+    texts = None
     md = doc.get("metadata")
     ann = md.get("annotations") if isinstance(md, dict) else None
     if isinstance(ann, dict) and ann:
         for k3, v3 in _child(_child(doc_node, "metadata"), "annotations").value:
             if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
                     and v3.tag == PLAIN_TAG and k3.value in ann:
-                ann[k3.value] = v3.value
+                if ann[k3.value] is None:
+                    texts = texts or {}
+                    texts[("annotations", k3.value)] = (None, v3.value)
+                else:
+                    ann[k3.value] = v3.value
         for k3, v3 in ann.items():
             if isinstance(v3, (dict, list)):
                 ann[k3] = ""  # kustomize reads annotations as strings: a collection is none
-    texts = None
     for path in TEXT_FIELDS:
         node: yaml.Node | None = doc_node
         value: Any = doc
@@ -517,7 +523,7 @@ def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
             if k.__class__ is yaml.ScalarNode and v.__class__ is yaml.ScalarNode \
                     and v.tag == PLAIN_TAG and k.value in value:
                 current = value[k.value]
-                if current is not None and current != v.value:
+                if current != v.value and (current is not None or path[-1] == "labels"):
                     texts = texts or {}
                     texts[(path[-1], k.value)] = (current, v.value)
     return texts

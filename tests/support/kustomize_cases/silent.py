@@ -1,7 +1,7 @@
 """Outputs that once differed from kubectl with exit 0 (the worst class): each must now be
 byte-identical."""
 
-from tests.support.kustomize_cases import CM, DEPLOY, SA, SVC, ours_refuse, same
+from tests.support.kustomize_cases import CM, DEPLOY, SA, SVC, same
 
 K = "kustomization.yaml"
 LONG = "x" * 200
@@ -403,9 +403,134 @@ CASES = {
                     volumeMounts: [{$patch: delete}]
             """,
     }),
-    "smp_new_list_with_directive_element": ours_refuse({
+    "smp_new_list_with_directive_element": same({
         K: "resources: [deploy.yaml]\npatches:\n- path: p.yaml\n", "deploy.yaml": DEPLOY,
         "p.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: app}\nspec:\n"
                   "  template:\n    spec:\n      initContainers: [{$patch: replace}, {name: i}]\n",
-    }, "$patch"),
+    }),
 }
+
+
+# opentelemetry-operator's two OpenShift overlays (config/overlays/openshift and
+# config/manifests/openshift), rebuilt from what they do: a null deletes the CRDs' cert-manager
+# annotation (it was printed "null"), and env entries a JSON 6902 patch appends a second time
+# collapse into one per name when a later strategic merge patch merges the container (both
+# copies were printed).
+def _otel_crd(plural: str, kind: str) -> str:
+    return f"""
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata:
+          annotations:
+            cert-manager.io/inject-ca-from: $(CERTIFICATE_NAMESPACE)/$(CERTIFICATE_NAME)
+            controller-gen.kubebuilder.io/version: v0.18.0
+          name: {plural}.opentelemetry.io
+        spec:
+          group: opentelemetry.io
+          names: {{kind: {kind}, listKind: {kind}List, plural: {plural}, singular: {kind.lower()}}}
+          scope: Namespaced
+          versions:
+          - name: v1beta1
+            served: true
+            storage: true
+            schema:
+              openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}
+        """
+
+
+def _otel_manager(fields: str) -> str:
+    """A strategic merge patch of the manager container with `fields` (YAML lines)."""
+    return ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: controller-manager}\n"
+            "spec:\n  template:\n    spec:\n      containers:\n      - name: manager\n"
+            + "".join(f"        {line}\n" for line in fields.splitlines()))
+
+
+_OTEL_CRDS = {"collectors": ("opentelemetrycollectors", "OpenTelemetryCollector"),
+              "instrumentations": ("instrumentations", "Instrumentation"),
+              "opampbridges": ("opampbridges", "OpAMPBridge"),
+              "targetallocators": ("targetallocators", "TargetAllocator")}
+_OTEL_PATCHES = {
+    "no-cert-manager.yaml": "".join(f"""
+        ---
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition
+        metadata:
+          name: {plural}.opentelemetry.io
+          annotations:
+            cert-manager.io/inject-ca-from: null
+            service.beta.openshift.io/inject-cabundle: "true"
+        """ for plural, _ in _OTEL_CRDS.values()),
+    "manager-env.yaml": """
+        - op: add
+          path: /spec/template/spec/containers/0/env/-
+          value: {name: METRICS_ADDR, value: "0.0.0.0:8443"}
+        - op: add
+          path: /spec/template/spec/containers/0/env/-
+          value: {name: ENABLE_LEADER_ELECTION, value: "false"}
+        """,
+    "manager-openshift.yaml": _otel_manager(
+        "args: [--metrics-addr=0.0.0.0:8443, --openshift-create-dashboard=true]\n"
+        "env: [{name: OPENSHIFT, value: 'true'}]"),
+}
+_OTEL_BASE = {
+    **{f"config/crd/{f}.yaml": _otel_crd(*v) for f, v in _OTEL_CRDS.items()},
+    "config/crd/kustomization.yaml": "resources:\n" + "".join(f"- {f}.yaml\n" for f in _OTEL_CRDS),
+    "config/manager/manager.yaml": """
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: controller-manager
+          labels: {app.kubernetes.io/name: opentelemetry-operator}
+        spec:
+          selector:
+            matchLabels: {app.kubernetes.io/name: opentelemetry-operator}
+          template:
+            metadata:
+              labels: {app.kubernetes.io/name: opentelemetry-operator}
+            spec:
+              containers:
+              - name: manager
+                image: controller:latest
+                args: [--metrics-addr=127.0.0.1:8080, --enable-leader-election]
+                env:
+                - name: METRICS_ADDR
+                  value: 127.0.0.1:8080
+                - name: ENABLE_LEADER_ELECTION
+                  value: "true"
+                - name: SERVICE_ACCOUNT_NAME
+                  valueFrom: {fieldRef: {fieldPath: spec.serviceAccountName}}
+              - name: kube-rbac-proxy
+                image: quay.io/brancz/kube-rbac-proxy:v0.13.1
+        """,
+    "config/manager/kustomization.yaml": "resources: [manager.yaml]\n",
+    "config/default/kustomization.yaml": """
+        namespace: opentelemetry-operator-system
+        namePrefix: opentelemetry-operator-
+        resources: [../crd, ../manager]
+        """,
+    **{f"config/overlays/openshift/{f}": t for f, t in _OTEL_PATCHES.items()},
+    "config/overlays/openshift/kustomization.yaml": """
+        resources: [../../default]
+        patches:
+        - path: no-cert-manager.yaml
+        - path: manager-env.yaml
+          target: {kind: Deployment, name: opentelemetry-operator-controller-manager}
+        - path: manager-openshift.yaml
+        """,
+}
+CASES["otel_overlays_openshift"] = same(_OTEL_BASE, target="config/overlays/openshift")
+CASES["otel_manifests_openshift"] = same({
+    **_OTEL_BASE,
+    "config/manifests/openshift/kustomization.yaml": """
+        resources: [../../crd, ../../manager]
+        patches:
+        - path: no-cert-manager.yaml
+        - path: manager-env.yaml
+          target: {kind: Deployment}
+        - path: manager-openshift.yaml
+        - path: manager-bundle.yaml
+        """,
+    **{f"config/manifests/openshift/{f}": t for f, t in _OTEL_PATCHES.items()},
+    "config/manifests/openshift/manager-bundle.yaml": _otel_manager(
+        "env: [{name: ENABLE_LEADER_ELECTION, value: 'true'}]"),
+}, target="config/manifests/openshift")

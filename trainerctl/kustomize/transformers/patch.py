@@ -39,7 +39,7 @@ def configure(cfg: dict, ctx):
                 return
             for p in sm:
                 r = resmap.get_by_id(p.orig_id(), source)
-                patches.apply_sm(resmap, r, p)
+                patches.apply_sm(resmap, r, p, by_id=True)
             resmap.drop_empties()
             return
         if target is None:

@@ -34,17 +34,17 @@ def sm_patches(text: str, source: str, parses: SmallParses | None = None) -> lis
     if text.lstrip().startswith("["):
         return None
     try:
-        docs = [d.doc for d in load_resources(text, source, None, parses)]
+        docs = load_resources(text, source, None, parses)
     except ExcessiveAliasing:
         raise
     except KustomizeError:
         return None
-    if not all(isinstance(d, dict) for d in docs):
+    if not all(isinstance(d.doc, dict) for d in docs):
         return None
     out = []
-    for doc in docs:
+    for d in docs:
         try:
-            out.extend(Resource(o, source) for o in objects_of(doc, source))
+            out.extend(Resource(o, source, texts=d.texts) for o in objects_of(d.doc, source))
         except KustomizeError:
             return None
     return out
@@ -88,16 +88,38 @@ def json_ops(text: str, source: str) -> JsonOps | None:
 def apply_json6902(r: Resource, patch: JsonOps, source: str) -> None:
     """kustomize's patchjson6902 filter: the object as JSON, the patch, and back; on the way
     every null is spelled out (kyaml's merge no longer drops one) and numbers become float64."""
+    doc = _as_json(r.obj, r.marked)
+    md = doc.get("metadata")
+    build = r.build_annotations()
+    if isinstance(md, dict) and build and (md.get("annotations") is None
+                                           or isinstance(md["annotations"], dict)):
+        # The patch sees kustomize's own annotations (the previous ids it has just stored).
+        md["annotations"] = {**(md.get("annotations") or {}), **build}
     try:
-        patched = jsonpatch.apply(_as_json(r.obj, r.marked), patch.ops, patch.raw)
+        patched = jsonpatch.apply(doc, patch.ops, patch.raw)
     except jsonpatch.JsonPatchError as exc:
         raise KustomizeError(f"{source}: cannot apply JSON patch to {r.id}: {exc}") from None
     if not isinstance(patched, dict):
         raise KustomizeError(f"{source}: cannot apply JSON patch to {r.id}: the result is not an "
                              f"object (json: cannot unmarshal array into map[string]interface {{}})")
+    patched = _from_json(patched)
+    md = patched.get("metadata")
+    name = md.get("name") if isinstance(md, dict) else None
+    if (name is None or name == "") and not str(patched.get("kind", "")).endswith("List"):
+        raise KustomizeError(f"{source}: the JSON patch leaves {r.id} without metadata.name "
+                             f"(kubectl: missing metadata.name in object)")
     r.obj.clear()
-    r.obj.update(_from_json(patched))
+    r.obj.update(patched)
     r.marked = False
+    r.texts = None  # every scalar is written anew from JSON: no text is as read any more
+    md = r.obj.get("metadata")
+    if isinstance(md, dict):
+        # kustomize sets the annotations again, its own as they were before the patch
+        ann = md.get("annotations")
+        if isinstance(ann, dict):
+            for key in build:
+                ann.pop(key, None)
+        r.annotations_as_text()
 
 
 def _as_json(value, marked: bool):
@@ -132,21 +154,30 @@ def _from_json(value):
     return value
 
 
-def apply_sm(resmap, target: Resource, patch: Resource) -> None:
-    """kustomize's ResMap.ApplySmPatch for one selected target."""
+def apply_sm(resmap, target: Resource, patch: Resource, by_id: bool = False) -> None:
+    """kustomize's ResMap.ApplySmPatch for one selected target; `by_id`: Resource.ApplySmPatch
+    (a `patches` entry without a target). Through the ResMap the patch's labels and
+    annotations are first set again from their text (CopyMergeMetaDataFieldsFrom), so there
+    a null in them is the string of its text, not a deletion."""
     p = copy.deepcopy(patch.obj)
+    md = p.get("metadata")
+    if not by_id and isinstance(md, dict):
+        for field in ("labels", "annotations"):
+            texts = patch.text_map(field)
+            if texts:
+                md[field] = texts
+            else:
+                md.pop(field, None)
     p["apiVersion"] = target.obj.get("apiVersion")
     p["kind"] = patch.obj.get("kind")
     name, kind, namespace = target.name, target.kind, target.namespace
     if patch.allow_name_change or patch.allow_kind_change:
         target.store_previous()
-    result = smp.apply(target.obj, p, patch.source, bare_nulls=target.marked)
+    result = smp.apply(target.obj, p, patch.source)
     if not result:
         target.obj.clear()
         resmap.drop_empties()
         return
-    target.obj.clear()
-    target.obj.update(result)
     if not patch.allow_kind_change:
         target.obj["kind"] = kind
     md = target.metadata
