@@ -338,8 +338,11 @@ def json_patch(draw, obj: dict):
         op = draw(st.sampled_from(["add", "add", "remove", "replace", "copy", "move", "test"]))
         if op == "add" and adds:
             where, like = draw(st.sampled_from(adds))
-            # appending a copy of the first element (changed or not) makes duplicates
-            new = draw(st.one_of(JSON_VALUE, st.just(like), st.just(like).map(_changed)))
+            # Adding a copy of a list's first element (changed or not) makes duplicates; into
+            # a list of maps only maps go (a scalar there is another class of input: kubectl's
+            # name references refuse to walk through it).
+            like_it = st.one_of(st.just(like), st.just(like).map(_changed))
+            new = draw(like_it if isinstance(like, dict) else st.one_of(JSON_VALUE, like_it))
             ops.append({"op": "add", "path": where, "value": new})
         elif op in ("remove", "replace", "test") and paths:
             where, old = draw(st.sampled_from(paths))

@@ -8,7 +8,7 @@ built together by one kubectl process (a root kustomization listing them). An ex
 refuses is left out of the batch and given to kubectl alone, which must refuse it too; when the
 batch differs, each example is built alone to name the one that does.
 
-Fixed seed (derandomize). TRAINERCTL_HYPOTHESIS_EXAMPLES examples (default 300, what CI runs);
+Fixed seed (derandomize). TRAINERCTL_HYPOTHESIS_EXAMPLES examples (default 400, what CI runs);
 run longer with e.g. `TRAINERCTL_HYPOTHESIS_EXAMPLES=20000 pytest tests/kustomize/test_kustomize_patch_differential.py`.
 
 Every difference the fuzzer found is a named case in NAMED below, built by both as well.
@@ -32,7 +32,7 @@ from tests.kustomize.test_kustomize_yaml_differential import _kubectl, _ours
 from tests.support.kustomize_cases import write_tree
 
 BATCH = 10
-EXAMPLES = int(os.environ.get("TRAINERCTL_HYPOTHESIS_EXAMPLES", "300"))
+EXAMPLES = int(os.environ.get("TRAINERCTL_HYPOTHESIS_EXAMPLES", "400"))
 # No shrinking: each step would run kubectl again; a failure names its one example (of BATCH).
 FUZZ = settings(max_examples=max(1, EXAMPLES // BATCH), derandomize=True, deadline=None,
                 database=None, suppress_health_check=list(HealthCheck),
@@ -214,6 +214,23 @@ NAMED = {
         "resources: [r.yaml]\npatches:\n- path: p.yaml\n  target: {kind: ConfigMap}\n",
         r_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: [x, null]}\n",
         p_yaml='[{"op": "test", "path": "/data/a", "value": ["x", null]}]\n'),
+    # A null an operation's value puts there is a node to json-patch, unlike one it read:
+    # testing the object that holds it against a null there fails (refused by both).
+    "json_test_after_a_null_was_added": _tree(
+        "resources: [r.yaml]\npatches:\n- path: p.yaml\n  target: {kind: ConfigMap}\n",
+        r_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: null}\n",
+        p_yaml='[{"op": "test", "path": "/data", "value": {"a": null}},'
+               ' {"op": "add", "path": "/data/b", "value": null},'
+               ' {"op": "test", "path": "/data", "value": {"a": null, "b": null}}]\n'),
+    # After a JSON patch kustomize holds the previous ids in the annotations, where a later
+    # merge meets them: an unknown `$patch` there is refused by both.
+    "merge_meets_the_annotations_kustomize_keeps": _tree(
+        "resources: [r.yaml]\npatches:\n- path: j.yaml\n  target: {kind: ConfigMap}\n"
+        "- path: p.yaml\n",
+        r_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+        j_yaml='[{"op": "add", "path": "/data", "value": {"a": "b"}}]\n',
+        p_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"
+               "  annotations: {$patch: bogus}\n"),
     # An object a JSON patch leaves without a name: refused by both.
     "json_patch_removing_the_name": _tree(
         "resources: [r.yaml]\npatches:\n- path: p.yaml\n  target: {kind: ConfigMap}\n",

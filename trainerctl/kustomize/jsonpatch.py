@@ -41,6 +41,23 @@ class JsonPatchError(Exception):
     """An operation that does not apply; the message is json-patch's own words."""
 
 
+class _RawNull:
+    """A null that an operation's `value` put in the document. json-patch keeps it as its JSON
+    text, where a null it read from the document is no node at all: a `test` without a value
+    fails on it, and one comparing the object holding it with a null there fails too."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self) -> str:
+        return "RAW_NULL"
+
+
+RAW_NULL = _RawNull()  # apply's result holds it where such nulls are: the caller reads it as None
+
+
 # ---------------------------------------------------------------- the JSON text of values
 
 
@@ -98,6 +115,8 @@ def _text(leaf: Any) -> str:
 
 def _equal(doc: Any, value: Any) -> bool:
     """json-patch's lazyNode.equal: structure for objects and arrays, JSON text for scalars."""
+    if doc is RAW_NULL:
+        return value is None
     if isinstance(doc, dict):
         if not isinstance(value, dict) or len(doc) != len(value):
             return False
@@ -114,7 +133,7 @@ def _equal(doc: Any, value: Any) -> bool:
         if not isinstance(value, list) or len(doc) != len(value):
             return False
         for d, v in zip(doc, value):
-            if d is None or v is None:
+            if d is None or v is None:  # (a RAW_NULL is a node: compared as JSON text)
                 # json-patch compares array items without a null check, and crashes
                 raise JsonPatchError("a test compares arrays holding a null (kubectl's "
                                      "json-patch crashes on it)")
@@ -252,6 +271,8 @@ def apply(doc: dict, ops: list, raw: list | None = None) -> Any:
 
 
 def _value(value: Any) -> Any:
+    if value is None:
+        return RAW_NULL
     return None if value is ABSENT else copy.deepcopy(value)
 
 

@@ -151,7 +151,43 @@ def _from_json(value):
         return [_from_json(v) for v in value]
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_EXACT:
         return float(value)
-    return value
+    return None if value is jsonpatch.RAW_NULL else value
+
+
+def _with_build_annotations(r: Resource) -> tuple[dict, bool]:
+    """Put in `r`'s annotations what kustomize keeps there while it builds (previous ids,
+    prefixes, suffixes), for a merge to meet them as kyaml does; (them, whether the object
+    had annotations before)."""
+    build = r.build_annotations()
+    md = r.obj.get("metadata")
+    had = isinstance(md, dict) and "annotations" in md
+    if build and isinstance(md, dict) and (md.get("annotations") is None
+                                           or isinstance(md["annotations"], dict)):
+        md["annotations"] = {**(md.get("annotations") or {}), **build}
+    else:
+        build = {}
+    return build, had
+
+
+def _without_build_annotations(r: Resource, put: tuple[dict, bool]) -> None:
+    """Take them out again. What the merge removed (a null or `$patch` on the annotations) is
+    gone from the build state too, as it is from kustomize's."""
+    build, had = put
+    if not build:
+        return
+    md = r.obj.get("metadata")
+    ann = md.get("annotations") if isinstance(md, dict) else None
+    kept = {k for k in build if isinstance(ann, dict) and ann.get(k) == build[k]}
+    for key in kept:
+        del ann[key]
+    if isinstance(ann, dict) and not ann and not had:
+        del md["annotations"]
+    if not {f"internal.config.kubernetes.io/{w}" for w in
+            ("previousNames", "previousNamespaces", "previousKinds")} <= kept:
+        r.previous = []
+    for what in ("prefixes", "suffixes"):
+        if f"internal.config.kubernetes.io/{what}" not in kept:
+            setattr(r, what, [])
 
 
 def apply_sm(resmap, target: Resource, patch: Resource, by_id: bool = False) -> None:
@@ -173,11 +209,13 @@ def apply_sm(resmap, target: Resource, patch: Resource, by_id: bool = False) -> 
     name, kind, namespace = target.name, target.kind, target.namespace
     if patch.allow_name_change or patch.allow_kind_change:
         target.store_previous()
+    build = _with_build_annotations(target)
     result = smp.apply(target.obj, p, patch.source)
     if not result:
         target.obj.clear()
         resmap.drop_empties()
         return
+    _without_build_annotations(target, build)
     if not patch.allow_kind_change:
         target.obj["kind"] = kind
     md = target.metadata
