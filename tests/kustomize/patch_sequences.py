@@ -49,6 +49,10 @@ class Flow(dict):
     """A map of scalars written in flow style (`{a: 1, b: }`)."""
 
 
+class Dup(dict):
+    """A map of scalars written with its first key twice (both tools refuse it)."""
+
+
 # -- the shape of resources ---------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Scalar:
 class Map:
     fields: tuple  # (name, spec), ...
     required: tuple = ()
+    likely: tuple = ()  # there three times in four (the rest: one time in two)
 
 
 @dataclass(frozen=True)
@@ -96,8 +101,8 @@ ANNOTATIONS = Free(("cert-manager.io/inject-ca-from", "note", "x.io/y"),
                    ("ns/cert", "", "1.50", "true", "a: b"))
 FINALIZERS = Prim(("a.io/f", "b.io/g", "x"))
 OWNER = Map((("uid", Scalar(("u1", "u2"))), ("kind", WORD), ("name", WORD)), ("uid",))
-META = (("labels", LABELS), ("annotations", ANNOTATIONS), ("finalizers", FINALIZERS),
-        ("ownerReferences", Keyed(("uid",), OWNER)))
+METADATA = Map((("labels", LABELS), ("annotations", ANNOTATIONS), ("finalizers", FINALIZERS),
+                 ("ownerReferences", Keyed(("uid",), OWNER))), likely=("labels", "annotations"))
 ENV = Map((("name", Scalar(("METRICS_ADDR", "ENABLE_LEADER_ELECTION", "LOG"))), ("value", WORD),
            ("valueFrom", Map((("fieldRef", Map((("fieldPath", WORD),))),)))), ("name",))
 PORT = Map((("containerPort", Scalar((8080, 8443, 9090, "8080"))), ("protocol", Scalar(("TCP", "UDP"))),
@@ -109,7 +114,7 @@ CONTAINER = Map((
     ("args", Plain(WORD)), ("env", Keyed(("name",), ENV)),
     ("ports", Keyed(("containerPort", "protocol"), PORT)), ("volumeMounts", Keyed(("mountPath",), MOUNT)),
     ("resources", Map((("limits", Free(("cpu", "memory"), ("1", "2Gi", ""))),))),
-), ("name",))
+), ("name",), ("env", "ports", "volumeMounts"))
 VOLUME = Map((("name", Scalar(("certs", "config", "data"))), ("emptyDir", Map((("medium", WORD),))),
               ("configMap", Map((("name", WORD),)))), ("name",))
 TOLERATION = Map((("key", WORD), ("operator", Scalar(("Exists", "Equal"))), ("value", WORD)))
@@ -117,13 +122,13 @@ POD = Map((
     ("containers", Keyed(("name",), CONTAINER)), ("initContainers", Keyed(("name",), CONTAINER)),
     ("volumes", Keyed(("name",), VOLUME)), ("tolerations", Plain(TOLERATION)),
     ("nodeSelector", LABELS), ("serviceAccountName", WORD),
-))
+), ("containers",), ("volumes",))
 DEPLOYMENT_SPEC = Map((
     ("replicas", INT), ("paused", BOOL), ("selector", Map((("matchLabels", LABELS),))),
     ("strategy", Map((("type", Scalar(("Recreate", "RollingUpdate"))),))),
     ("template", Map((("metadata", Map((("labels", LABELS), ("annotations", ANNOTATIONS)))),
-                      ("spec", POD)))),
-))
+                      ("spec", POD)), ("spec",))),
+), ("template",))
 CRD_SPEC = Map((
     ("group", Scalar(("example.com",))), ("scope", Scalar(("Namespaced", "Cluster"))),
     ("names", Map((("kind", WORD), ("plural", WORD), ("shortNames", Plain(WORD))))),
@@ -132,7 +137,7 @@ CRD_SPEC = Map((
                         ("webhook", Map((("clientConfig", Map((("service", Map((
                             ("name", WORD), ("namespace", WORD), ("path", WORD)))),))),
                             ("conversionReviewVersions", Plain(WORD)))))))),
-))
+), likely=("names", "versions"))
 KINDS = {
     "Deployment": ("apps/v1", (("spec", DEPLOYMENT_SPEC),)),
     "CustomResourceDefinition": ("apiextensions.k8s.io/v1", (("spec", CRD_SPEC),)),
@@ -141,14 +146,15 @@ KINDS = {
     # No schema of its own: its embedded Deployment (apiVersion and kind) brings one.
     "Thing": ("example.com/v1", (("spec", Map((
         ("template", Map((("apiVersion", Scalar(("apps/v1",))), ("kind", Scalar(("Deployment",))),
-                          ("spec", DEPLOYMENT_SPEC)), ("apiVersion", "kind"))),
+                          ("spec", DEPLOYMENT_SPEC)), ("apiVersion", "kind"), ("spec",))),
         ("items", Plain(Map((("name", WORD), ("value", WORD))))),
-    ))),)),
+    ), likely=("template",))),)),
 }
 
 
 def _odds(n: int, of: int):
-    return st.integers(0, of - 1).map(lambda i: i < n)
+    """True n times in `of` (False for the simplest draw, which hypothesis favours)."""
+    return st.integers(0, of - 1).map(lambda i: i >= of - n)
 
 
 # -- resources ----------------------------------------------------------------------------------
@@ -168,24 +174,39 @@ def _value(spec, depth: int):
         return st.sampled_from(spec.values)
     if isinstance(spec, Free):
         return st.tuples(st.dictionaries(st.sampled_from(spec.keys),
-                                         st.sampled_from(spec.values) | NULL, max_size=3),
-                         _odds(1, 4)).map(lambda t: Flow(t[0]) if t[1] and t[0] else t[0])
+                                         st.sampled_from(spec.values) | NULL, min_size=1, max_size=3),
+                         st.integers(0, 39)).map(
+            lambda t: t[0] if not t[0] or t[1] < 28 else Dup(t[0]) if t[1] == 39 else Flow(t[0]))
     if isinstance(spec, Map):
         return _map(spec, depth)
     if isinstance(spec, Keyed):
-        return st.lists(_element(spec.element, depth), max_size=4)
+        return st.lists(_element(spec.element, depth), min_size=1, max_size=4)
     if isinstance(spec, Plain):
-        return st.lists(_value(spec.element, depth + 1) | NULL, max_size=3)
+        return st.lists(_value(spec.element, depth + 1) | NULL, min_size=1, max_size=3)
     if isinstance(spec, Prim):
-        return st.lists(st.sampled_from(spec.values), max_size=4)
+        return st.lists(st.sampled_from(spec.values), min_size=1, max_size=4)
     raise TypeError(spec)
 
 
 @functools.cache
 def _map(spec: Map, depth: int):
-    required = {name: _value(s, depth + 1) for name, s in spec.fields if name in spec.required}
-    optional = {name: value(s, depth + 1) for name, s in spec.fields if name not in spec.required}
-    return st.fixed_dictionaries(required, optional=optional)
+    return _fields(spec, spec.required, depth, lambda s: _value(s, depth + 1),
+                   lambda s: value(s, depth + 1))
+
+
+_SKIP = object()
+
+
+def _fields(spec: Map, required: tuple, depth: int, of_required, of_other):
+    """A map of `spec`'s fields: `required` ones always, likely ones mostly, others maybe."""
+    always = {n: of_required(s) for n, s in spec.fields if n in required}
+    for n, s in spec.fields:
+        if n in spec.likely and n not in required:
+            other = of_other(s)
+            always[n] = st.one_of(other, other, other, st.just(_SKIP))
+    optional = {n: of_other(s) for n, s in spec.fields if n not in required and n not in spec.likely}
+    return st.fixed_dictionaries(always, optional=optional).map(
+        lambda m: {k: v for k, v in m.items() if v is not _SKIP})
 
 
 @functools.cache
@@ -200,8 +221,7 @@ def _element(spec: Map, depth: int):
 @st.composite
 def resource(draw, kind: str):
     api, fields = KINDS[kind]
-    obj = {"apiVersion": api, "kind": kind,
-           "metadata": draw(st.fixed_dictionaries({}, optional={n: value(s, 1) for n, s in META}))}
+    obj = {"apiVersion": api, "kind": kind, "metadata": draw(_map(METADATA, 0))}
     obj.update(draw(st.fixed_dictionaries({n: _value(s, 1) for n, s in fields})))
     return obj
 
@@ -238,21 +258,20 @@ def _patch(spec, depth: int):
 
 @st.composite
 def _patch_map(draw, spec: Map, depth: int, required: tuple = ()):
-    out = draw(st.fixed_dictionaries(
-        {n: _value(s, depth + 1) for n, s in spec.fields if n in required},
-        optional={n: patch_value(s, depth + 1) for n, s in spec.fields if n not in required}))
-    if draw(_odds(1, 10)):
+    out = draw(_fields(spec, required, depth, lambda s: _value(s, depth + 1),
+                       lambda s: patch_value(s, depth + 1)))
+    if draw(_odds(1, 6)):
         out["$patch"] = draw(DIRECTIVE)
     for name, s in spec.fields:
-        if isinstance(s, Keyed) and draw(_odds(1, 12)):
+        if isinstance(s, Keyed) and draw(_odds(1, 8)):
             key = s.keys[0]
             out[f"$setElementOrder/{name}"] = [
                 {key: v} for v in draw(st.lists(st.sampled_from(dict(s.element.fields)[key].values),
                                                 max_size=3))]
-        if isinstance(s, Prim) and draw(_odds(1, 8)):
+        if isinstance(s, Prim) and draw(_odds(1, 4)):
             out[f"$deleteFromPrimitiveList/{name}"] = draw(st.lists(st.sampled_from(s.values),
                                                                     max_size=2))
-    if draw(_odds(1, 20)):
+    if draw(_odds(1, 12)):
         out["$retainKeys"] = draw(st.lists(st.sampled_from([n for n, _ in spec.fields]), max_size=2))
     return out
 
@@ -262,13 +281,13 @@ def _patch_elements(spec: Keyed, depth: int):
     keyed = _patch_map(spec.element, depth + 1, spec.element.required)
     return st.lists(st.one_of(keyed, keyed, keyed.map(lambda m: {**m, "$patch": "delete"}),
                               _patch_map(spec.element, depth + 1)),  # without its key
-                    max_size=3)
+                    min_size=1, max_size=3)
 
 
 @st.composite
 def _patch_list(draw, spec: Keyed, depth: int):
     items = draw(_patch_elements(spec, depth))
-    if draw(_odds(1, 8)):
+    if draw(_odds(1, 5)):
         items.insert(draw(st.integers(0, len(items))), {"$patch": draw(DIRECTIVE)})
     return items
 
@@ -277,9 +296,9 @@ def _patch_list(draw, spec: Keyed, depth: int):
 def sm_patch(draw, kind: str):
     """The body of a strategic merge patch of a `kind` (metadata.name is set when written)."""
     api, fields = KINDS[kind]
-    body = {"apiVersion": api, "kind": kind,
-            "metadata": draw(st.fixed_dictionaries({}, optional={n: patch_value(s, 1) for n, s in META}))}
-    body.update(draw(st.fixed_dictionaries({}, optional={n: patch_value(s, 1) for n, s in fields})))
+    body = {"apiVersion": api, "kind": kind, "metadata": draw(_patch_map(METADATA, 0))}
+    body.update(draw(_fields(Map(fields, likely=tuple(n for n, _ in fields)), (), 0,
+                             lambda s: _value(s, 1), lambda s: patch_value(s, 1))))
     if draw(_odds(1, 25)):
         body["$patch"] = draw(st.sampled_from(["delete", "replace"]))
     return body
@@ -359,7 +378,8 @@ def json_patch(draw, obj: dict):
                                           else st.one_of(JSON_VALUE, new))})
         elif op in ("copy", "move") and paths and adds:
             source = draw(st.sampled_from(paths))[0]
-            ops.append({"op": op, "from": source, "path": draw(st.sampled_from(adds))[0]})
+            keys = [a for a, _ in adds if not a.endswith(("/-", "/0"))]  # (into a map: see add)
+            ops.append({"op": op, "from": source, "path": draw(st.sampled_from(keys or ["/note"]))})
     return ops or [{"op": "add", "path": "/metadata/labels", "value": {"app": "web"}}]
 
 
@@ -373,16 +393,20 @@ def _changed(v):
 
 # -- examples -----------------------------------------------------------------------------------
 
+KIND = st.sampled_from(["Deployment", "Deployment", "Deployment", "CustomResourceDefinition",
+                        "ConfigMap", "Thing"])
 TARGETS = st.sampled_from(["id", "id", "name", "kind", "labels", "kind+name"])
 
 
 @st.composite
 def example(draw):
-    """(resources, patches): resources as (kind, object); patches as ("sm", target, body) or
-    ("json", target, ops, as_json_text); a target names a resource by index."""
-    kinds = [draw(st.sampled_from(list(KINDS)))]
+    """(resources, patches): resources as (kind, object); patches as ("sm", target, body,
+    legacy) or ("json", target, ops, legacy, as_json_text); a target names a resource by index;
+    `legacy` puts a patch in patchesStrategicMerge or patchesJson6902 (applied before and after
+    `patches`)."""
+    kinds = [draw(KIND)]
     if draw(_odds(1, 4)):
-        kinds.append(draw(st.sampled_from(list(KINDS))))
+        kinds.append(draw(KIND))
     resources = [(k, draw(resource(k))) for k in kinds]
     patches = []
     for _ in range(draw(st.integers(1, 4))):
@@ -390,9 +414,12 @@ def example(draw):
         kind, obj = resources[which]
         if draw(_odds(1, 3)):
             target = draw(TARGETS.filter(lambda t: t != "id"))
-            patches.append(("json", (target, which), draw(json_patch(obj)), draw(st.booleans())))
+            patches.append(("json", (target, which), draw(json_patch(obj)), draw(_odds(1, 8)),
+                            draw(st.booleans())))
         else:
-            patches.append(("sm", (draw(TARGETS), which), draw(sm_patch(kind))))
+            target = draw(TARGETS)
+            patches.append(("sm", (target, which), draw(sm_patch(kind)),
+                            target == "id" and draw(_odds(1, 6))))
     return resources, patches
 
 
@@ -433,6 +460,9 @@ def emit(v, indent: int = 0) -> list[str]:
             if isinstance(x, Flow):
                 items = ", ".join(f"{_key(fk)}: {_scalar(fv)}" for fk, fv in x.items())
                 lines.append(f"{head} {{{items}}}")
+            elif isinstance(x, Dup):
+                lines.append(head)
+                lines += [f"{pad}  {_key(fk)}: {_scalar(fv)}" for fk, fv in [*x.items(), next(iter(x.items()))]]
             elif isinstance(x, (dict, list)) and x:
                 lines.append(head)
                 lines += emit(x, indent + 2)
@@ -465,15 +495,13 @@ def _named(obj: dict, name: str) -> dict:
     return out
 
 
-def _target(kind: str, which: int, names: list[str], obj: dict) -> dict | None:
-    how, index = kind
-    del which
+def _target(ref: tuple, names: list[str], obj: dict) -> dict | None:
+    how, index = ref
     if how == "id":
         return None
-    name = names[index]
-    res_kind = obj["kind"]
-    return {"name": {"name": name}, "kind": {"kind": res_kind}, "labels": {"labelSelector": "app=web"},
-            "kind+name": {"kind": res_kind, "name": name}}[how]
+    name, kind = names[index], obj["kind"]
+    return {"name": {"name": name}, "kind": {"kind": kind}, "labels": {"labelSelector": "app=web"},
+            "kind+name": {"kind": kind, "name": name}}[how]
 
 
 def files(ex, prefix: str) -> dict[str, str]:
@@ -482,19 +510,29 @@ def files(ex, prefix: str) -> dict[str, str]:
     names = [f"{prefix}-{i}" for i in range(len(resources))]
     out = {"r.yaml": "---\n".join("\n".join(emit(_named(obj, n))) + "\n"
                                   for (_, obj), n in zip(resources, names))}
-    kust = ["resources:", "- r.yaml", "patches:"]
+    fields: dict[str, list[str]] = {"patchesStrategicMerge": [], "patches": [], "patchesJson6902": []}
     for i, p in enumerate(patches):
-        target_ref = p[1]
-        kind, obj = resources[target_ref[1]]
-        target = _target(target_ref, target_ref[1], names, obj)
+        ref = p[1]
+        obj = resources[ref[1]][1]
+        target = _target(ref, names, obj)
         if p[0] == "sm":
-            body = _named(p[2], names[target_ref[1]] if target is None else "any")
+            body = _named(p[2], names[ref[1]] if target is None else "any")
             out[f"p{i}.yaml"] = "\n".join(emit(body)) + "\n"
+            field = "patchesStrategicMerge" if p[3] else "patches"
         else:
-            ops = p[2]
-            out[f"p{i}.yaml"] = (json.dumps(ops) if p[3] else "\n".join(emit(ops))) + "\n"
-        kust.append(f"- path: p{i}.yaml")
-        if target is not None:
-            kust.append(f"  target: {json.dumps(target)}")
+            out[f"p{i}.yaml"] = (json.dumps(p[2]) if p[4] else "\n".join(emit(p[2]))) + "\n"
+            field = "patchesJson6902" if p[3] else "patches"
+            if p[3]:  # its target needs a name
+                target = {"kind": obj["kind"], "name": names[ref[1]]}
+        if field == "patchesStrategicMerge":
+            fields[field].append(f"- p{i}.yaml")
+        else:
+            fields[field].append(f"- path: p{i}.yaml")
+            if target is not None:
+                fields[field].append(f"  target: {json.dumps(target)}")
+    kust = ["resources:", "- r.yaml"]
+    for field, lines in fields.items():
+        if lines:
+            kust += [f"{field}:", *lines]
     out["kustomization.yaml"] = "\n".join(kust) + "\n"
     return out

@@ -187,22 +187,40 @@ NAMED = {
               ports: [{containerPort: 81, protocol: TCP, name: bb}, {containerPort: 90, protocol: UDP},
                       {containerPort: 82, name: cc}, {containerPort: 80}]
             """)),
+    # A key written twice: kyaml reads nodes, the first is the field. Annotations are set
+    # again from the last before the object is written; anywhere else go-yaml refuses it then.
+    "keys_written_twice": _tree(
+        "resources: [r.yaml]\npatches:\n- path: p.yaml\n- path: q.yaml\n",
+        r_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n"
+               "    a: first\n    b: x\n    a: last\n    c: one\n    c: two\ndata: {k: v}\n",
+        p_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n"
+               "    a: patched\n    c: null\n    d: p1\n    d: p2\ndata:\n  k: first\n  k: second\n",
+        q_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {a: b}}\n"),
+    "key_written_twice_left_in_data": _tree(
+        BY_ID, r_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n",
+        p_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\nbinaryData:\n"
+               "  k: djE=\n  k: djI=\n"),
     # kyaml merges into the target's nodes; `$patch: replace` at the top leaves them alone.
     "replace_at_the_top_changes_nothing": _tree(
         BY_ID, r_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n",
         p_yaml="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {x: y}}\n"
                "data: {c: d}\n$patch: replace\n"),
-    # A value replacing a quoted one takes its style: it reads back as a string.
+    # A value replacing a quoted one takes its style: it reads back as a string (quoted without
+    # need too); a string set where a plain value was is plain, and what replaces it next keeps
+    # its type.
     "value_replacing_a_quoted_one_is_a_string": _tree(
-        BY_ID,
+        "resources: [r.yaml]\npatches:\n- path: p.yaml\n- path: q.yaml\n",
         r_yaml=_deployment("""
             containers:
-            - {name: a, env: [{name: A, value: "true"}, {name: B, value: plain}, {name: C, value: "8080"}]}
+            - {name: a, env: [{name: A, value: "true"}, {name: B, value: plain}, {name: C, value: "8080"},
+                              {name: D, value: "web"}, {name: E, value: false}]}
             """),
         p_yaml=_deployment("""
             containers:
-            - {name: a, env: [{name: A, value: false}, {name: B, value: 1}, {name: C, value: 9090}]}
-            """)),
+            - {name: a, env: [{name: A, value: false}, {name: B, value: 1}, {name: C, value: 9090},
+                              {name: D, value: 5}, {name: E, value: "true"}]}
+            """),
+        q_yaml=_deployment("containers: [{name: a, env: [{name: E, value: 7}]}]")),
     # A JSON patch takes the object through JSON: null annotations are "null" after it, and
     # the patch sees kustomize's own annotations (the previous ids it stores first).
     "json_patch_spells_null_annotations": _tree(

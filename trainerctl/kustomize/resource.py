@@ -9,6 +9,7 @@ from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.origin import as_text
 from trainerctl.kustomize.resid import Gvk, ResId
 from trainerctl.kustomize.yamlemit import scalar_text
+from trainerctl.kustomize.yamlread import Styled
 
 # Annotations kustomize removes from every object it prints (its build annotations and the
 # reader's bookkeeping), whether it wrote them or the input did.
@@ -180,6 +181,8 @@ class Resource:
             values = _pairs(values, field, self.source)
         if not isinstance(values, dict):
             return {}
+        if meta and getattr(values, "dups", ()):
+            values = dict((*values.items(), *values.dups))  # kyaml reads each, the last stays
         texts = self.texts or {}
         out = {}
         for k, v in values.items():
@@ -210,14 +213,17 @@ class Resource:
         """The object as kustomize prints it. Every object goes through its SetAnnotations at
         the end: build annotations leave, values become strings of their text, and an empty
         `annotations` disappears."""
-        if self.marked:
-            _bare_in_flow_to_empty(self.obj)
         md = self.obj.get("metadata")
+        if self.marked:
+            _written_out(self.obj, md.get("annotations") if isinstance(md, dict) else None,
+                         self.source)
         if not isinstance(md, dict):
             return self.obj
         ann = md.get("annotations")
         if isinstance(ann, dict):
-            ann = {k: v for k, v in ann.items() if k not in BUILD_ANNOTATIONS}
+            # set again from GetAnnotations: of a key written twice, the last
+            ann = {k: v for k, v in (*ann.items(), *getattr(ann, "dups", ()))
+                   if k not in BUILD_ANNOTATIONS}
         elif isinstance(ann, list):
             ann = {k: v for k, v in self.text_map("annotations").items() if k not in BUILD_ANNOTATIONS}
         else:
@@ -267,19 +273,32 @@ def _pairs(items: list, field: str, source: str) -> dict:
     return out
 
 
-def _bare_in_flow_to_empty(value) -> None:
+def _written_out(value, annotations, source: str) -> None:
     """kustomize prints an object through kyaml's MarshalJSON, which writes it as YAML first:
-    a null written as nothing inside a flow mapping comes out as '' there, an empty string."""
+    a null written as nothing inside a flow mapping comes out as '' there, an empty string;
+    a key written twice fails go-yaml's reading back (but in `annotations`, set again from
+    their text before)."""
     if isinstance(value, dict):
         if getattr(value, "flow", False):
             for k in value.bare:
                 if k in value and value[k] is None:
                     value[k] = ""
-        for v in value.values():
-            _bare_in_flow_to_empty(v)
+        dups = getattr(value, "dups", ())
+        if dups and value is not annotations:
+            raise KustomizeError(f"{source}: the object (or a patch of it) writes the mapping key "
+                                 f"{dups[0][0]!r} twice, which kubectl fails to write out (mapping "
+                                 "key already defined)")
+        for k, v in value.items():
+            if v.__class__ is Styled:
+                value[k] = str(v)
+            else:
+                _written_out(v, annotations, source)
     elif isinstance(value, list):
-        for v in value:
-            _bare_in_flow_to_empty(v)
+        for i, v in enumerate(value):
+            if v.__class__ is Styled:
+                value[i] = str(v)
+            else:
+                _written_out(v, annotations, source)
 
 
 def annotation_text(value) -> str:

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from trainerctl.kustomize import openapi
 from trainerctl.kustomize.errors import KustomizeError
-from trainerctl.kustomize.yamlemit import analyze, scalar_text
-from trainerctl.kustomize.yamlread import resolve_plain, resolves_to_non_string_v2
+from trainerctl.kustomize.yamlemit import scalar_text
+from trainerctl.kustomize.yamlread import Styled, needs_quotes, resolve_plain
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
 if TYPE_CHECKING:
@@ -38,8 +38,9 @@ _ABSENT = object()
 _DIRECTIVES = ("delete", "replace", "merge")
 
 
-def apply(target: dict, patch: dict, source: str = "") -> dict | None:
-    """Merge `patch` (from `source`) into `target`: the target, or None when it is deleted."""
+def apply(target: dict, patch: dict, source: str = "") -> tuple[dict | None, bool]:
+    """Merge `patch` (from `source`) into `target`: (the target, or None when it is deleted;
+    whether it now holds a yamlread.Styled string)."""
     table = openapi.current().smp_table()  # kustomize reads the schema even for a delete
     walk = _Walk(table["kinds"], table["types"])
     try:
@@ -47,10 +48,10 @@ def apply(target: dict, patch: dict, source: str = "") -> dict | None:
     except KustomizeError as exc:
         raise KustomizeError(f"{source}: {exc}" if source else str(exc)) from None
     if merged is _ABSENT or merged is None:
-        return None
+        return None, False
     # kyaml merges into the target's own nodes and kustomize keeps those: a result in their
     # place (`$patch: replace` at the top) is not taken.
-    return target
+    return target, walk.styled
 
 
 def _text(value: Any) -> str:
@@ -71,12 +72,12 @@ def _field_text(element: dict, key: str) -> str:
 
 
 def _quoted(text: str) -> bool:
-    """Whether kyaml holds the string `text` in a quoted (or block) style: as read, when it
-    could not be written plain; as written from JSON, exactly then."""
-    if not text or "\n" in text:
-        return True
-    return (resolves_to_non_string_v2(text) or not isinstance(resolve_plain(text), str)
-            or not analyze(text).block_plain)
+    """Whether kyaml holds the string `text` in a quoted (or block) style: a Styled one as it
+    says (read quoted without need, or left so by a merge); any other when it could not be
+    plain."""
+    if text.__class__ is Styled:
+        return text.quoted
+    return needs_quotes(text)
 
 
 def _kind(value: Any) -> str:
@@ -97,10 +98,11 @@ def _unknown(value: Any) -> KustomizeError:
 class _Walk:
     """One merge: the schema it reads."""
 
-    __slots__ = ("kinds", "types")
+    __slots__ = ("kinds", "types", "styled")
 
     def __init__(self, kinds: dict, types: dict):
         self.kinds, self.types = kinds, types
+        self.styled = False
 
     def node(self, dest: Any, origin: Any, type_name: str | None, info: list | None,
              path: str) -> Any:
@@ -119,6 +121,17 @@ class _Walk:
                 return self.merging_list(dest, origin, info, path)
         # a scalar, or a list that does not merge: the patch's when it has one (a null clears)
         return origin if origin is not _ABSENT else dest
+
+    def restyled(self, value: Any, quoted: bool) -> Any:
+        """A scalar set where one of style `quoted` was takes that style (kyaml's FieldSetter):
+        quoted, a number or boolean reads back as a string; a string whose text calls for the
+        other style is Styled."""
+        if not isinstance(value, str):
+            return _text(value) if quoted else value
+        if _quoted(value) == quoted:
+            return str(value) if value.__class__ is Styled else value
+        self.styled = True
+        return Styled(value, quoted)
 
     def schema(self, type_name: str | None, sides: tuple) -> str | None:
         """kyaml's GetSchema: a map with no schema of its own takes its kind's, when it names
@@ -154,7 +167,7 @@ class _Walk:
             if o is _ABSENT:
                 if d is None:
                     if key in bare:
-                        del dest[key]  # a null written as nothing is set again as nothing
+                        _clear(dest, key)  # a null written as nothing is set again as nothing
                     continue
                 if not isinstance(d, (dict, list)):
                     continue  # a scalar of the target's alone stays
@@ -163,13 +176,11 @@ class _Walk:
                 info = fields.get(openapi.ANY_FIELD)
             value = self.node(d, o, info[0] if info else None, info, f"{path}.{key}" if path else key)
             if value is _ABSENT or value is None:
-                dest.pop(key, None)
+                _clear(dest, key)
                 continue
-            if value is not d and isinstance(d, str) and not isinstance(value, (str, dict, list)) \
-                    and _quoted(d):
-                # The new value takes the old one's style (kyaml's FieldSetter): quoted, it
-                # reads back as a string.
-                value = _text(value)
+            if value is not d and d is not _ABSENT and not isinstance(d, (dict, list)) \
+                    and not isinstance(value, (dict, list)):
+                value = self.restyled(value, _quoted(d) if isinstance(d, str) else False)
             dest[key] = value
         return dest
 
@@ -210,6 +221,18 @@ class _Walk:
         if values:
             dest = _append_list(items, dest, valid_keys, path)
         return _ABSENT if dest is None else dest
+
+
+def _clear(node: dict, key: str) -> None:
+    """kyaml's FieldClearer: the field leaves; of a key written twice, the next one is the
+    field now."""
+    node.pop(key, None)
+    dups = getattr(node, "dups", ())
+    for i, (k, v) in enumerate(dups):
+        if k == key:
+            node[key] = v
+            node.dups = dups[:i] + dups[i + 1:]
+            return
 
 
 def _visit(dest: Any, origin: Any, directive, when_added: bool) -> Any:

@@ -213,16 +213,39 @@ MAX_DEPTH = 10_000
 
 _OPEN = (None, -1)  # memo marker: this collection is still being converted
 class Mapping(dict):
-    """A mapping with values written as nothing (`key:`, `{key: }`): kustomize keeps such a
-    null's empty text, and that text decides what it does with it (kyaml's merge drops it;
-    printed from a flow mapping it is an empty string). Only such mappings are of this type."""
+    """A mapping of a resource that kustomize holds in a way a dict does not say. Values written
+    as nothing (`key:`, `{key: }`): kustomize keeps such a null's empty text, and that text
+    decides what it does with it (kyaml's merge drops it; printed from a flow mapping it is an
+    empty string). A key written twice: kyaml reads nodes, so the first is the field (a merge
+    reads and sets it), the later ones stay until the object is written out (where go-yaml
+    refuses them; annotations are set again first, from the last). Only such mappings are of
+    this type."""
 
-    __slots__ = ("bare", "flow")
+    __slots__ = ("bare", "flow", "dups")
 
-    def __init__(self, items=(), bare: frozenset = frozenset(), flow: bool = False):
+    def __init__(self, items=(), bare: frozenset = frozenset(), flow: bool = False,
+                 dups: tuple = ()):
         super().__init__(items)
         self.bare = bare  # the keys whose null was written as nothing
         self.flow = flow  # written in flow style ({...})
+        self.dups = dups  # ((key, value), ...): the later entries of keys written twice
+
+
+class Styled(str):
+    """A string that a strategic merge left in a node whose style its text would not get: set
+    into a field, a value takes the style of the one it replaces (kyaml's FieldSetter). That
+    style decides what a later value set there reads back as: a number set where a quoted
+    string was is a string. Written out (or through JSON) it is a plain string again."""
+
+    __slots__ = ("quoted",)
+
+    def __new__(cls, value: str, quoted: bool):
+        made = super().__new__(cls, value)
+        made.quoted = quoted
+        return made
+
+    def __deepcopy__(self, memo):
+        return self
 
 
 class _Block(str):
@@ -370,7 +393,7 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
         # The hot loop of every load: scalar keys and values are handled here, not by convert.
         result: dict = {}
         merges = None
-        bare = None
+        bare = dups = None
         for key_node, value_node in node.value:
             if key_node.__class__ is ScalarNode and (key_node.tag is PLAIN_TAG or key_node.tag is STR_TAG):
                 if key_node.tag is STR_TAG:
@@ -404,9 +427,12 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
                 else:
                     key = _key_string(key, key_node)
             if key in result and not last_wins:
-                raise KustomizeError(
-                    f"line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
-                )
+                if not folds:
+                    raise KustomizeError(
+                        f"line {key_node.start_mark.line + 1}: mapping key {key!r} already defined"
+                    )
+                dups = (dups or []) + [(key, convert(value_node))]
+                continue
             if value_node.__class__ is ScalarNode:
                 tag = value_node.tag
                 if tag is PLAIN_TAG:
@@ -417,6 +443,9 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
                 if tag is STR_TAG:
                     if folds and value_node.style in _BLOCK_STYLES:
                         result[key] = block(value_node)
+                    elif folds and value_node.style and not needs_quotes(value_node.value):
+                        result[key] = Styled(value_node.value, True)  # quoted without need
+                        convert.marked = True
                     else:
                         result[key] = value_node.value
                     continue
@@ -437,9 +466,9 @@ def _converter(resolve, last_wins: bool, json_keys: bool = False, folds: bool = 
                         result[k] = v
                         if k in getattr(merged, "bare", ()):
                             bare = (bare or set()) | {k}
-        if bare:
+        if bare or dups:
             convert.marked = True
-            return Mapping(result, frozenset(bare), bool(node.flow_style))
+            return Mapping(result, frozenset(bare or ()), bool(node.flow_style), tuple(dups or ()))
         return result
 
     convert.marked = False
@@ -500,9 +529,16 @@ def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
     md = doc.get("metadata")
     ann = md.get("annotations") if isinstance(md, dict) else None
     if isinstance(ann, dict) and ann:
+        seen: set = set()
+        later = []  # the texts of keys written again
         for k3, v3 in _child(_child(doc_node, "metadata"), "annotations").value:
-            if k3.__class__ is yaml.ScalarNode and v3.__class__ is yaml.ScalarNode \
-                    and v3.tag == PLAIN_TAG and k3.value in ann:
+            if k3.__class__ is not yaml.ScalarNode:
+                continue
+            if k3.value in seen:
+                later.append((k3.value, v3.value if v3.__class__ is yaml.ScalarNode else ""))
+                continue
+            seen.add(k3.value)
+            if v3.__class__ is yaml.ScalarNode and v3.tag == PLAIN_TAG and k3.value in ann:
                 if ann[k3.value] is None:
                     texts = texts or {}
                     texts[("annotations", k3.value)] = (None, v3.value)
@@ -511,6 +547,8 @@ def _source_texts(doc_node: yaml.Node, doc: Any) -> dict | None:
         for k3, v3 in ann.items():
             if isinstance(v3, (dict, list)):
                 ann[k3] = ""  # kustomize reads annotations as strings: a collection is none
+        if later and isinstance(ann, Mapping):
+            ann.dups = tuple(later)
     for path in TEXT_FIELDS:
         node: yaml.Node | None = doc_node
         value: Any = doc
@@ -817,6 +855,18 @@ _V2_BOOL_NULL = frozenset(
     "~ null Null NULL .nan .NaN .NAN .inf .Inf .INF +.inf +.Inf +.INF -.inf -.Inf -.INF".split()
 )
 _GO_FLOAT = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\Z")
+
+
+def needs_quotes(text: str) -> bool:
+    """Whether go-yaml writes the string `text` quoted (or as a block): plain, it would read
+    back as something else, or it cannot be plain."""
+    if not text or "\n" in text:
+        return True
+    if resolves_to_non_string_v2(text) or not isinstance(resolve_plain(text), str):
+        return True
+    from trainerctl.kustomize.yamlemit import analyze  # (yamlemit imports this module)
+
+    return not analyze(text).block_plain
 
 
 def resolves_to_non_string_v2(s: str) -> bool:

@@ -44,7 +44,8 @@ def sm_patches(text: str, source: str, parses: SmallParses | None = None) -> lis
     out = []
     for d in docs:
         try:
-            out.extend(Resource(o, source, texts=d.texts) for o in objects_of(d.doc, source))
+            out.extend(Resource(o, source, marked=d.marked, texts=d.texts)
+                       for o in objects_of(d.doc, source))
         except KustomizeError:
             return None
     return out
@@ -88,7 +89,10 @@ def json_ops(text: str, source: str) -> JsonOps | None:
 def apply_json6902(r: Resource, patch: JsonOps, source: str) -> None:
     """kustomize's patchjson6902 filter: the object as JSON, the patch, and back; on the way
     every null is spelled out (kyaml's merge no longer drops one) and numbers become float64."""
-    doc = _as_json(r.obj, r.marked)
+    try:
+        doc = _as_json(r.obj, r.marked)
+    except KustomizeError as exc:
+        raise KustomizeError(f"{source}: cannot apply JSON patch to {r.id}: {exc}") from None
     md = doc.get("metadata")
     build = r.build_annotations()
     if isinstance(md, dict) and build and (md.get("annotations") is None
@@ -126,6 +130,9 @@ def _as_json(value, marked: bool):
     """A plain copy of `value` as kyaml's MarshalJSON sees it: a bare null in a flow mapping
     (`{a: }`) is an empty string there, NaN and infinities are refused."""
     if isinstance(value, dict):
+        if marked and getattr(value, "dups", ()):
+            raise KustomizeError(f"mapping key {value.dups[0][0]!r} is written twice: kubectl "
+                                 "fails to write the object as JSON (mapping key already defined)")
         out = {k: _as_json(v, marked) for k, v in value.items()}
         if marked and getattr(value, "flow", False):
             for k in value.bare:
@@ -134,6 +141,8 @@ def _as_json(value, marked: bool):
         return out
     if isinstance(value, list):
         return [_as_json(v, marked) for v in value]
+    if value.__class__ is yamlread.Styled:
+        return str(value)
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         raise KustomizeError(f"json: unsupported value: {value}")
     return value
@@ -210,7 +219,9 @@ def apply_sm(resmap, target: Resource, patch: Resource, by_id: bool = False) -> 
     if patch.allow_name_change or patch.allow_kind_change:
         target.store_previous()
     build = _with_build_annotations(target)
-    result = smp.apply(target.obj, p, patch.source)
+    result, styled = smp.apply(target.obj, p, patch.source)
+    # the patch's maps may be the target's now; Styled strings are made plain when written
+    target.marked = target.marked or patch.marked or styled
     if not result:
         target.obj.clear()
         resmap.drop_empties()
