@@ -343,8 +343,9 @@ def _paths(v, here: str = ""):
     return out, adds
 
 
-JSON_VALUE = st.one_of(st.sampled_from(["v", "", "1", 1, True, None]),
-                       st.just({"name": "METRICS_ADDR", "value": "9"}), st.just({}), st.just([]))
+SCALAR_JSON = st.sampled_from(["v", "", "1", 1, True, None])
+JSON_VALUE = st.one_of(SCALAR_JSON, st.just({"name": "METRICS_ADDR", "value": "9"}), st.just({}),
+                       st.just([]))
 
 
 @st.composite
@@ -378,7 +379,7 @@ def json_patch(draw, obj: dict):
                 new = st.just(old).map(_changed)
                 ops.append({"op": "replace", "path": where,
                             "value": draw(st.one_of(new, new, st.just(None)) if isinstance(old, (dict, list))
-                                          else st.one_of(JSON_VALUE, new))})
+                                          else st.one_of(SCALAR_JSON, new))})
         elif op in ("copy", "move") and paths and adds:
             source = draw(st.sampled_from(paths))[0]
             keys = [a for a, _ in adds if not a.endswith(("/-", "/0"))]  # (into a map: see add)
@@ -387,8 +388,13 @@ def json_patch(draw, obj: dict):
 
 
 def _changed(v):
+    """`v` changed a little, of the same kind throughout (its first scalar field after the
+    key, in a map)."""
     if isinstance(v, dict):
-        return {**v, **{k: "changed" for k in list(v)[1:2]}}
+        for k in list(v)[1:]:
+            if isinstance(v[k], str):
+                return {**v, k: v[k] + "-2"}
+        return v
     if isinstance(v, str):
         return v + "-2"
     return v

@@ -18,6 +18,11 @@ The walk visits the target and the patch together, every map of the target inclu
 kyaml knows no other directive: `$setElementOrder/…`, `$retainKeys` and
 `$deleteFromPrimitiveList/…` are ordinary fields there, and so here.
 
+kyaml merges nodes, which know more than values: a value set into a field takes the style of
+the one it replaces (a number replacing a quoted string reads back as a string; yamlread.Styled
+keeps a string's style where its text would not say it), and of a key written twice
+(yamlread.Mapping.dups) the first is the field, the next one uncovered when it is cleared.
+
 The target is changed in place and returned (or None when the patch deletes it); the patch is
 consumed (its nodes move into the result, its directives are removed).
 """
