@@ -15,6 +15,7 @@ import re
 
 from trainerctl.kustomize import roundtrip
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.plainstyle import ANY_BREAK, analyze, has_nonprintable
 from trainerctl.kustomize.yamlread import resolves_to_non_string_v2
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
@@ -22,74 +23,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 _BREAKS = "\r\n\x85\u2028\u2029"
-_BLANKZ = " \t\r\n\x85\u2028\u2029"
-
-
-class Analysis:
-    __slots__ = ("multiline", "block_plain", "single", "block")
-
-    def __init__(self, multiline: bool, block_plain: bool, single: bool, block: bool):
-        self.multiline = multiline
-        self.block_plain = block_plain
-        self.single = single
-        self.block = block
-
-
-# libyaml's printable set. The full class takes longer to compile than most builds spend
-# writing non-ASCII text, so ASCII text (nearly all of it) is judged by the small class.
-_NONPRINTABLE_ASCII = re.compile("[^\n\x20-\x7e]")
-_nonprintable: re.Pattern | None = None
-
-
-def _has_nonprintable(value: str) -> bool:
-    global _nonprintable
-    if value.isascii():
-        return _NONPRINTABLE_ASCII.search(value) is not None
-    if _nonprintable is None:
-        _nonprintable = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd]")
-    return _nonprintable.search(value) is not None
-_ANY_BREAK = re.compile("[\r\n\x85\u2028\u2029]")
-_BREAK_SPACE = re.compile("[\r\n\x85\u2028\u2029] ")
-_SPACE_BREAK = re.compile(" [\r\n\x85\u2028\u2029]")
-# ':' followed by white space or the end, or '#' preceded by white space (not at the start).
-_INNER_INDICATOR = re.compile("(?<=.):(?=[ \t\r\n\x85\u2028\u2029]|$)|[ \t\r\n\x85\u2028\u2029]#", re.S)
-
-
-def analyze(value: str) -> Analysis:
-    """libyaml's yaml_emitter_analyze_scalar, for block context, done with regexes."""
-    if not value:
-        return Analysis(False, True, True, False)
-    first = value[0]
-    after_first_ws = len(value) == 1 or value[1] in _BLANKZ
-    block_indicators = (
-        value.startswith(("---", "..."))
-        or first in "#,[]{}&*!|>'\"%@`"
-        or (first in "?:-" and after_first_ws)
-        or _INNER_INDICATOR.search(value) is not None
-    )
-    special = _has_nonprintable(value)
-    line_breaks = _ANY_BREAK.search(value) is not None
-    last = value[-1]
-    block_plain = single = block = True
-    if first == " " or last == " " or first in _BREAKS or last in _BREAKS:
-        block_plain = False
-    if last == " ":
-        block = False
-    if line_breaks:
-        block_plain = False
-        if _BREAK_SPACE.search(value):
-            single = False
-        if _SPACE_BREAK.search(value):
-            single = block = False
-    if special:
-        block_plain = single = block = False
-    if block_indicators:
-        block_plain = False
-    return Analysis(line_breaks, block_plain, single, block)
 
 
 def _is_printable(ch: str) -> bool:
-    return not _has_nonprintable(ch)
+    return not has_nonprintable(ch)
 
 
 _ESCAPES = {
@@ -463,7 +400,7 @@ def _key_text(k: str) -> str | None:
                              "as JSON: kubectl's YAML writer fails on it")
     if _PLAIN_SAFE.match(k) and not resolves_to_non_string_v2(k) and len(k) <= 128:
         text = k + ":"
-    elif len(k.encode("utf-8", "surrogatepass")) > 128 or _ANY_BREAK.search(k):
+    elif len(k.encode("utf-8", "surrogatepass")) > 128 or ANY_BREAK.search(k):
         text = ""
     else:
         w = Writer()

@@ -24,6 +24,7 @@ from trainerctl.kustomize import docsplit, goyaml, roundtrip
 from trainerctl.kustomize.aliases import (NODE_BUDGET, ExcessiveAliasing, check_alias_budget,
                                           check_alias_ratio, has_anchor, node_count)
 from trainerctl.kustomize.errors import KustomizeError
+from trainerctl.kustomize.plainstyle import analyze
 
 TYPE_CHECKING = False  # typing costs a tenth of a kustomize run's start-up
 if TYPE_CHECKING:
@@ -864,8 +865,6 @@ def needs_quotes(text: str) -> bool:
         return True
     if resolves_to_non_string_v2(text) or not isinstance(resolve_plain(text), str):
         return True
-    from trainerctl.kustomize.yamlemit import analyze  # (yamlemit imports this module)
-
     return not analyze(text).block_plain
 
 
