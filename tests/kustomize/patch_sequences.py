@@ -365,7 +365,10 @@ def json_patch(draw, obj: dict):
             # a list of maps only maps go (a scalar there is another class of input: kubectl's
             # name references refuse to walk through it).
             like_it = st.one_of(st.just(like), st.just(like).map(_changed))
-            new = draw(like_it if isinstance(like, dict) else st.one_of(JSON_VALUE, like_it))
+            if _in_map_list(where):
+                new = draw(like_it if isinstance(like, dict) else st.just({"name": "LOG"}))
+            else:
+                new = draw(st.one_of(JSON_VALUE, like_it))
             ops.append({"op": "add", "path": where, "value": new})
         elif op in ("remove", "replace", "test") and paths:
             where, old = draw(st.sampled_from(paths))
@@ -377,14 +380,26 @@ def json_patch(draw, obj: dict):
                 # of the same kind (a map or list turned scalar is another class of input:
                 # kubectl's name references refuse to walk through it)
                 new = st.just(old).map(_changed)
+                same_kind = isinstance(old, (dict, list)) or _in_map_list(where)
                 ops.append({"op": "replace", "path": where,
-                            "value": draw(st.one_of(new, new, st.just(None)) if isinstance(old, (dict, list))
+                            "value": draw(st.one_of(new, new, st.just(None)) if same_kind
                                           else st.one_of(SCALAR_JSON, new))})
         elif op in ("copy", "move") and paths and adds:
             source = draw(st.sampled_from(paths))[0]
             keys = [a for a, _ in adds if not a.endswith(("/-", "/0"))]  # (into a map: see add)
             ops.append({"op": op, "from": source, "path": draw(st.sampled_from(keys or ["/note"]))})
     return ops or [{"op": "add", "path": "/metadata/labels", "value": {"app": "web"}}]
+
+
+# The lists of maps (by their field names): only maps, or nulls, go into them.
+MAP_LISTS = frozenset(["containers", "initContainers", "env", "ports", "volumeMounts", "volumes",
+                       "ownerReferences", "tolerations", "versions", "items"])
+
+
+def _in_map_list(path: str) -> bool:
+    """Whether `path` names an element (or the end) of one of the MAP_LISTS."""
+    parts = path.split("/")
+    return len(parts) > 2 and parts[-2] in MAP_LISTS and (parts[-1] == "-" or parts[-1].isdigit())
 
 
 def _changed(v):
