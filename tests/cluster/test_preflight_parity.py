@@ -131,6 +131,20 @@ def test_a_jobset_below_the_floor_is_refused_by_both(env, objects):
     _assert_same(refusal, report, "jobset", EXIT_PREFLIGHT)
 
 
+def test_a_consumer_that_needs_a_newer_trainer_is_refused_by_both(env, objects):
+    """Kueue v0.17.3 runs (found in any namespace); the target says it is Trainer 2.1.0."""
+    ns = "kueue-system"
+    env.cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
+    labels = {"control-plane": "controller-manager"}
+    env.cluster.request("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", body={
+        "metadata": {"name": "kueue-controller-manager", "labels": labels},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "containers": [{"name": "manager", "image": "registry.k8s.io/kueue/kueue:v0.17.3"}]}}}})
+    refusal, report = _both(env.cluster, objects, "kubeflow-system", source={"trainer_version": "2.1.0"})
+    _assert_same(refusal, report, "consumers", EXIT_PREFLIGHT)
+    assert "Kueue v0.17.3" in str(refusal) and "Trainer 2.1.0" in str(refusal) and "kueue/pull/10127" in str(refusal)
+
+
 # -- on the session's API server, each in a namespace of its own --------------------------------
 def test_kubernetes_below_the_release_floor_is_refused_by_both(test_cluster, objects, monkeypatch):
     real = floors.table()

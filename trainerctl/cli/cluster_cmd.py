@@ -162,7 +162,7 @@ def status_cmd(s: Settings) -> None:
 
 @command("check")
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "output", "prune", "field_manager",
-       "images_check", "job_namespace")
+       "allow_breaking", "images_check", "job_namespace")
 def check_cmd(s: Settings) -> None:
     """Every check install makes before applying, all listed: the lock, the cluster, versions, JobSet,
     the Go operator, Helm, permissions, the upgrade check, with --images the images, with

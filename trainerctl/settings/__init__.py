@@ -179,7 +179,8 @@ class Settings:
         False, flags=("--skip-preflight",), takes=bool, panel=CLUSTER_PANEL, help="Skip the preflight checks.")
     allow_breaking: bool = setting(
         False, flags=("--allow-breaking",), takes=bool, panel=CLUSTER_PANEL,
-        help="Apply even if upgrade-check finds a blocking CRD change.")
+        help="Apply even if upgrade-check finds a blocking CRD change, or an installed consumer (Kueue) needs a "
+             "newer Trainer.")
     field_manager: str = setting(
         FIELD_MANAGER, flags=("--field-manager",), metavar="NAME", panel=CLUSTER_PANEL, key="fieldManager",
         check=checks.text, help="Server-side apply field manager.")

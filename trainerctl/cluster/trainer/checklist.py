@@ -28,7 +28,7 @@ from trainerctl.cluster.manager.plan import namespace_labels, plan, read_live
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import helm, lock
 from trainerctl.cluster.manager.staged import unchanged_since
-from trainerctl.cluster.trainer import go_operator, helm_handover, operator_inventory, preflight
+from trainerctl.cluster.trainer import consumers, go_operator, helm_handover, operator_inventory, preflight
 from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
@@ -88,7 +88,7 @@ class Facts:
     # "live" (the rendered objects' live state) starts with the others and waits only for
     # discovery, so its lists go out while the slower reads (Helm's records) are still answering.
     READS_AHEAD = ("version", "discovered", "inventory", "operator_cr", "operator_deployments", "helm_releases",
-                   "live")
+                   "consumers", "live")
 
     def read_ahead(self, names: tuple[str, ...] = READS_AHEAD) -> None:
         """The first reads, together (their errors wait for the check that needs them)."""
@@ -187,6 +187,9 @@ class Facts:
             return True
         return not unchanged_since(previous, p)
 
+    def consumers(self) -> consumers.Found:
+        return self._once("consumers", lambda: consumers.installed(self.cluster))
+
     def operator_cr(self) -> dict | None:
         return self._once("operator_cr", lambda: go_operator.read_cr(self.cluster))
 
@@ -254,6 +257,10 @@ def _jobset(f: Facts) -> Finding:
 def _upgrade_path(f: Facts) -> Finding:
     inventory = f.inventory()
     return preflight.upgrade_path(inventory.source.get("trainer_version") if inventory else None, f.target)
+
+
+def _consumers(f: Facts) -> Finding:
+    return consumers.verdict(f.consumers(), consumers.render_version(f.target, f.objects), f.options.allow_breaking)
 
 
 def _go_operator(f: Facts) -> Finding:
@@ -335,6 +342,7 @@ CHECKS: tuple[Check, ...] = (
     Check("kinds", "API discovery", _kinds, essential=True),
     Check("jobset", "JobSet's controller Deployment", _jobset),
     Check("upgrade-path", "the inventory ConfigMap", _upgrade_path),
+    Check("consumers", "Kueue's controller Deployment (in any namespace)", _consumers, deferred_in_dry_run=True),
     Check("go-operator", "the Go operator's Trainer CR and Deployment", _go_operator, always=True,
           deferred_in_dry_run=True),
     Check("helm", "Helm's release records and the rendered objects' live state", _helm, always=True,
