@@ -24,7 +24,7 @@ from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.prune import resolve_entry
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.wait import deployment_is_available
-from trainerctl.cluster.trainer import conditions, dependencies, go_operator
+from trainerctl.cluster.trainer import conditions, controller_log, dependencies, go_operator
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.cluster.trainer.verify import consumers
@@ -45,7 +45,8 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     """Objects from the render when given (drift checked by server-side dry-run), else the inventory
     (drift seen in our managed fields). A Deployment that is not available carries its causes
     (manager/diagnose.py; `logs`: with a crashed container's last log lines, and the consumers of
-    Trainer found on the cluster against the version each needs, verify's consumers tier)."""
+    Trainer found on the cluster against the version each needs, verify's consumers tier; what the
+    controller's log names, trainer/controller_log.py)."""
     discovery = Discovery(cluster)
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)
@@ -95,8 +96,8 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
                 ok, why = False, str(exc)
             entry = {"namespace": ref.namespace, "name": ref.name, "available": ok, **({"reason": why} if why else {})}
             if not ok:
-                found = diagnose.deployment(cluster, ref.namespace, ref.name, logs=logs,
-                                            image_origins=source.get("images"))
+                found = diagnose.deployment(cluster, ref.namespace, ref.name, logs=logs, image_origins=source.get("images"),
+                                            explain_log=controller_log.explainer(cluster, out["trainerVersion"]))
                 entry["causes"] = [c.to_dict() for c in found.causes]
                 if found.causes:  # the cause, where the conditions and the not-Ready line show the reason
                     entry["reason"] = f"{why}: {found.short()}" if why else found.short()

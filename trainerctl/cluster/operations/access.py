@@ -18,8 +18,11 @@ from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.client.pool import parallel_map
+from trainerctl.cluster.client.views import Unreadable
+from trainerctl.cluster.client.views.fields import Cursor
 
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 WHOAMI_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 WORKERS = 16
 
@@ -72,6 +75,31 @@ def missing(cluster: Cluster, needs: Iterable[Need]) -> list[Need]:
         first.setdefault(need.permission, need)
     answers = parallel_map(lambda p: allowed(cluster, p), list(first), workers=WORKERS)
     return [need for need, ok in zip(first.values(), answers) if ok is False]
+
+
+def subject_allowed(cluster: Cluster, user: str, groups: Iterable[str], permission: Permission, *,
+                    name: str = "", subresource: str = "") -> bool | None:
+    """Whether another user (a controller's ServiceAccount, any authenticated user) may do it, as
+    every authorizer the cluster runs answers a SubjectAccessReview; None when it cannot be asked
+    (the current user may not create one) or the answer does not fit its view."""
+    attributes = {**permission.attributes(), **({"name": name} if name else {}),
+                  **({"subresource": subresource} if subresource else {})}
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+              "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes}}
+    try:
+        status = Cursor.of("SubjectAccessReview", cluster.request("POST", SAR_PATH, body=review)).mapping("status")
+        return status.boolean("allowed") and not status.boolean("denied")
+    except (ApiError, Unreadable):
+        return None
+
+
+def serviceaccount_groups(user: str) -> tuple[str, ...]:
+    """The groups the API server puts a user in: a ServiceAccount's own two, and every
+    authenticated user's."""
+    parts = user.split(":")
+    if len(parts) == 4 and parts[:2] == ["system", "serviceaccount"]:
+        return ("system:serviceaccounts", f"system:serviceaccounts:{parts[2]}", "system:authenticated")
+    return ("system:authenticated",)
 
 
 def whoami(cluster: Cluster) -> str:

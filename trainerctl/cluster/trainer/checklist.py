@@ -187,6 +187,10 @@ class Facts:
             return True
         return not unchanged_since(previous, p)
 
+    def trainer_version(self) -> str:
+        """The Trainer version the render installs ("" when it does not say)."""
+        return self._once("trainer_version", lambda: consumers.render_version(self.target, self.objects))
+
     def consumers(self) -> consumers.Found:
         return self._once("consumers", lambda: consumers.installed(self.cluster))
 
@@ -260,7 +264,7 @@ def _upgrade_path(f: Facts) -> Finding:
 
 
 def _consumers(f: Facts) -> Finding:
-    return consumers.verdict(f.consumers(), consumers.render_version(f.target, f.objects), f.options.allow_breaking)
+    return consumers.verdict(f.consumers(), f.trainer_version(), f.options.allow_breaking)
 
 
 def _go_operator(f: Facts) -> Finding:

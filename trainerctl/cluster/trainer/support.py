@@ -8,7 +8,8 @@ The layout (docs/support-bundle.md shows a sample):
       versions.json          client (trainerctl, Python), server, Trainer and JobSet
       inventory.json         the recorded source and the inventory as trainerctl wrote it
       status.json            `trainerctl status -o json`
-      diagnosis.json         why each controller Deployment / webhook Service is not ready (if so)
+      diagnosis.json         why each controller Deployment / webhook Service is not ready (if so), with
+                             what the controller's log names (trainer/controller_log.py)
       objects/<group>/<Kind>/<namespace or _cluster>/<name>.yaml   every object trainerctl owns
       events/<namespace>.json
       logs/<namespace>/<pod>/<container>[.previous].log            the controllers' logs, tail-limited
@@ -35,6 +36,7 @@ from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager.diagnose import selector_query
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.prune import resolve_entry
+from trainerctl.cluster.trainer import controller_log
 from trainerctl.cluster.trainer.floors import installed_jobset
 
 GROUPS = ("trainer.kubeflow.org", "jobset.x-k8s.io")
@@ -87,11 +89,13 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
     except Exception as exc:  # a bundle is most wanted when things are broken: keep collecting
         bundle.note("status", f"{type(exc).__name__}: {exc}")
     image_origins = (inventory.source.get("images") if inventory else None) or {}
+    version = inventory.source.get("trainer_version") if inventory else ""
     diagnoses = []
     for dep in deployments:
         found = parts.part(bundle, cluster, f"the diagnosis of {dep.display}",
                            lambda c: diagnose.deployment(c, dep.meta.namespace, dep.meta.name,
-                                                         image_origins=image_origins))
+                                                         image_origins=image_origins, explain_log=controller_log.explainer(
+                                                             c, version if isinstance(version, str) else "")))
         if found is not None:
             diagnoses.append(found.to_dict())
     bundle.add_json("diagnosis.json", diagnoses)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import ConfigMap, Unreadable
-from trainerctl.cluster.client.views.fields import Cursor
 from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.operations import access
 from trainerctl.cluster.trainer.consumers import below, kueue, table
 from trainerctl.cluster.trainer.floors import parse_version
 from trainerctl.cluster.trainer.verify.result import OK, WARN, Result
@@ -93,11 +93,5 @@ def _sdk(cluster: Cluster, namespace: str, trainer: str) -> Result:
 def _authenticated_may_read(cluster: Cluster, namespace: str, name: str) -> bool | None:
     """Whether any authenticated user may get the ConfigMap (a SubjectAccessReview); None when
     verify may not ask."""
-    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {
-        "user": "trainerctl-verify:any-user", "groups": ["system:authenticated"],
-        "resourceAttributes": {"namespace": namespace, "verb": "get", "resource": "configmaps", "name": name}}}
-    try:
-        answer = cluster.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body=review)
-        return Cursor.of("SubjectAccessReview", answer).mapping("status").boolean("allowed")
-    except (ApiError, Unreadable):
-        return None
+    return access.subject_allowed(cluster, "trainerctl-verify:any-user", ("system:authenticated",),
+                                  access.Permission("get", "", "configmaps", namespace), name=name)
