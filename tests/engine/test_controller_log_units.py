@@ -277,3 +277,37 @@ def test_texts_unwrap_level_by_level_and_cut_the_line():
     found = texts(r'err="a \"quoted\" word"')
     assert found[0] == r'err="a \"quoted\" word"' and {'err="a "quoted" word"', 'a "quoted" word'} <= set(found)
     assert all(isinstance(t, str) for t in texts("".join(string.printable) * 3))
+
+
+# -- the wait ---------------------------------------------------------------------------------------
+def test_the_wait_reads_logs_after_a_short_while_and_stops_at_a_final_log_cause(monkeypatch):
+    """Logs are asked for from READ_LOGS_AFTER on; a final cause found there ends the wait at once
+    (exit 1), a cause that is not final is named and waited out (exit 4)."""
+    from tests.support.clock import FakeClock
+    from trainerctl.cluster.manager import wait
+    from trainerctl.cluster.manager.diagnose import Diagnosis
+
+    def item(final: bool) -> tuple[wait.Pending, list]:
+        asked: list = []
+
+        def diagnose(logs: bool) -> Diagnosis:
+            asked.append((clock.now - start, logs))
+            causes = [Cause("log", "Forbidden", "Pod ns/p", "the controller may not list x", final=final)] if logs else []
+            return Diagnosis("Deployment", "ns", "d", causes)
+
+        return wait.Pending("Deployment ns/d", lambda: (False, "", "not available"), diagnose=diagnose), asked
+
+    clock = FakeClock()
+    monkeypatch.setattr(wait, "time", clock)
+    start = clock.now
+    pending, asked = item(final=True)
+    with pytest.raises(wait.RolloutFailed) as failed:
+        wait.wait_all([pending], 180)
+    assert str(failed.value).startswith("Deployment ns/d: the controller may not list x, which will not recover by "
+                                        "itself (its log names the cause); stopped waiting after ")
+    assert all(logs == (at >= wait.READ_LOGS_AFTER) for at, logs in asked) and asked[-1][1]
+    assert clock.now - start < 10  # seconds on the wait's own clock, not its 180
+    pending, asked = item(final=False)
+    with pytest.raises(wait.RolloutTimeout) as timed_out:
+        wait.wait_all([pending], 30)
+    assert "Deployment ns/d: the controller may not list x" in str(timed_out.value)
