@@ -4,7 +4,8 @@ the upstream threads of each floor): the one reading of it.
 Kueue is found from its controller Deployment, in any namespace, its version from its image tag.
 Before anything is applied, the checklist's `consumers` check refuses a target Trainer older than
 an installed Kueue needs (exit 3, naming both versions and the thread; `--allow-breaking` goes
-ahead with a warning); after it, verify's consumers tier and `status` warn when the installed
+ahead with a warning; a user who may not list Deployments in every namespace is not judged, as
+for JobSet's version); after it, verify's consumers tier and `status` warn when the installed
 Trainer is too old (verify/consumers.py). A consumer whose version cannot be read (an image by
 digest alone) is not judged, and says so.
 """
@@ -153,8 +154,8 @@ def render_version(source_version: str | None, objects: list[dict]) -> str:
 
 def verdict(found: Found, target: str, allow_breaking: bool) -> Finding:
     """The preflight's: a target older than an installed consumer needs is refused."""
-    if found.unreadable:
-        return Finding(CHECK, WARN, f"{found.unreadable} (its Trainer floor is not checked)")
+    if found.unreadable:  # as JobSet's version when its Deployment cannot be read: not judged, and said
+        return Finding(CHECK, OK, f"{found.unreadable} (its Trainer floor is not checked)")
     if not found.consumers:
         return Finding(CHECK, OK, "no consumer of Trainer with a version floor found (Kueue)")
     judged = [c for c in found.consumers if c.floor is not None]
