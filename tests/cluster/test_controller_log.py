@@ -4,9 +4,10 @@ line; install stops waiting as soon as the cause is one that will not heal (exit
 time-out (exit 4).
 
 The pod and its log are the test's (tests/support/fake_kubelet.py: a Node whose kubelet endpoint
-serves canned container logs, proxied by kube-apiserver's own pods/log route); the lines are the
-shapes the real controllers write (client-go's reflector through klog or zap, Trainer's config
-loader, the API server's RBAC message). What the reader does with them is real: the TrainJobs it
+serves canned container logs, proxied by kube-apiserver's own pods/log route); the decode log is
+what the real v2.2.0 controller wrote (tests/support/controller_logs), the others the shapes the
+real parts write (client-go's reflector through klog, Trainer's config loader, the API server's
+RBAC message). What the reader does with them is real: the TrainJobs it
 lists, the SubjectAccessReview it asks, the RBAC the install applied. The real controllers failing
 for these causes are the e2e cluster's."""
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -37,6 +39,8 @@ SA_USER = f"system:serviceaccount:{NS}:{MANAGER}"
 TIMEOUT = 120  # the install's wait: a cause that will not heal must end it long before
 DECODE = ("failed to list *v1alpha1.TrainJob: json: cannot unmarshal string into Go struct field "
           "Trainer.items.spec.trainer.numProcPerNode of type int32")
+# What the real v2.2.0 controller logs over such a TrainJob (tests/support/controller_logs/README.md).
+REAL_DECODE = Path(__file__).resolve().parents[1] / "support" / "controller_logs" / "cannot-decode-v2.2.0.log"
 
 
 def _klog_forbidden(resource: str, group: str) -> str:
@@ -100,7 +104,7 @@ def test_a_stored_trainjob_the_new_controller_cannot_decode_is_named_by_install_
     line = ("the controller cannot read TrainJob bar-s/tj-auto: spec.trainer.numProcPerNode is \"auto\", the v2.2.0 "
             "API wants an integer (`trainerctl upgrade-check`)")
     with FakeKubelet(env.cluster) as kubelet:
-        _with_controller(env, kubelet, running_not_ready(), _zap("Failed to watch", DECODE))
+        _with_controller(env, kubelet, running_not_ready(), REAL_DECODE.read_text())
         failed = _install_fails(env, kubelet, kubeflow_objects("v2.2.0"), "2.2.0")
         assert failed.exit_code == EXIT_FAILED, str(failed)
         assert f"Deployment {NS}/{MANAGER}: {line}, which will not recover by itself (its log names the cause)" \

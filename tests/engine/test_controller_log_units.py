@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import string
+from pathlib import Path
 
 import pytest
 from hypothesis import assume, given, strategies as st
@@ -164,6 +165,28 @@ def test_lines_without_a_cause_are_none():
     lines = ["I0821 09:40:12 starting manager", _zap("Reconciler error", "the object has been modified"),
              '{"level":"info","msg":"forbidden word in a message"}', "cannot unmarshal (nothing else)"]
     assert explainer(FakeCluster())(lines) is None
+
+
+REAL = Path(__file__).resolve().parents[1] / "support" / "controller_logs"  # the real v2.2.0 controller's
+
+
+@pytest.mark.parametrize("log,reason,message", [
+    ("cannot-decode-v2.2.0.log", "CannotDecode",
+     'the controller cannot read TrainJob bar-s/tj-auto: spec.trainer.numProcPerNode is "auto", the v2.2.0 API wants '
+     "an integer (`trainerctl upgrade-check`)"),
+    ("config-rejected-v2.2.0.log", "ConfigRejected",
+     'the controller rejects its configuration file: unknown field "noSuchField", which its release does not know '
+     "(are its image and its config from different releases?)"),
+    ("forbidden-v2.2.0.log", "Forbidden",
+     "the controller may not list clustertrainingruntimes.trainer.kubeflow.org at the cluster scope (user "
+     "testenv-restricted): its RBAC lacks the permission"),
+])
+def test_what_the_real_controller_logged_is_named(log, reason, message):
+    cluster = FakeCluster([_trainjob("tj-auto", {"numProcPerNode": "auto"})], allowed=False)
+    found = explainer(cluster, "2.2.0")((REAL / log).read_text().splitlines())
+    assert (found.reason, found.message, found.final) == (reason, message, True)
+    if reason == "Forbidden":  # a user that is no ServiceAccount: in every authenticated user's group only
+        assert cluster.reviews[0]["groups"] == ["system:authenticated"]
 
 
 # -- the diagnosis carries it -------------------------------------------------------------------------
