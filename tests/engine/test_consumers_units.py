@@ -84,6 +84,19 @@ def test_the_verdict(found, target, status):
         assert "not judged (its image has no version tag)" in finding.details[0]
 
 
+def test_a_target_at_or_above_every_floor_looks_for_nothing():
+    class NoCluster:
+        def items(self, *args, **kwargs):
+            raise AssertionError("listed")
+
+    assert consumers.installed(NoCluster(), "2.3.0") == Found(looked=False)
+    assert consumers.installed(NoCluster(), "v2.4.1") == Found(looked=False)
+    assert consumers.worth_a_look("2.2.1") and consumers.worth_a_look("")
+    finding = verdict(Found(looked=False), "2.3.0", allow_breaking=False)
+    assert (finding.status, finding.message) == (OK, "Trainer 2.3.0 meets every consumer's floor (the highest: Kueue "
+                                                     "v0.20.0 needs Trainer v2.3.0), so none was looked for")
+
+
 def test_render_version_prefers_the_source_then_the_configmap_then_the_controller_image():
     image = {"kind": "Deployment", "spec": {"template": {"spec": {"containers": [
         {"name": "manager", "image": "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.1.0"}]}}}}

@@ -192,7 +192,7 @@ class Facts:
         return self._once("trainer_version", lambda: consumers.render_version(self.target, self.objects))
 
     def consumers(self) -> consumers.Found:
-        return self._once("consumers", lambda: consumers.installed(self.cluster))
+        return self._once("consumers", lambda: consumers.installed(self.cluster, self.trainer_version()))
 
     def operator_cr(self) -> dict | None:
         return self._once("operator_cr", lambda: go_operator.read_cr(self.cluster))

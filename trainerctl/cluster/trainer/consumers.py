@@ -111,15 +111,24 @@ def kueue(cluster: Cluster) -> list[Consumer]:
 
 @dataclass(frozen=True)
 class Found:
-    """What the preflight found: the consumers, or why it could not look."""
+    """What the preflight found: the consumers, or why it could not look (or need not)."""
 
     consumers: tuple[Consumer, ...] = ()
     unreadable: str = ""
+    looked: bool = True
 
 
-def installed(cluster: Cluster) -> Found:
-    """The consumers on the cluster; a read the user may not make is said, not raised (a user
-    who may install Trainer in one namespace may not list Deployments in all)."""
+def worth_a_look(target: str) -> bool:
+    """Whether any consumer could need more than `target` (an unknown one: yes)."""
+    return not target or any(below(target, f.trainer) for f in kueue_floors())
+
+
+def installed(cluster: Cluster, target: str = "") -> Found:
+    """The consumers on the cluster; none looked for when no floor is above `target` (a no-op
+    install of the newest Trainer asks nothing more). A read the user may not make is said, not
+    raised (a user who may install Trainer in one namespace may not list Deployments in all)."""
+    if not worth_a_look(target):
+        return Found(looked=False)
     try:
         return Found(tuple(kueue(cluster)))
     except ApiError as exc:
@@ -154,6 +163,10 @@ def render_version(source_version: str | None, objects: list[dict]) -> str:
 
 def verdict(found: Found, target: str, allow_breaking: bool) -> Finding:
     """The preflight's: a target older than an installed consumer needs is refused."""
+    if not found.looked:
+        top = max(kueue_floors(), key=lambda f: parse_version(f.trainer))
+        return Finding(CHECK, OK, f"Trainer {target} meets every consumer's floor (the highest: Kueue {top.since} "
+                       f"needs Trainer {top.trainer}), so none was looked for")
     if found.unreadable:  # as JobSet's version when its Deployment cannot be read: not judged, and said
         return Finding(CHECK, OK, f"{found.unreadable} (its Trainer floor is not checked)")
     if not found.consumers:
