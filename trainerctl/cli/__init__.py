@@ -53,7 +53,7 @@ COMMAND_MODULES = {
     "kustomize": "kustomize_cmd", "render": "render_cmd", "fetch": "render_cmd", "install": "cluster_cmd",
     "uninstall": "cluster_cmd", "diff": "cluster_cmd", "status": "cluster_cmd", "upgrade-check": "upgrade_cmd",
     "check": "cluster_cmd", "support-bundle": "cluster_cmd", "completion": "completion_cmd", "images": "images_cmd",
-    "history": "history_cmd", "rollback": "history_cmd", "verify": "verify_cmd",
+    "history": "history_cmd", "rollback": "history_cmd", "verify": "verify_cmd", "channels": "channels_cmd",
 }
 
 

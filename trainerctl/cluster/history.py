@@ -12,7 +12,7 @@ from trainerctl.cluster.client.views import HistoryRecord
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.operations import history
 
-_COLUMNS = ("REVISION", "UPDATED", "STATUS", "ACTION", "TRAINER", "SOURCE", "WHO", "DESCRIPTION")
+_COLUMNS = ("REVISION", "UPDATED", "STATUS", "ACTION", "TRAINER", "CHANNEL", "SOURCE", "WHO", "DESCRIPTION")
 
 
 def record_dict(record: HistoryRecord, status: str) -> dict:
@@ -20,7 +20,8 @@ def record_dict(record: HistoryRecord, status: str) -> dict:
             "action": record.action, "description": record.description,
             **({"rollbackTo": record.rollback_to} if record.rollback_to is not None else {}),
             "who": record.who, "trainerctlVersion": record.version,
-            "trainerVersion": record.source.get("trainer_version") or "", "source": record.source,
+            "trainerVersion": record.source.get("trainer_version") or "", "channel": record.source.get("channel") or "",
+            "source": record.source,
             "render": record.render, "objectCount": record.object_count, "objects": sorted(record.entries)}
 
 
@@ -29,7 +30,9 @@ def source_text(source: dict) -> str:
     commit = str(source.get("commit") or "")[:12]
     if source.get("url"):
         where = "embedded " if source.get("embedded") is True else ""
-        return f"{where}{source['url']}@{source.get('ref') or commit}" + (f" ({commit})" if commit else "")
+        ref = source.get("ref") or commit
+        shown = commit if ref == source.get("commit") else ref  # a channel fetched by its commit: once, short
+        return f"{where}{source['url']}@{shown}" + (f" ({commit})" if commit and shown != commit else "")
     if source.get("path"):
         return f"{source['path']} (local, {str(source.get('digest') or '')[:19]})"
     if source.get("file") or source.get("folder"):
@@ -59,7 +62,8 @@ class History:
         if not self.revisions:
             return f"no install history in namespace {self.namespace}\n"
         rows = [_COLUMNS] + [(str(r["revision"]), r["time"], r["status"], r["action"], r["trainerVersion"] or "?",
-                              source_text(r["source"]), r["who"], r["description"]) for r in self.revisions]
+                              r["channel"] or "-", source_text(r["source"]), r["who"], r["description"])
+                             for r in self.revisions]
         widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS) - 1)]
         return "".join("  ".join([*(c.ljust(w) for c, w in zip(row, widths)), row[-1]]).rstrip() + "\n"
                        for row in rows)

@@ -51,7 +51,7 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     inventory = inv_mod.read(cluster, namespace)
     source = inventory.source if inventory else {}
     out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": source,
-                 "trainerVersion": _text(source.get("trainer_version")),
+                 "trainerVersion": _text(source.get("trainer_version")), "channel": _text(source.get("channel")),
                  "releases": [r for r in source.get("releases") or [] if isinstance(r, dict)]
                  if isinstance(source.get("releases"), list) else [], "conditions": [], "objects": [],
                  "deployments": []}
@@ -178,10 +178,15 @@ def not_ready_line(st: dict) -> str:
 
 
 def _source_line(src: dict) -> str:
+    by_commit = bool(src.get("commit")) and src.get("ref") == src.get("commit")  # a channel without a tag
     if src.get("url") and src.get("embedded") is True:
+        if by_commit:
+            return f"source: the copy of {src['url']} at commit {src['commit']} embedded in trainerctl"
         return (f"source: the copy of {src['url']} ref {src.get('ref', '?')} embedded in trainerctl, "
                 f"commit {src.get('commit', '?')}")
     if src.get("url"):
+        if by_commit:
+            return f"source: {src['url']} commit {src['commit']}"
         return f"source: {src['url']} ref {src.get('ref', '?')} commit {src.get('commit', '?')}"
     if src.get("path"):
         digest = f" digest {src['digest']}" if src.get("digest") else ""
@@ -197,6 +202,8 @@ def status_text(st: dict) -> str:
         lines.append(f"Trainer is not installed by trainerctl in namespace {st['namespace']} (no inventory)")
     else:
         lines.append(_source_line(st["source"]))
+        if st.get("channel"):
+            lines.append(f"channel: {st['channel']} (`trainerctl channels`)")
         releases = ", ".join(f"{r.get('name', '?')} {r.get('version', '?')}" for r in st.get("releases") or [])
         lines.append(f"trainer version: {st.get('trainerVersion') or 'unknown'}" + (f" ({releases})" if releases else ""))
     for c in st["conditions"]:

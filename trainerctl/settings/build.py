@@ -76,6 +76,18 @@ def _candidates(name: str, how: Setting, given: Mapping[str, Any], config: Confi
 
 def _derive(values: dict[str, Any], origins: dict[str, str], command_line: set[str]) -> None:
     """What follows from several settings, decided once, before anything uses them."""
+    if "channel" in values and ("source" in values or "ref" in values):
+        if "channel" in command_line:
+            given = [name for name in ("source", "ref") if name in command_line]
+            if given:
+                raise InputError(f"{origins['channel']} {values['channel']} and {origins[given[0]]}: choose one "
+                                 "(a channel is a pinned source)")
+            dropped = ("source", "ref")  # the file's source was the file's choice; the flag's channel wins
+        else:
+            dropped = ("channel",)  # the file's channel; --source or --ref chose another source
+        for name in dropped:
+            values.pop(name, None)
+            origins.pop(name, None)
     source = values.get("source")
     if source is not None and source.path is not None and "ref" in values:
         if "ref" in command_line:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
+from trainerctl import source as sources
 from trainerctl.bounded_read import os_problem, shown_path
 from trainerctl.errors import InputError
 from trainerctl.owner_label import OwnerLabel
@@ -56,6 +57,11 @@ def namespace(value: str, where: str = "--namespace") -> str:
     if not isinstance(value, str) or not _DNS1123_LABEL.match(value) or len(value) > 63:
         raise InputError(f"{where} {value!r}: expected a DNS-1123 label (lower case, digits, '-', at most 63)")
     return value
+
+
+def channel(value: str, where: str) -> str:
+    """A release channel's name (data/pins.yaml, read only when one is given)."""
+    return sources.channel(text(value, where), where).name
 
 
 def platform(value: str, where: str) -> str:

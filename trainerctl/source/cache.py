@@ -161,10 +161,12 @@ def check_pinned_digest(url: str, ref: str, commit: str, digest: str | None, wha
 
 
 def expected_commit(url: str, ref: str, lock: Lock | None) -> str | None:
-    if is_commit(ref):
-        return ref
+    """The lock's commit first: a lock of a commit ref (a channel without a tag) that records
+    another commit was altered, and is refused like a moved tag."""
     if lock is not None and lock.applies_to(url, ref):
         return lock.commit
+    if is_commit(ref):
+        return ref
     return pinned_commit(url, ref)
 
 
