@@ -62,7 +62,7 @@ def _resolve(options: RenderOptions) -> SourceTree:
                 f"{lock_path} pins {lock.url} {lock.ref}, not {url} {ref}: render that source, "
                 f"update the lock (trainerctl fetch / render --update-lock), or pass --no-lock"
             )
-    # The pinned default ref comes from the copy inside the wheel: no network, no cache (a bad
+    # The default channel comes from the copy inside the wheel: no network, no cache (a bad
     # cache dir is still an error: a flag is never silently ignored). --refresh asks the remote,
     # as it does for a cached ref.
     cache_home(options.cache_dir)

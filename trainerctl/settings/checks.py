@@ -124,7 +124,7 @@ def count(value: float, where: str) -> int:
 
 
 class Source(NamedTuple):
-    """Where the manifests come from: a git URL or a local checkout (neither: the pinned default)."""
+    """Where the manifests come from: a git URL or a local checkout (neither: a channel)."""
 
     url: str | None = None
     path: str | None = None
@@ -132,7 +132,7 @@ class Source(NamedTuple):
     @classmethod
     def check(cls, value: str | Mapping[str, Any], where: str) -> "Source | None":
         """`--source URL|PATH`, or the settings file's `source:` (its url or path; None when it
-        holds neither, only a ref for the pinned default)."""
+        holds neither, only a ref for the default channel's repository)."""
         if isinstance(value, Mapping):
             return cls(value.get("url"), value.get("path")) if value.get("url") or value.get("path") else None
         text(value, where)

@@ -44,7 +44,7 @@ class SourceTree:
     ref: str | None
     commit: str | None
     expected_digest: str | None
-    embedded: bool = False  # the copy of the pinned default ref inside the installed wheel
+    embedded: bool = False  # the copy of the default channel's tree inside the installed wheel
 
 
 def _repo_key(url: str) -> str:

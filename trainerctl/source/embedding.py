@@ -48,8 +48,8 @@ def _symlinks(manifests: Path) -> list[str]:
 
 
 def find_tree(repo_root: Path, env: dict | None = None, fetch=None) -> tuple[Path, str, Path | None]:
-    """(manifests dir, where it was found, a temporary dir to remove afterwards) for the pinned
-    default ref; EmbedError when no candidate holds its tree."""
+    """(manifests dir, where it was found, a temporary dir to remove afterwards) for the default
+    channel; EmbedError when no candidate holds its tree."""
     env = os.environ if env is None else env
     url, ref = default_url(), default_ref()
     commit = pinned_commit(url, ref)
@@ -87,7 +87,7 @@ def _fetch(url: str, ref: str, cache: Path) -> Path:
 
 
 def embed(dest: Path, repo_root: Path, env: dict | None = None, fetch=None, log=print) -> str:
-    """Write the pinned default release to `dest` (trainerctl/_embedded in the wheel's build dir);
+    """Write the default channel's tree to `dest` (trainerctl/_embedded in the wheel's build dir);
     return a line saying what was embedded from where."""
     url, ref = default_url(), default_ref()
     commit = pinned_commit(url, ref)

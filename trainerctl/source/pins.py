@@ -38,11 +38,6 @@ class Channel:
         """What is fetched: the tag, else the commit itself."""
         return self.tag or self.commit
 
-    @property
-    def shown_ref(self) -> str:
-        """How messages name where it is: its tag, or its branch and commit."""
-        return self.tag or f"{self.branch or 'commit'} at {self.commit[:12]}"
-
     def to_dict(self) -> dict:
         return {"name": self.name, "url": self.url, **({"tag": self.tag} if self.tag else {}),
                **({"branch": self.branch} if self.branch else {}), "commit": self.commit, "digest": self.digest,
