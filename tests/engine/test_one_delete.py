@@ -282,3 +282,27 @@ def test_verifys_sweep_through_a_lying_server_proves_each_namespace_on_its_live_
     assert not any(".." in r.path or r.path.endswith("/kube-system") for r in sent)
     assert (admin.request("GET", f"/api/v1/namespaces/{killed}")["metadata"].get("deletionTimestamp"))
     assert not admin.request("GET", f"/api/v1/namespaces/{impostor}")["metadata"].get("deletionTimestamp")
+
+
+HELM_RECORD = "sh.helm.release.v1.kubeflow-trainer.v1"
+
+
+@pytest.mark.parametrize("live, deleted", [
+    ({"name": HELM_RECORD, "namespace": "opendatahub", "labels": {"owner": "helm", "name": "kubeflow-trainer"}}, True),
+    ({"name": HELM_RECORD, "namespace": "opendatahub", "labels": {"owner": "helm", "name": "other"}}, False),
+    ({"name": HELM_RECORD, "namespace": "opendatahub", "labels": {"name": "kubeflow-trainer"}}, False),
+    ({"name": HELM_RECORD, "namespace": "kube-system", "labels": {"owner": "helm", "name": "kubeflow-trainer"}}, False),
+    ({"name": "sh.helm.release.v1.other.v1", "namespace": "opendatahub",
+      "labels": {"owner": "helm", "name": "kubeflow-trainer"}}, False),
+])
+def test_a_helm_hand_over_deletes_only_records_that_read_as_the_releases(live, deleted):
+    from trainerctl.cluster.operations import helm
+    from trainerctl.cluster.trainer.helm_handover import HelmState, delete_records
+
+    release = helm.Release("kubeflow-trainer", "opendatahub",
+                           records=[helm.Record("Secret", "opendatahub", HELM_RECORD, 1, "deployed")])
+    server = Live({"metadata": {**live, "uid": "u-1", "resourceVersion": "3"}})
+    [result] = delete_records(server, HelmState([release]), dry_run=False)
+    assert [p for m, p, _ in server.sent if m == "DELETE"] == \
+        ([f"/api/v1/namespaces/opendatahub/secrets/{HELM_RECORD}"] if deleted else [])
+    assert result.action == ("deleted" if deleted else "skipped"), result
