@@ -123,7 +123,8 @@ def _trainjob_crd(api) -> None:
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "trainjobs.trainer.kubeflow.org"},
         "spec": {"group": "trainer.kubeflow.org", "scope": "Namespaced",
-                 "names": {"plural": "trainjobs", "singular": "trainjob", "kind": "TrainJob", "listKind": "TrainJobList"},
+                 "names": {"plural": "trainjobs", "singular": "trainjob", "kind": "TrainJob",
+                           "listKind": "TrainJobList"},
                  "versions": [{"name": "v1alpha1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
                      "type": "object", "x-kubernetes-preserve-unknown-fields": True}}}]}})
     wait_until(lambda: api.get_or_none(owned.trainjobs_path(None)) is not None, 60, "TrainJobs served")
@@ -158,8 +159,9 @@ def test_verify_sweeps_what_a_killed_run_left_and_nothing_else_carrying_its_labe
             "metadata": {"name": name, "labels": {owned.LABEL: value}}, "spec": {}})
 
     lines = owned.sweep(api, None)
-    assert sorted(lines) == [f"deleted Namespace trainerctl-verify-ns-{run} (left by an earlier verify)",
-                             f"deleted TrainJob team-prod/trainerctl-verify-reconcile-{run} (left by an earlier verify)"]
+    earlier = "(left by an earlier verify)"
+    assert sorted(lines) == [f"deleted Namespace trainerctl-verify-ns-{run} {earlier}",
+                             f"deleted TrainJob team-prod/trainerctl-verify-reconcile-{run} {earlier}"]
     for name in namespaces:
         deleting = bool(api.request("GET", f"/api/v1/namespaces/{name}")["metadata"].get("deletionTimestamp"))
         assert deleting == (name == f"trainerctl-verify-ns-{run}"), name
@@ -207,7 +209,8 @@ def test_history_trimming_deletes_only_its_records(api, namespace):
     _configmap(api, namespace, "trainerctl-history.v9", {"other": "x"})
     history.record(api, namespace, history.NewRevision({"ref": "v3"}, entries), history_max=1, field_manager="t")
     names = {c["metadata"]["name"] for c in api.request("GET", object_path("", "v1", "configmaps", namespace))["items"]}
-    assert {n for n in names if n.startswith("trainerctl-history")} == {"trainerctl-history.v3", "trainerctl-history.v9"}
+    assert {n for n in names if n.startswith("trainerctl-history")} == {"trainerctl-history.v3",
+                                                                         "trainerctl-history.v9"}
     assert history.delete_all(api, namespace) == 1
     assert api.get_or_none(object_path("", "v1", "configmaps", namespace, "trainerctl-history.v9")) is not None
 

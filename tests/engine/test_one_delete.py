@@ -153,7 +153,8 @@ def test_whatever_the_server_answers_only_a_proved_object_is_deleted_and_only_th
         assert outcome.done == GONE or _ns(asked).bad_name()
     for _, path, body in deletes:
         assert path == object_path("", "v1", "namespaces", None, asked) and "/" not in asked and ".." not in path
-        assert body["preconditions"] == {"uid": obj["metadata"]["uid"], "resourceVersion": obj["metadata"]["resourceVersion"]}
+        live = obj["metadata"]
+        assert body["preconditions"] == {"uid": live["uid"], "resourceVersion": live["resourceVersion"]}
     for _, path, _ in server.sent:  # not even read, when the name breaks the rules
         assert not _ns(asked).bad_name()
 
@@ -270,8 +271,8 @@ def test_verifys_sweep_through_a_lying_server_proves_each_namespace_on_its_live_
             doc["items"] = [i for i in doc["items"] if i["metadata"]["name"] in (killed, impostor)]
             for item in doc["items"]:  # as the list tells it, the impostor is verify's
                 item["metadata"]["labels"][owned.LABEL] = item["metadata"]["name"][-8:]
-            doc["items"] += [_item("kube-system", **{owned.LABEL: "00000000"}), _item(prod, **{owned.LABEL: "00000000"}),
-                             _item("a/../../kube-system", **{owned.LABEL: "00000000"})]
+            doc["items"] += [_item(name, **{owned.LABEL: "00000000"}) for name in ("kube-system", prod,
+                                                                                   "a/../../kube-system")]
         return doc
 
     with LyingProxy(test_cluster.server, test_cluster.ca_file.read_bytes(), test_cluster.admin_token, lie) as proxy:

@@ -508,8 +508,8 @@ class Lock:
         with self._state_lock:
             last = self._last
         try:
-            delete(self.cluster, Target("coordination.k8s.io", "v1", "leases", True, self.namespace, self.name, "Lease"),
-                   self._proof(), known=last)
+            target = Target("coordination.k8s.io", "v1", "leases", True, self.namespace, self.name, "Lease")
+            delete(self.cluster, target, self._proof(), known=last)
         except ApiError:
             raise  # the server refused (403, 500): said, as every other answer of it
         except TrainerctlError:

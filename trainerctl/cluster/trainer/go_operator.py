@@ -33,7 +33,8 @@ from trainerctl.errors import InputError, PreflightError, WaitTimeout
 TRAINER_API = ("components.platform.opendatahub.io/v1alpha1", "Trainer")
 TRAINER_CR = "default-trainer"
 CLEANUP_FINALIZER = "components.platform.opendatahub.io/trainer-cleanup"
-TRAINER_CR_TARGET = Target("components.platform.opendatahub.io", "v1alpha1", "trainers", False, "", TRAINER_CR, "Trainer")
+TRAINER_CR_TARGET = Target("components.platform.opendatahub.io", "v1alpha1", "trainers", False, "", TRAINER_CR,
+                           "Trainer")
 TRAINER_CR_PATH = TRAINER_CR_TARGET.path
 DEFAULT_APP_NAMESPACE = "opendatahub"
 # Its reconciler applies as trainer-module-controller; CRDs go out as platform.opendatahub.io.

@@ -80,8 +80,9 @@ class Owned:
 
     def create_namespace(self) -> str:
         name = self.name("ns")
-        self.made[namespace_target(name)] = self.cluster.request("POST", object_path("", "v1", "namespaces", None), body={
-            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": self.labels}})
+        body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": self.labels}}
+        self.made[namespace_target(name)] = self.cluster.request("POST", object_path("", "v1", "namespaces", None),
+                                                                 body=body)
         self.namespaces.append(name)
         return name
 
