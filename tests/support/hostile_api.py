@@ -75,6 +75,7 @@ class Recorded:
     method: str
     path: str
     headers: dict[str, str]
+    body: object = None  # the JSON body, when it was one
 
 
 def self_signed() -> tuple[bytes, bytes]:
@@ -198,7 +199,8 @@ class HostileServer:
         except ValueError:
             h.trainerctl_body = None
         with self._lock:
-            self.requests.append(Recorded(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}))
+            self.requests.append(Recorded(h.command, h.path, {k.lower(): v for k, v in h.headers.items()},
+                                          h.trainerctl_body))
             hostile = len(self.requests) > self.healthy_requests and self.mode != "healthy"
         try:
             if hostile:
@@ -770,3 +772,26 @@ class MutatingProxy:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class LyingProxy(MutatingProxy):
+    """An https proxy in front of a real API server that answers as it does, except what
+    `lie(path, answer)` makes of each JSON answer (`path` with its query): a list holding items
+    outside its selector or namespace, objects of names no server allows. What is really there
+    stays the real server's, so what a command then deletes is what the real server deleted; every
+    request is recorded (`requests`)."""
+
+    def __init__(self, upstream: str, upstream_ca: bytes, token: str, lie):
+        super().__init__(upstream, upstream_ca, token, seed=0, rate=0.0)
+        self._lie = lie
+
+    @property
+    def requests(self) -> list[Recorded]:
+        return self._server.requests
+
+    def _mutate(self, path: str, data: bytes) -> bytes:
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return data
+        return json.dumps(self._lie(path, doc)).encode()

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from trainerctl import __version__
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Entry, HistoryRecord, read_each
+from trainerctl.cluster.manager.delete import Proof, Target, delete
+from trainerctl.cluster.manager.listing import answers
 from trainerctl.cluster.operations.access import whoami
 from trainerctl.cluster.operations.lock import holder_from_env
 from trainerctl.errors import InputError
@@ -97,7 +99,7 @@ def _path(namespace: str, revision: int | None = None) -> str:
 
 def _listed(cluster: Cluster, namespace: str) -> list[dict]:
     """Every record's raw ConfigMap (each a mapping with a name of ours), by revision."""
-    items = cluster.items(_path(namespace), query={"labelSelector": SELECTOR})
+    items = answers(cluster.items(_path(namespace), query={"labelSelector": SELECTOR}), namespace, SELECTOR)
     named = [(revision_of(str(((i or {}).get("metadata") or {}).get("name") or "")), i)
              for i in items if isinstance(i, dict)]
     return [raw for _, raw in sorted(((n, i) for n, i in named if n is not None), key=lambda pair: pair[0])]
@@ -164,11 +166,10 @@ def _same(old: HistoryRecord, new: NewRevision) -> bool:
 
 
 def _delete(cluster: Cluster, namespace: str, revision: int, dry_run: bool = False) -> None:
-    try:
-        cluster.request("DELETE", _path(namespace, revision), query={"dryRun": "All"} if dry_run else None)
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
+    """Delete one record through the one delete: a ConfigMap of ours by its name and label, in the
+    namespace (a record that is not, though listed as one, stays)."""
+    delete(cluster, Target(*_COLLECTION, True, namespace, name(revision), "ConfigMap"),
+           Proof("the install history", label=LABEL, value="true", name=_NAME, namespace=namespace), dry_run=dry_run)
 
 
 def delete_all(cluster: Cluster, namespace: str, dry_run: bool = False) -> int:

@@ -8,7 +8,7 @@ on a later install. A TrainJob is finished once its Complete or Failed condition
 
 from __future__ import annotations
 
-from trainerctl.cluster.manager.apply import remove_finalizer
+from trainerctl.cluster.manager.delete import remove_finalizer
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.listing import find_labelled
