@@ -37,12 +37,12 @@ def _git_error_line(exc: Exception) -> str:
 
 
 def open_bare_repo(path: Path):
+    """The bare repository in `path`, a cache folder the caller made (trainerctl.cachedir)."""
     import git
 
     if (path / "HEAD").is_file():
         repo = git.Repo(path)
     else:
-        path.mkdir(parents=True, exist_ok=True)
         repo = git.Repo.init(path, bare=True)
     repo.git.update_environment(**_SAFE_ENV)
     return repo
