@@ -39,3 +39,15 @@ def git_source(url: str | None, ref: str | None) -> tuple[str, str]:
     if url is None:
         return default_url(), default_ref()
     raise InputError(f"--ref is required with --source {url} (only the default source has a pinned ref)")
+
+
+def pinned_source(url: object, ref: object, commit: object, digest: object) -> bool:
+    """Whether `url` at `ref` is a source trainerctl pins whole: a known upstream repository whose
+    `ref` (a pinned tag, or the pinned commit itself) is `commit`, and whose tree digest for it is
+    `digest`. What a cluster record names is rendered without the user naming it only then."""
+    if not all(isinstance(v, str) and v for v in (url, ref, commit, digest)):
+        return False
+    pins = _data()["pins"].get(normalize_url(url))
+    if not pins or (pins.get(ref) != commit and not (ref == commit and commit in pins.values())):
+        return False
+    return pinned_digest(commit) == digest
