@@ -29,19 +29,14 @@ class Found:
 def list_meta(cluster: Cluster, res: Resource, namespace: str | None, selector: str) -> list[dict]:
     """Every object of `res` (in `namespace` when namespaced) matching `selector`, as metadata."""
     path = object_path(res.group, res.version, res.resource, namespace if res.namespaced else None)
-    items, token = [], None
-    while True:
-        query = {"labelSelector": selector, "limit": "500", "continue": token}
-        try:
-            page = cluster.request("GET", path, query=query, accept=PARTIAL_LIST)
-        except ApiError as exc:
-            if exc.status in (404, 405):
-                return items  # the kind went away meanwhile, or does not list
+    items: list[dict] = []
+    try:
+        for page in cluster.pages(path, query={"labelSelector": selector}, accept=PARTIAL_LIST):
+            items.extend(page.get("items") or [])
+    except ApiError as exc:
+        if exc.status not in (404, 405):
             raise
-        items.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return items
+    return items  # 404 or 405: the kind went away meanwhile, or does not list
 
 
 def find_labelled(cluster: Cluster, namespace: str | None, owner_label: str, types: list[Resource]) -> list[Found]:
