@@ -20,10 +20,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.kustomize_cases import write_tree
+from tests.support.properties import PROPERTY
 from trainerctl.cachedir import cache_folder, cached_folder
 
 KINDS = ("link-outside", "link-file", "dangling", "link-loop", "file", "fifo", "foreign")
@@ -62,7 +63,7 @@ def _snapshot(folder: Path) -> tuple:
         (folder / "keep.txt").read_text()
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@PROPERTY
 @given(parts=st.lists(st.sampled_from(NAMES), min_size=1, max_size=4), at=st.integers(0, 3),
        kind=st.sampled_from(KINDS))
 def test_a_planted_component_is_replaced_or_refused_never_followed(parts, at, kind):

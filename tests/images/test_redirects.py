@@ -11,13 +11,14 @@ import threading
 from urllib.parse import urlsplit
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from trainerctl.net.redirects import RedirectRefused, follow, host_port
 from trainerctl.registry.client import Registries, RegistryError, RegistrySettings
 from trainerctl.registry.names import locate
 from tests.support.kustomize_cases import write_tree
+from tests.support.properties import PROPERTY
 
 HOSTS = ["reg.example", "127.0.0.1:5000", "127.0.0.2:5000", "[::1]:5000", "REG.example:80", "other.example"]
 hosts = st.sampled_from(HOSTS)
@@ -29,7 +30,7 @@ locations = st.one_of(
 )
 
 
-@settings(max_examples=400, derandomize=True, deadline=None)
+@PROPERTY
 @given(scheme=st.sampled_from(["http", "https"]), current=hosts, location=locations,
        named=st.lists(hosts, max_size=3))
 def test_a_redirect_goes_to_https_or_to_a_named_plain_http_host(scheme, current, location, named):
