@@ -137,3 +137,30 @@ def test_a_remote_file_follows_plain_http_only_on_the_host_its_url_names(tmp_pat
         for server in (other, named, same):
             server.shutdown()
             server.server_close()
+
+
+@pytest.mark.parametrize("where", ["source", "remote base"])
+def test_git_follows_no_redirect_from_a_plain_http_url(tmp_path, monkeypatch, where):
+    """git's own client follows a source's or a remote git base's redirects: from plain http it is
+    told to follow none (the rule, as git settings: net/redirects.git_env)."""
+    from trainerctl.kustomize import KustomizeError, build_yaml
+    from trainerctl.source.cache import SourceCache
+    from trainerctl.source.gitrepo import FetchError
+
+    monkeypatch.setenv("TRAINERCTL_CACHE_DIR", str(tmp_path / "cache"))
+    other = _server("127.0.0.2")
+    named = _server("127.0.0.1", f"http://127.0.0.2:{other.server_address[1]}/repo.git/info/refs")
+    url = f"http://127.0.0.1:{named.server_address[1]}/repo.git"
+    try:
+        if where == "source":
+            with pytest.raises(FetchError, match=r"^cannot reach http://127\.0\.0\.1:\d+/repo\.git: "):
+                SourceCache(tmp_path / "cache").fetch(url, "v1", None)
+        else:
+            write_tree(tmp_path / "k", {"kustomization.yaml": f"resources:\n- {url}//base?ref=v1\n"})
+            with pytest.raises(KustomizeError, match="cannot fetch"):
+                build_yaml(str(tmp_path / "k"))
+        assert named.RequestHandlerClass.seen and other.RequestHandlerClass.seen == []
+    finally:
+        for server in (other, named):
+            server.shutdown()
+            server.server_close()

@@ -29,7 +29,7 @@ from trainerctl.errors import InputError
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
 from trainerctl.net.deadlines import watch
-from trainerctl.net.redirects import RedirectRefused, follow
+from trainerctl.net.redirects import RedirectRefused, follow, git_env
 from trainerctl.safe_write import write_atomic
 
 TYPE_CHECKING = False
@@ -433,12 +433,12 @@ def _checkout(spec: GitSpec, work: Path, timeout: float, where: str) -> None:
         try:
             # As little history as the ref allows.
             repo.git.fetch("--depth=1", "--", spec.repo, spec.ref or "HEAD",
-                           kill_after_timeout=max(1.0, deadline - time.monotonic()))
+                           kill_after_timeout=max(1.0, deadline - time.monotonic()), env=git_env(spec.repo))
             commit = "FETCH_HEAD"
         except git.GitCommandError:
             # Servers may refuse a shallow fetch of a commit id: fetch all, then look it up.
             repo.git.fetch("--tags", "--", spec.repo, "+refs/heads/*:refs/remotes/origin/*",
-                           kill_after_timeout=max(1.0, deadline - time.monotonic()))
+                           kill_after_timeout=max(1.0, deadline - time.monotonic()), env=git_env(spec.repo))
             commit = _resolve_ref(repo, spec.ref)
             if commit is None:
                 raise git.GitCommandError("fetch", 1, stderr=f"ref {spec.ref!r} not found") from None

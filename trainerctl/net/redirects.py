@@ -5,11 +5,13 @@ A redirect is followed to https, or to plain http on a host the user named for p
 host and port exactly as named (`--plain-http HOST[:PORT]` for registries; for a remote file, the
 host of the http:// URL the kustomization or a --remote-mirror names). Never to another scheme,
 never to a URL carrying user info, never from https down to http on a host not so named. The
-same rule says where plain HTTP may be spoken at all (a registry's token realm).
+same rule says where plain HTTP may be spoken at all (a registry's token realm). git follows a
+source's or a remote base's redirects itself, so the rule is given to it as settings (`git_env`).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Collection
 
 from trainerctl.redact import redact_url
@@ -68,3 +70,18 @@ def follow(current: str, location: str, plain_http: Collection[str], hint: str =
     if not plain_http_allowed(target, plain_http):
         raise RedirectRefused(f"redirects to {shown}, which is not https" + (f" ({hint})" if hint else ""))
     return target
+
+
+def git_env(url: str) -> dict[str, str]:
+    """The rule as git's settings for one fetch of `url` (git's own HTTP client follows
+    redirects): from https only to https (the protocols git may use, redirects included); from a
+    plain http URL none at all, since the host it names is the only one named for plain HTTP."""
+    scheme = url.partition("://")[0].lower() if "://" in url else ""
+    if scheme == "https":
+        return {"GIT_ALLOW_PROTOCOL": "https"}
+    if scheme != "http":
+        return {}
+    count = os.environ.get("GIT_CONFIG_COUNT", "0")
+    index = int(count) if count.isdigit() else 0
+    return {"GIT_CONFIG_COUNT": str(index + 1), f"GIT_CONFIG_KEY_{index}": "http.followRedirects",
+            f"GIT_CONFIG_VALUE_{index}": "false"}
