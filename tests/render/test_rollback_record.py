@@ -3,7 +3,7 @@ lives on the cluster, where whoever may edit a ConfigMap can write it. So, whate
 the options made of it either are refused in one line (exit 2, before anything is read or fetched)
 or read no folder and reach no host the user did not name: the source is the one the user names,
 or one trainerctl pins; remote mirrors are the user's; the ownership label is the user's; the
-overlay stays inside the tree."""
+overlay stays inside the tree. And whatever name a record has, its revision is in range or none."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tests.support.properties import PROPERTY
 from trainerctl.errors import EXIT_BAD_INPUT, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
+from trainerctl.redact import strip_userinfo
 from trainerctl.render.recipe import Named, options_from
 from trainerctl.source.pins import _data, pinned_source
 from trainerctl.source.validate import normalize_url
@@ -75,8 +76,8 @@ def test_a_record_reads_no_folder_and_reaches_no_host_the_user_did_not_name(sour
         assert pinned_source(options.source_url, options.ref, source.get("commit"), source.get("digest"))
         assert "@" not in options.source_url and normalize_url(options.source_url) in _data()["pins"]
     assert options.remote_mirrors == named.remote_mirrors
-    given_prefixes = {m.partition("=")[0] for m in named.remote_mirrors}
-    assert {m.partition("=")[0] for m in render.get("remoteMirrors") or ()} <= given_prefixes
+    given_prefixes = {strip_userinfo(m.partition("=")[0]) for m in named.remote_mirrors}
+    assert {strip_userinfo(m.partition("=")[0]) for m in render.get("remoteMirrors") or ()} <= given_prefixes
     assert options.owner_label == named.owner_label
     if options.overlay is not None:
         assert ".." not in options.overlay.split("/") and options.overlay.strip("/") and options.overlay.isprintable()
@@ -106,3 +107,15 @@ def test_an_unpinned_source_is_one_line_naming_what_to_give(source, said):
 def test_a_named_source_needs_a_recorded_digest_to_check():
     with pytest.raises(TrainerctlError, match=r"^revision 1 records no tree digest \(source.digest\)"):
         options_from({"path": "/x"}, {}, what="revision 1", namespace="ns", named=Named(source_path="/x"))
+
+
+@PROPERTY
+@given(name=st.one_of(st.text(max_size=40), st.builds(lambda n: f"trainerctl-history.v{n}",
+                                                       st.one_of(st.integers(-5, 10**12), st.text(max_size=12)))))
+def test_a_record_name_holds_a_revision_in_range_or_none(name):
+    """Whatever name the server lists, the history numbers from 1..MAX_REVISION only, so the next
+    revision it writes is always a name it can read back."""
+    from trainerctl.cluster.operations.history import MAX_REVISION, name as record_name, revision_of
+
+    revision = revision_of(name)
+    assert revision is None or (1 <= revision <= MAX_REVISION and record_name(revision) == name)

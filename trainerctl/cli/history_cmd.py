@@ -48,12 +48,11 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
     from trainerctl.cluster import rollback
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import RunFailed, source_dict
+    from trainerctl.cluster.operations.history import MAX_REVISION
     from trainerctl.errors import InputError
     from trainerctl.render.pipeline import render
     from trainerctl.render.recipe import Named, options_from
     from trainerctl.upgrade import guard
-
-    from trainerctl.cluster.operations.history import MAX_REVISION
 
     output = check_output(s.output)
     if revision is not None and not 1 <= revision <= MAX_REVISION:

@@ -163,10 +163,10 @@ def _check_mirrors(recorded: Any, given: tuple[str, ...], what: str) -> None:
     """Each recorded mirror's prefix is mapped by a mirror the user gives (a flag, trainerctl.yaml,
     TRAINERCTL_REMOTE_MIRRORS): the render goes where the user says, never where the record says."""
     env = os.environ.get("TRAINERCTL_REMOTE_MIRRORS", "")
-    prefixes = {m.partition("=")[0] for m in (*given, *(e.strip() for e in env.split(",") if e.strip()))}
+    mapped = {strip_userinfo(m.partition("=")[0]) for m in (*given, *(e.strip() for e in env.split(",") if e.strip()))}
     for mirror in recorded:
         prefix = str(mirror).partition("=")[0]
-        if prefix not in prefixes:
+        if strip_userinfo(prefix) not in mapped:
             raise InputError(f"{what} was rendered with --remote-mirror {_shown(redact_url(str(mirror)))}; a record "
                              "on the cluster never chooses a host by itself: give --remote-mirror "
                              f"{_shown(redact_url(prefix))}=REPLACEMENT (the same mirror, or your own) to render it "

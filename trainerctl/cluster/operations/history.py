@@ -35,6 +35,7 @@ from trainerctl.cluster.client.views.fields import INT32
 from trainerctl.cluster.operations.access import whoami
 from trainerctl.cluster.operations.lock import holder_from_env
 from trainerctl.errors import InputError
+from trainerctl.safe_text import clean
 
 PREFIX = "trainerctl-history"
 LABEL = "trainerctl.io/history"
@@ -113,7 +114,7 @@ def _listed(cluster: Cluster, namespace: str, unreadable: list[str] | None = Non
         if revision is not None:
             named.append((revision, item))
         elif unreadable is not None and found.startswith(f"{PREFIX}.v"):
-            unreadable.append(str(Unreadable("ConfigMap", f"{namespace}/{found}", "metadata.name",
+            unreadable.append(str(Unreadable("ConfigMap", f"{namespace}/{clean(found, 200)}", "metadata.name",
                                               f"{PREFIX}.vN, N a revision 1..{MAX_REVISION}")))
     return [raw for _, raw in sorted(named, key=lambda pair: pair[0])]
 
