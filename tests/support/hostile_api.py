@@ -17,6 +17,11 @@ gets the hostile `mode`:
   429-forever  always 429 with Retry-After: 1
   bad-status   not HTTP at all          wrong-shape   discovery documents of the wrong types
   500-json-list  500 whose body is a JSON list
+  endless-list   every list answers no items and a new continue token: it never ends
+  same-continue  every list answers no items and the same continue token
+  many-groups    /apis lists 1,001 API group versions (no aggregated discovery)
+  stored-versions  a CRD's status.storedVersions lists 20,000 versions (v1 served and stored, the
+                 rest gone), its objects a page of 1 and remainingItemCount 41
 
 The world modes answer like a small cluster with Trainer installed (an inventory listing the
 Deployment d1, which is not available: a crash-looping pod, its ReplicaSet, events, logs, a node,
@@ -63,7 +68,8 @@ from pathlib import Path
 WORLD_MODES = ("bad-lease", "bad-pods", "bad-events", "bad-helm", "endless-log", "drip-log", "planted", "bad-names")
 MODES = ("garbage", "null", "array", "string", "number", "deep", "truncated", "drip", "drip-body", "silent",
          "close", "huge", "huge-error", "escapes", "redirect", "429-seconds", "429-date", "429-forever",
-         "bad-status", "wrong-shape", "500-json-list", *WORLD_MODES)
+         "bad-status", "wrong-shape", "500-json-list", "endless-list", "same-continue", "many-groups",
+         "stored-versions", *WORLD_MODES)
 LEASE_VARIANTS = ("duration-abc", "duration-1e400", "holder-list", "acquire-no-zone", "create-no-rv")
 
 ESCAPES = ("\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x1b]52;c;ZXZpbA==\x07 \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\"
@@ -326,6 +332,35 @@ class HostileServer:
                                                       "message": "slow down", "code": 429}).encode(),
                                   headers={"Retry-After": when})
             return self._healthy(h, b"")
+        if mode in ("endless-list", "same-continue"):
+            path = h.path.split("?", 1)[0]
+            if h.command != "GET" or not any(path.endswith("/" + r) for rs in _RESOURCES.values() for r, _, _ in rs):
+                return self._healthy(h, b"")
+            with self._lock:
+                token = "again" if mode == "same-continue" else f"page-{len(self.requests)}"
+            return self._json(h, 200, {"kind": "List", "apiVersion": "v1", "metadata": {"continue": token},
+                                       "items": []})
+        if mode == "many-groups" and h.path.split("?", 1)[0] == "/apis":
+            return self._json(h, 200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": f"g{i}.example.com", "versions": [{"groupVersion": f"g{i}.example.com/v1", "version": "v1"}]}
+                for i in range(1001)]})
+        if mode == "many-groups":
+            return self._healthy(h, b"")
+        if mode == "stored-versions":
+            path = h.path.split("?", 1)[0]
+            name = path.rsplit("/", 1)[-1]
+            if "/customresourcedefinitions/" in path:
+                group, plural = name.split(".", 1)[1], name.split(".", 1)[0]
+                return self._json(h, 200, {
+                    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                    "metadata": {"name": name, "uid": "u", "resourceVersion": "1"},
+                    "spec": {"group": group, "scope": "Namespaced",
+                             "names": {"plural": plural, "singular": plural, "kind": "Widget"},
+                             "versions": [{"name": "v1", "served": True, "storage": True}]},
+                    "status": {"storedVersions": [f"v{i}" for i in range(1, 20001)]}})
+            return self._json(h, 200, {"kind": "List", "apiVersion": "v1",
+                                       "metadata": {"continue": "more", "remainingItemCount": 41},
+                                       "items": [{"metadata": {"name": "w"}}]})
         if mode == "wrong-shape":
             path = h.path.split("?", 1)[0]
             if path == "/api":

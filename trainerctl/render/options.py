@@ -35,6 +35,7 @@ def _manager(value, where: str) -> ManagerOptions:
 CHECKS = {
     "namespace": checks.namespace,
     "platform": checks.platform,
+    "overlay": checks.overlay,
     "owner_label": lambda value, where: OwnerLabel(*value).validated(where),
     "components": checks.components,
     "require_registry": validate_registry,

@@ -180,10 +180,12 @@ class Settings:
         True, flags=("--no-recreate",), takes=bool, negate=True, panel=CLUSTER_PANEL,
         help="Fail instead of recreating on immutable-field changes.")
     skip_preflight: bool = setting(
-        False, flags=("--skip-preflight",), takes=bool, panel=CLUSTER_PANEL, help="Skip the preflight checks.")
+        False, flags=("--skip-preflight",), takes=bool, panel=CLUSTER_PANEL, help="Skip the advisory preflight checks (the guards still run: another installer in charge, a "
+             "blocking CRD change; see --allow-breaking).")
     allow_breaking: bool = setting(
         False, flags=("--allow-breaking",), takes=bool, panel=CLUSTER_PANEL,
-        help="Apply even if upgrade-check finds a blocking CRD change.")
+        help="Apply even if upgrade-check finds a blocking CRD change (or a rollback would drop a stored CRD "
+             "version).")
     field_manager: str = setting(
         FIELD_MANAGER, flags=("--field-manager",), metavar="NAME", panel=CLUSTER_PANEL, key="fieldManager",
         check=checks.text, help="Server-side apply field manager.")

@@ -64,6 +64,17 @@ def channel(value: str, where: str) -> str:
     return sources.channel(text(value, where), where).name
 
 
+def overlay(value: str, where: str) -> str:
+    """A folder inside manifests/: a relative path (leading slashes are dropped, as kustomize
+    reads it under the tree) with no `..` and nothing unprintable, so no value, whoever wrote it,
+    climbs out of the tree it names."""
+    rel = value.strip("/") if isinstance(value, str) else ""
+    if not rel or not rel.isprintable() or len(rel) > 1024 or ".." in rel.split("/"):
+        shown = repr(value) if isinstance(value, str) and len(value) <= 200 else f"{repr(value)[:200]}…"
+        raise InputError(f"{where} {shown}: expected a directory path inside manifests/ (no '..')")
+    return value
+
+
 def platform(value: str, where: str) -> str:
     if value not in PLATFORMS:
         raise InputError(f"{where} {value!r}: expected one of {', '.join(PLATFORMS)}")

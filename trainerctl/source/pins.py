@@ -122,3 +122,12 @@ def git_source(url: str | None, ref: str | None, channel_name: str | None = None
     if url is None:
         return default_url(), default_ref()
     raise InputError(f"--ref is required with --source {url} (only a channel has a pinned ref: --channel NAME)")
+
+
+def pinned_source(url: object, ref: object, commit: object, digest: object) -> bool:
+    """Whether `url` at `ref` is a source trainerctl pins whole: a channel's repository whose
+    `ref` (its tag, or its commit itself) is `commit`, with that tree digest. What a cluster
+    record names is rendered without the user naming it only then."""
+    if not all(isinstance(v, str) and v for v in (url, ref, commit, digest)):
+        return False
+    return pinned_commit(str(url), str(ref)) == commit and pinned_digest(str(commit)) == digest

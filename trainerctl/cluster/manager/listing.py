@@ -69,19 +69,14 @@ def list_meta(cluster: Cluster, res: Resource, namespace: str | None, selector: 
     """Every object of `res` (in `namespace` when namespaced) matching `selector`, as metadata;
     what the server answered beyond that is left out (`answers`)."""
     path = object_path(res.group, res.version, res.resource, namespace if res.namespaced else None)
-    items, token = [], None
-    while True:
-        query = {"labelSelector": selector, "limit": "500", "continue": token}
-        try:
-            page = cluster.request("GET", path, query=query, accept=PARTIAL_LIST)
-        except ApiError as exc:
-            if exc.status in (404, 405):
-                return items  # the kind went away meanwhile, or does not list
+    items: list[dict] = []
+    try:
+        for page in cluster.pages(path, query={"labelSelector": selector}, accept=PARTIAL_LIST):
+            items.extend(answers(page.get("items") or [], namespace if res.namespaced else "", selector))
+    except ApiError as exc:
+        if exc.status not in (404, 405):
             raise
-        items.extend(answers(page.get("items") or [], namespace if res.namespaced else "", selector))
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return items
+    return items  # 404 or 405: the kind went away meanwhile, or does not list
 
 
 def find_labelled(cluster: Cluster, namespace: str | None, owner_label: str, types: list[Resource]) -> list[Found]:

@@ -35,9 +35,7 @@ def unfinished_references(cluster: Cluster, discovery: Discovery) -> dict[tuple[
     if res is None:
         return {}
     out: dict[tuple[str, str, str], list[str]] = {}
-    path, token = object_path(res.group, res.version, res.resource, None), None
-    while True:
-        page = cluster.request("GET", path, query={"limit": "500", "continue": token})
+    for page in cluster.pages(object_path(res.group, res.version, res.resource, None)):
         for job in page.get("items") or []:
             if is_finished(job):
                 continue
@@ -47,9 +45,7 @@ def unfinished_references(cluster: Cluster, discovery: Discovery) -> dict[tuple[
             meta = job.get("metadata") or {}
             key = runtime_key(ref.get("kind") or "ClusterTrainingRuntime", meta.get("namespace", ""), ref["name"])
             out.setdefault(key, []).append(f"{meta.get('namespace')}/{meta.get('name')}")
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return out
+    return out
 
 
 def referenced_by(refs: dict[tuple[str, str, str], list[str]], ref: Ref) -> list[str]:
