@@ -2,7 +2,7 @@
 
 Every report trainerctl prints with `-o json` / `-o yaml` (status, check, install, uninstall,
 diff, upgrade-check, history, verify, images) and every JSON or YAML member of a support bundle is
-serialized here, and nowhere else (tests/cli/test_layout.py), so no credential can slip through
+serialized here, and nowhere else (tests/cli/test_masking.py), so no credential can slip through
 in a form the serializer gives it (`\\u00e4`, `\\"`, a folded YAML line): values are masked in the
 object (redact.scrub), then every string is cut at safe_text.MESSAGE_LIMIT (safe_text.bounded),
 then it is written out. `whole=True` keeps strings uncut, for the objects a support bundle copies

@@ -1,7 +1,7 @@
 """Where a command's output goes: formats, reports, exit codes.
 
 With trainerctl.stdio and trainerctl.ui, the only module that writes to stdout or stderr
-(tests/cli/test_layout.py). A report goes out as `-o json` or `-o yaml` through
+(tests/cli/test_masking.py). A report goes out as `-o json` or `-o yaml` through
 trainerctl.serialize (masked and bounded as values, then serialized) or as text through
 safe_text.terminal (masked, then its control characters shown); what trainerctl made itself (a
 render, a completion script, a path) goes out as it is (`verbatim`). The stream under all of
