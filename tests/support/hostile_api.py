@@ -731,12 +731,13 @@ class Talkative(World):
     """The talkative world: the installed world, with each text one of the server's `planted`
     messages (taken in turn), and Trainer's runtime API for verify."""
 
-    _turn = 0
+    _turn = 0  # which message is next, over every answer of every server (the handlers' threads share it)
 
     def talk(self) -> str:
         messages = self.server.planted
-        Talkative._turn += 1
-        return messages[Talkative._turn % len(messages)]
+        with self.server._lock:
+            Talkative._turn += 1
+            return messages[Talkative._turn % len(messages)]
 
     def failure(self, status: int, reason: str, message: str) -> None:
         self.json(status, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason,
