@@ -3,14 +3,12 @@ what they run: see cluster_cmd)."""
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Optional
 
 import typer
 
 from trainerctl.cli import command
 from trainerctl.cli.flags import CLUSTER, takes
-from trainerctl.safe_text import terminal
 from trainerctl.settings import Settings
 
 
@@ -88,7 +86,10 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
 def _show_diff(on, objects: list[dict], output: str) -> None:
     """--dry-run: the unified diff of what the rollback changes, before the plan (on stderr when
     stdout is for -o json or yaml), over the session the rollback runs over."""
+    import sys
+
+    from trainerctl.cli.output import show
     from trainerctl.cluster.diff import Diff
 
     result = Diff().run(on, objects)
-    (sys.stdout if output == "text" else sys.stderr).write(terminal(result.text()) or "diff: no changes\n")
+    show(result.text() or "diff: no changes\n", sys.stdout if output == "text" else sys.stderr)

@@ -30,6 +30,7 @@ from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.cluster.trainer.verify import consumers
 from trainerctl.errors import TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
+from trainerctl.safe_text import bounded
 from trainerctl.settings import FIELD_MANAGER
 
 _CRD_PREFIX = "apiextensions.k8s.io/CustomResourceDefinition//"
@@ -50,10 +51,11 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)
     source = inventory.source if inventory else {}
-    out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": source,
-                 "trainerVersion": _text(source.get("trainer_version")), "channel": _text(source.get("channel")),
-                 "releases": [r for r in source.get("releases") or [] if isinstance(r, dict)]
-                 if isinstance(source.get("releases"), list) else [], "conditions": [], "objects": [],
+    recorded = bounded(source)  # the server's copy: each text cut, as the report shows it
+    out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": recorded,
+                 "trainerVersion": _text(recorded.get("trainer_version")), "channel": _text(recorded.get("channel")),
+                 "releases": [r for r in recorded.get("releases") or [] if isinstance(r, dict)]
+                 if isinstance(recorded.get("releases"), list) else [], "conditions": [], "objects": [],
                  "deployments": []}
     unreadable: list[str] = []
     states: dict[str, str] = {}
