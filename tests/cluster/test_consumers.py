@@ -73,6 +73,12 @@ def test_install_refuses_before_its_first_write_then_status_and_verify_still_war
                 options=InstallOptions(wait=False))
     assert refused.value.exit_code == EXIT_PREFLIGHT and not refused.value.report.objects
     assert str(refused.value).startswith(LINE), str(refused.value)
+    # A guard, not advice: --skip-preflight does not skip it.
+    with pytest.raises(RunFailed) as skipped:
+        install(objects, cluster=env.cluster, namespace="kubeflow-system", source=source,
+                options=InstallOptions(wait=False, skip_preflight=True))
+    assert skipped.value.exit_code == EXIT_PREFLIGHT and str(skipped.value).startswith(LINE)
+    assert not skipped.value.report.objects
     # A dry-run shows its plan, then ends with the same refusal.
     with pytest.raises(RunFailed) as dry:
         install(objects, cluster=env.cluster, namespace="kubeflow-system", source=source,

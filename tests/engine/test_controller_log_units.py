@@ -16,7 +16,7 @@ from hypothesis import assume, given, strategies as st
 
 from tests.support.properties import PROPERTY
 from trainerctl.cluster.client.views import Pod
-from trainerctl.cluster.manager.diagnose import Cause, LogCause, pod_causes
+from trainerctl.cluster.manager.diagnose import Cause, LogCause, log_lines, pod_causes
 from trainerctl.cluster.manager.log_text import LINE_LIMIT, texts
 from trainerctl.cluster.trainer.controller_log import explainer
 
@@ -182,9 +182,11 @@ REAL = Path(__file__).resolve().parents[1] / "support" / "controller_logs"  # th
      "testenv-restricted): its RBAC lacks the permission"),
 ])
 def test_what_the_real_controller_logged_is_named(log, reason, message):
-    cluster = FakeCluster([_trainjob("tj-auto", {"numProcPerNode": "auto"})], allowed=False)
-    found = explainer(cluster, "2.2.0")((REAL / log).read_text().splitlines())
-    assert (found.reason, found.message, found.final) == (reason, message, True)
+    text = (REAL / log).read_text()
+    for lines in (text.splitlines(), log_lines(text)):  # as logged, and as the diagnosis reads them (cut, masked)
+        cluster = FakeCluster([_trainjob("tj-auto", {"numProcPerNode": "auto"})], allowed=False)
+        found = explainer(cluster, "2.2.0")(lines)
+        assert (found.reason, found.message, found.final) == (reason, message, True)
     if reason == "Forbidden":  # a user that is no ServiceAccount: in every authenticated user's group only
         assert cluster.reviews[0]["groups"] == ["system:authenticated"]
 

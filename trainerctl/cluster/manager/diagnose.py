@@ -37,6 +37,7 @@ from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import (ContainerStatus, Deployment, Event, Pod, ReplicaSet, Service,
                                              Unreadable, by_time, condition, read_each)
 from trainerctl.errors import Interrupted, TrainerctlError, WaitTimeout
+from trainerctl.safe_text import clean
 
 CRASH_LOOP_RESTARTS = 3
 LOG_TAIL_LINES = 10  # the log lines a crash cause shows
@@ -59,7 +60,7 @@ class LogCause:
     final: bool = True  # it will not heal by itself: a wait may stop
 
 
-# The caller's reader of a container's log (its lines, oldest first).
+# The caller's reader of a container's log (its lines, oldest first, each printable, masked and cut: log_lines).
 LogExplainer = Callable[[list[str]], "LogCause | None"]
 
 
@@ -219,7 +220,7 @@ class _Reader:
             self._note(f"the {'previous ' if previous else ''}log of Pod {self.namespace}/{pod} container {container}: "
                        f"{exc}")
             return [], False
-        return [line for line in text.splitlines() if line.strip()], len(text.splitlines()) < LOG_READ_LINES
+        return log_lines(text), len(text.splitlines()) < LOG_READ_LINES
 
     def previous_log(self, pod: str, container: str) -> list[str]:
         lines, whole = self._log(pod, container, True)
@@ -245,7 +246,12 @@ def recent_log(cluster: Cluster, namespace: str, pod: str, container: str = "",
         raise
     except TrainerctlError as exc:
         return [], f"the log of Pod {namespace}/{pod}: {exc}"
-    return [line for line in text.splitlines() if line.strip()], ""
+    return log_lines(text), ""
+
+
+def log_lines(text: str) -> list[str]:
+    """A log's lines as a diagnosis quotes them: each one printable, masked and cut (safe_text.clean)."""
+    return [clean(line) for line in text.splitlines() if line.strip()]
 
 
 def log_excerpt(lines: list[str], limit: int = LOG_TAIL_LINES, whole: bool = False) -> list[str]:

@@ -332,7 +332,10 @@ class Check:
     name: str
     reads: str  # what it asks the cluster, as `check` says when it cannot
     verdict: Callable[[Facts], Finding]
-    always: bool = False  # run even with --skip-preflight: a guard against another installer's fight
+    # A guard, not advice: run even with --skip-preflight (another installer's fight; a CRD change
+    # that would break what the cluster stores, or a Trainer too old for what runs on it, which
+    # only --allow-breaking lets through).
+    always: bool = False
     essential: bool = False  # a failure leaves nothing else to ask
     deferred_in_dry_run: bool = False  # a dry-run still shows its plan, then ends with this refusal
 
@@ -346,14 +349,15 @@ CHECKS: tuple[Check, ...] = (
     Check("kinds", "API discovery", _kinds, essential=True),
     Check("jobset", "JobSet's controller Deployment", _jobset),
     Check("upgrade-path", "the inventory ConfigMap", _upgrade_path),
-    Check("consumers", "Kueue's controller Deployment (in any namespace)", _consumers, deferred_in_dry_run=True),
+    Check("consumers", "Kueue's controller Deployment (in any namespace)", _consumers, always=True,
+          deferred_in_dry_run=True),
     Check("go-operator", "the Go operator's Trainer CR and Deployment", _go_operator, always=True,
           deferred_in_dry_run=True),
     Check("helm", "Helm's release records and the rendered objects' live state", _helm, always=True,
           deferred_in_dry_run=True),
     Check("permissions", "access reviews (SelfSubjectAccessReview)", _permissions),
     Check("istio", "the install namespace's labels", _istio),
-    Check("upgrade", "the installed CRDs and the custom resources they store", _upgrade),
+    Check("upgrade", "the installed CRDs and the custom resources they store", _upgrade, always=True),
 )
 
 

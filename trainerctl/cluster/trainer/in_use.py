@@ -8,7 +8,7 @@ on a later install. A TrainJob is finished once its Complete or Failed condition
 
 from __future__ import annotations
 
-from trainerctl.cluster.manager.apply import remove_finalizer
+from trainerctl.cluster.manager.delete import remove_finalizer
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.listing import find_labelled
@@ -35,9 +35,7 @@ def unfinished_references(cluster: Cluster, discovery: Discovery) -> dict[tuple[
     if res is None:
         return {}
     out: dict[tuple[str, str, str], list[str]] = {}
-    path, token = object_path(res.group, res.version, res.resource, None), None
-    while True:
-        page = cluster.request("GET", path, query={"limit": "500", "continue": token})
+    for page in cluster.pages(object_path(res.group, res.version, res.resource, None)):
         for job in page.get("items") or []:
             if is_finished(job):
                 continue
@@ -47,9 +45,7 @@ def unfinished_references(cluster: Cluster, discovery: Discovery) -> dict[tuple[
             meta = job.get("metadata") or {}
             key = runtime_key(ref.get("kind") or "ClusterTrainingRuntime", meta.get("namespace", ""), ref["name"])
             out.setdefault(key, []).append(f"{meta.get('namespace')}/{meta.get('name')}")
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return out
+    return out
 
 
 def referenced_by(refs: dict[tuple[str, str, str], list[str]], ref: Ref) -> list[str]:
