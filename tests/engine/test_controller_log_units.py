@@ -187,6 +187,7 @@ def test_what_the_real_controller_logged_is_named(log, reason, message):
         cluster = FakeCluster([_trainjob("tj-auto", {"numProcPerNode": "auto"})], allowed=False)
         found = explainer(cluster, "2.2.0")(lines)
         assert (found.reason, found.message, found.final) == (reason, message, True)
+        assert found.line.startswith("failed to ")  # the error it quotes, unwrapped from its JSON line
     if reason == "Forbidden":  # a user that is no ServiceAccount: in every authenticated user's group only
         assert cluster.reviews[0]["groups"] == ["system:authenticated"]
 

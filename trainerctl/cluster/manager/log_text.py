@@ -5,7 +5,8 @@ under "error", its quotes escaped), klog (`E0101 12:00:00.000000 1 reflector.go:
 watch" err="failed to list ...: User \\"system:...\\" cannot list ..."`, values Go-quoted) or plain
 text, and an error may quote another error inside it. So a line yields itself, then, level by
 level, what it wraps: a JSON object's string fields, or the line with one level of backslash
-escapes undone and each klog `key="value"` unquoted. A pattern that names a cause is then looked for in each, unescaped as the
+escapes undone and each quoted value (klog's `key="value"`, a cut JSON line's `"key":"value"`)
+unquoted. A pattern that names a cause is then looked for in each, unescaped as the
 component wrote it. Lines are cut at LINE_LIMIT first: a log is the server's text.
 """
 
@@ -18,7 +19,9 @@ LINE_LIMIT = 16 * 1024  # of one line (a JSON line carries a stack trace, after 
 DEPTH = 3  # levels of wrapping undone (a JSON field holding a Go-quoted error is two)
 # Fields of a zap line that never hold a cause.
 _NOT_MESSAGES = frozenset({"ts", "level", "caller", "stacktrace", "logger"})
-_QUOTED = re.compile(r'(?:^|\s)[A-Za-z_][\w.-]*="((?:[^"\\]|\\.)*)"')
+# klog's key="value", and a JSON line's "key":"value" (a line cut short parses no more, but the
+# fields before the cut are whole).
+_QUOTED = re.compile(r'(?:(?:^|\s)[A-Za-z_][\w.-]*=|"[A-Za-z_][\w.-]*":)"((?:[^"\\]|\\.)*)"')
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|[\"\\/bfnrt'])")
 _SIMPLE = {'"': '"', "\\": "\\", "/": "/", "'": "'", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
@@ -41,7 +44,7 @@ def _wrapped(text: str) -> list[str]:
         if isinstance(doc, dict):
             return [v for k, v in doc.items() if isinstance(v, str) and k not in _NOT_MESSAGES]
     unescaped = _ESCAPE.sub(_unescaped, text)
-    values = [_ESCAPE.sub(_unescaped, m.group(1)) for m in _QUOTED.finditer(text)]  # klog's key="value"
+    values = [_ESCAPE.sub(_unescaped, m.group(1)) for m in _QUOTED.finditer(text)]
     return ([unescaped] if unescaped != text else []) + [v for v in values if v]
 
 
