@@ -26,6 +26,7 @@ from tests.support.waiting import finishes_within, wait_until
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.status import status, status_text
+from trainerctl.cluster.trainer import support
 from trainerctl.cluster.trainer.verify import Verify
 from trainerctl.errors import EXIT_FAILED, EXIT_TIMEOUT
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
@@ -116,6 +117,10 @@ def test_a_stored_trainjob_the_new_controller_cannot_decode_is_named_by_install_
         st = status(cluster=env.cluster, namespace=NS)
         [dep] = [d for d in st["deployments"] if d["name"] == MANAGER]
         assert dep["causes"][0]["message"] == line and line in status_text(st)
+
+        bundle = support.collect(env.cluster, NS, status=lambda c: {})
+        diagnosed = [c for d in bundle.files["diagnosis.json"].data for c in d["causes"] if c["kind"] == "log"]
+        assert [c["message"] for c in diagnosed] == [line]
 
         session = Session(env.cluster, NS, DEFAULT_OWNER_LABEL, FIELD_MANAGER)
         report = Verify(timeout=10).run(session)
