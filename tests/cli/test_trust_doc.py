@@ -24,6 +24,8 @@ def _rows() -> list[tuple[str, str, str]]:
 
 def _shown(limit) -> str:
     """As the page writes it: 60 s, 16 MiB (as the error messages say it)."""
+    if limit.unit == "objects":
+        return f"{limit.default:,} objects"
     return f"{limit.default} s" if limit.unit == "seconds" else human_size(limit.default)
 
 

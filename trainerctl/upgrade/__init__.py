@@ -2,14 +2,19 @@
 
 `check` is pure (plain dicts in, report out); `check_cluster` reads the live side from the API
 server. install calls one of them before applying and refuses a blocking report unless told to.
+Besides the CRD diff, every existing object of a CRD the target changes is validated against the
+target's schema (stored.py), and each TrainJob that blocks gets its way through
+(trainer_migration.py).
 """
 
 from __future__ import annotations
 
 from trainerctl.errors import EXIT_PREFLIGHT, TrainerctlError
-from trainerctl.upgrade.crd_diff import Finding, diff_crds, is_crd
-from trainerctl.upgrade.live import list_custom_objects, read_live_crds
+from trainerctl.upgrade import trainer_migration
+from trainerctl.upgrade.crd_diff import Finding, diff_crds, is_crd, sort_findings
+from trainerctl.upgrade.live import list_custom_objects, read_live_crds, versions_to_read
 from trainerctl.upgrade.report import UpgradeReport
+from trainerctl.upgrade.stored import check_objects, identity, replaced_by
 from trainerctl.upgrade.usage import Usage, find_usages
 
 __all__ = ["Finding", "Usage", "UpgradeBlocked", "UpgradeReport", "check", "check_cluster", "guard"]
@@ -22,36 +27,43 @@ class UpgradeBlocked(TrainerctlError):
     exit_code = EXIT_PREFLIGHT
 
     def __init__(self, report: "UpgradeReport"):
-        first = report.blocking_findings[0]
-        where = " ".join(p for p in (first.version, first.path) if p)
-        super().__init__(f"upgrade blocked by {len(report.blocking_findings)} CRD change(s), first: {first.crd} "
-                         f"{first.kind} {where}; run `trainerctl upgrade-check` for the report, "
+        super().__init__(f"upgrade blocked by {len(report.blocking_findings)} change(s), first: "
+                         f"{report.first_blocking_line()}; run `trainerctl upgrade-check` for the report, "
                          "or pass --allow-breaking")
         self.report = report
 
 
-def check(live_crds: list[dict], target_crds: list[dict], live_resources: dict[str, list[dict]]) -> UpgradeReport:
-    """live_resources maps a CRD name to the objects of that CRD currently on the cluster."""
+def check(live_crds: list[dict], target_crds: list[dict], live_resources: dict[str, list[dict]],
+          unread: list[Finding] | None = None) -> UpgradeReport:
+    """live_resources maps a CRD name to the objects of that CRD currently on the cluster;
+    target_crds may be the whole target render (its other objects are replaced by the install)."""
     live_crds = [c for c in live_crds if is_crd(c)]
     target_names = {c["metadata"]["name"] for c in target_crds if is_crd(c)}
     findings = diff_crds(live_crds, target_crds)
-    return UpgradeReport(
-        findings=findings,
-        usages=find_usages(findings, live_resources),
+    replaced = replaced_by(target_crds)
+    object_findings, rejections = check_objects(live_crds, target_crds, live_resources, replaced)
+    report = UpgradeReport(
+        findings=sort_findings([*findings, *object_findings, *(unread or [])]),
+        usages=find_usages(findings, live_resources, lambda obj: identity(obj) in replaced),
         compared=sorted(c["metadata"]["name"] for c in live_crds if c["metadata"]["name"] in target_names),
+        rejections=rejections,
     )
+    report.advice, report.migrated = trainer_migration.plan(report, live_resources, target_crds)
+    return report
 
 
 def check_cluster(cluster, target_objects: list[dict], *, owner_label: str | None = None) -> UpgradeReport:
     """Read the installed CRDs the target defines (plus, with owner_label, CRDs we installed
-    before that the target no longer has); list objects only where a field is removed.
+    before that the target no longer has); list the objects of each CRD version whose schema the
+    target changes (bounded: live.list_custom_objects).
 
     cluster: a trainerctl.cluster.client.client.Cluster (connect()).
     """
     live_crds = read_live_crds(cluster, target_objects, owner_label=owner_label)
     findings = diff_crds(live_crds, target_objects)
-    live_resources = list_custom_objects(cluster, live_crds, findings)
-    return check(live_crds, target_objects, live_resources)
+    live_resources, unread = list_custom_objects(cluster, live_crds,
+                                                 versions_to_read(live_crds, target_objects, findings))
+    return check(live_crds, target_objects, live_resources, unread)
 
 
 def guard(cluster, target_objects: list[dict], *, owner_label: str | None = None,

@@ -1,0 +1,149 @@
+"""Existing objects checked against the target's schema, on the real Trainer 2.1 -> 2.2 CRDs
+(pure: plain dicts in, report out), and the TrainJobs converted to the 2.2 API."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from tests.support.upgrade_cases import TRAINJOBS, load_crds, trainjob
+from trainerctl.upgrade import UpgradeBlocked, check
+from trainerctl.upgrade.crd_diff import FIELD_REMOVED, NOT_CHECKED, OBJECT_REJECTED, TYPE_CHANGED
+from trainerctl.upgrade.schema.validate import validate
+from trainerctl.upgrade.trainer_migration import LABELS_MANAGER, OVERRIDE_MANAGER, convert, state_of
+
+COMPLETE = {"conditions": [{"type": "Complete", "status": "True", "reason": "JobsCompleted", "message": "",
+                            "lastTransitionTime": "2026-08-21T09:40:12Z"}]}
+
+
+def crds(shared_dir, ref: str) -> list[dict]:
+    out = load_crds(shared_dir, ref)
+    for c in out:
+        c["status"] = {"storedVersions": ["v1alpha1"]}
+    return out
+
+
+def the_story(ns: str = "bar-s") -> list[dict]:
+    """The issue's three TrainJobs: numProcPerNode auto (suspended), podTemplateOverrides, a clean one."""
+    auto = trainjob("tj-auto", ns, {"suspend": True, "trainer": {"numProcPerNode": "auto"}})
+    overrides = trainjob("tj-overrides", ns, {"podTemplateOverrides": [{
+        "targetJobs": [{"name": "node"}], "metadata": {"labels": {"team": "a"}},
+        "spec": {"nodeSelector": {"pool": "gpu"}, "containers": [{"name": "node", "env": [{"name": "X", "value": "1"}]}]},
+    }]})
+    overrides["status"] = COMPLETE
+    return [auto, overrides, trainjob("tj-clean", ns)]
+
+
+@pytest.fixture(scope="module")
+def v21_to_v22(shared_dir):
+    return crds(shared_dir, "kubeflow-trainer/v2.1.0"), crds(shared_dir, "kubeflow-trainer/v2.2.0")
+
+
+def test_the_story_blocks_on_exactly_the_two_naming_field_value_and_fix(v21_to_v22):
+    old, new = v21_to_v22
+    report = check(old, new, {TRAINJOBS: the_story()})
+    assert report.blocking
+    [rejected] = report.rejections
+    assert (rejected.ref, rejected.field, rejected.value) == ("bar-s/tj-auto", "spec.trainer.numProcPerNode", "auto")
+    assert rejected.reason == 'must be of type integer: "string"'
+    removed = next(f for f in report.findings if f.kind == FIELD_REMOVED and f.path == "spec.podTemplateOverrides")
+    assert report.is_blocking(removed) and [u.ref for u in report.usages_of(removed)] == ["bar-s/tj-overrides"]
+    assert {f.kind for f in report.blocking_findings} == {OBJECT_REJECTED, FIELD_REMOVED}
+    assert any(f.kind == TYPE_CHANGED and f.detail == "type changed from int-or-string to integer"
+               for f in report.findings)
+    assert [(a.ref, a.state) for a in report.advice] == [("bar-s/tj-auto", "suspended"),
+                                                           ("bar-s/tj-overrides", "finished (Complete)")]
+    text = report.to_text()
+    assert "BLOCKING stored value rejected by the target: v1alpha1 spec.trainer.numProcPerNode" in text
+    assert "TrainJob bar-s/tj-auto: spec.trainer.numProcPerNode: 'auto': must be of type integer" in text
+    assert "TrainJob bar-s/tj-auto: suspended: delete it before the upgrade, and after it re-create it converted" in text
+    assert "tj-clean" not in text
+    data = json.loads(report.to_json())
+    assert data["rejected"][0]["field"] == "spec.trainer.numProcPerNode" and data["rejected"][0]["value"] == "'auto'"
+    assert [a["object"] for a in data["advice"]] == ["bar-s/tj-auto", "bar-s/tj-overrides"]
+    assert "TrainJob bar-s/tj-auto: spec.trainer.numProcPerNode" in str(UpgradeBlocked(report))
+
+
+def test_the_reverse_upgrade_blocks_on_runtime_patches(v21_to_v22):
+    old, new = v21_to_v22
+    migrated = check(old, new, {TRAINJOBS: the_story()}).migrated
+    patched = next(m.obj for m in migrated if m.name == "tj-overrides")
+    report = check(new, old, {TRAINJOBS: [patched]})
+    removed = next(f for f in report.findings if f.kind == FIELD_REMOVED and f.path == "spec.runtimePatches")
+    assert report.is_blocking(removed) and report.advice[0].ref == "bar-s/tj-overrides"
+
+
+def test_objects_the_install_applies_itself_do_not_block(v21_to_v22):
+    old, new = v21_to_v22
+    job = trainjob("shipped", "kubeflow-system", {"trainer": {"numProcPerNode": "auto"},
+                                                  "podTemplateOverrides": [{"targetJobs": [{"name": "node"}]}]})
+    target = [*new, copy.deepcopy(job)]
+    report = check(old, target, {TRAINJOBS: [job]})
+    assert not report.blocking and not report.rejections and not report.advice
+    assert all(u.replaced for u in report.usages) and "(the install replaces it)" in report.to_text()
+
+
+def test_only_new_cel_rules_that_objects_reach_are_listed_as_not_checked(v21_to_v22):
+    old, new = v21_to_v22
+    job = trainjob("uses-status", "ns", {})
+    job["status"] = {"trainerStatus": {"progressPercentage": 5}}
+    report = check(old, new, {TRAINJOBS: [job]})
+    unchecked = [f for f in report.findings if f.kind == NOT_CHECKED]
+    assert [(f.path, f.rule) for f in unchecked] == [("status.trainerStatus", "has(self.lastUpdatedTime)")]
+    assert "1 existing object(s) hold a value there" in unchecked[0].detail
+    assert not report.is_blocking(unchecked[0])
+
+
+def test_states(v21_to_v22):
+    running = trainjob("r", "ns", {})
+    assert state_of(running) == "running"
+    assert state_of(trainjob("s", "ns", {"suspend": True})) == "suspended"
+    failed = dict(running, status={"conditions": [dict(COMPLETE["conditions"][0], type="Failed")]})
+    assert state_of(failed) == "finished (Failed)"
+    assert state_of(dict(running, status={"conditions": "not a list"})) == "unknown"
+
+
+def _v22_schema(new: list[dict]) -> dict:
+    crd = next(c for c in new if c["metadata"]["name"] == TRAINJOBS)
+    return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def test_conversion_maps_every_removed_field_and_the_target_accepts_it(v21_to_v22):
+    _, new = v21_to_v22
+    schema = _v22_schema(new)
+    job = trainjob("everything", "ns", {
+        "labels": {"kueue.x-k8s.io/queue-name": "q"}, "annotations": {"note": "x"},
+        "trainer": {"numProcPerNode": "4"},
+        "podTemplateOverrides": [
+            {"targetJobs": [{"name": "node"}, {"name": "launcher"}], "metadata": {"name": "ignored", "labels": {"a": "1"}},
+             "spec": {"serviceAccountName": "sa", "volumes": [{"name": "data", "emptyDir": {}}]}},
+            {"targetJobs": [{"name": "node"}], "metadata": {"labels": {"kueue.x-k8s.io/podset": "node"}},
+             "spec": {"nodeSelector": {"flavor": "old"}}},
+            {"targetJobs": [{"name": "node"}], "spec": {"tolerations": [{"key": "gpu", "operator": "Exists"}]}},
+        ]})
+    job["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": "{}", "keep": "me"}
+    job["status"] = COMPLETE
+    out, notes = convert(job, schema)
+    assert validate(out, schema).valid
+    assert out["metadata"] == {"name": "everything", "namespace": "ns", "annotations": {"keep": "me"}}
+    assert "status" not in out and "podTemplateOverrides" not in out["spec"] and "labels" not in out["spec"]
+    assert out["spec"]["trainer"] == {"numNodes": 1, "env": [{"name": "PLAIN", "value": "1"}], "numProcPerNode": 4}
+    patches = out["spec"]["runtimePatches"]
+    assert [p["manager"] for p in patches] == [LABELS_MANAGER, OVERRIDE_MANAGER.format(0), OVERRIDE_MANAGER.format(2)]
+    assert patches[0]["trainingRuntimeSpec"]["template"]["metadata"] == {
+        "labels": {"kueue.x-k8s.io/queue-name": "q"}, "annotations": {"note": "x"}}
+    jobs = patches[1]["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    assert [j["name"] for j in jobs] == ["node", "launcher"]
+    assert jobs[0]["template"]["spec"]["template"] == {
+        "metadata": {"labels": {"a": "1"}}, "spec": {"serviceAccountName": "sa", "volumes": [{"name": "data", "emptyDir": {}}]}}
+    assert any("written by Kueue" in n for n in notes) and any("'4' -> 4" in n for n in notes)
+
+
+@pytest.mark.parametrize("value,kept", [("auto", None), ("gpu", None), ("cpu", None), ("8", 8), (3, 3)])
+def test_num_proc_per_node(v21_to_v22, value, kept):
+    _, new = v21_to_v22
+    out, notes = convert(trainjob("j", "ns", {"trainer": {"numProcPerNode": value}}), _v22_schema(new))
+    assert out["spec"]["trainer"].get("numProcPerNode") == kept
+    assert bool(notes) == isinstance(value, str)
