@@ -17,14 +17,13 @@ import itertools
 import json
 import re
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.properties import PROPERTY
 from tests.support.schema_cases import schemas, value_for
 from tests.support.waiting import wait_until
-from trainerctl.cluster.client.client import ApiError, connect
+from trainerctl.cluster.client.client import ApiError
 from trainerctl.upgrade.schema.validate import validate
 
 GROUP = "prop.schema.test"
@@ -73,15 +72,11 @@ def _served(api, n: int) -> bool:
     return any(r.get("name") == f"things{n}" for r in listed.get("resources") or [])
 
 
-@pytest.fixture(scope="module")
-def api(test_cluster):
-    yield connect(str(test_cluster.admin_kubeconfig))
-
-
 @settings(PROPERTY, max_examples=max(1, PROPERTY.max_examples // 5))
 @given(st.lists(cases(), min_size=BATCH, max_size=BATCH))
-def test_the_validator_agrees_with_the_api_server(api, batch):
-    n = next(_COUNTER)
+def test_the_validator_agrees_with_the_api_server(env, batch):
+    """On a fresh API server (`env`): the batches' CRDs are cluster-wide state of their own."""
+    api, n = env.cluster, next(_COUNTER)
     made = _create_crd(api, n, batch)
     if made is None:
         return

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.support.upgrade_cases import TRAINJOBS, load_crds, trainjob
+from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.upgrade import UpgradeBlocked, check
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, NOT_CHECKED, OBJECT_REJECTED, TYPE_CHANGED
 from trainerctl.upgrade.schema.validate import validate
@@ -82,18 +83,26 @@ def test_objects_the_install_applies_itself_do_not_block(v21_to_v22):
     target = [*new, copy.deepcopy(job)]
     report = check(old, target, {TRAINJOBS: [job]})
     assert not report.blocking and not report.rejections and not report.advice
-    assert all(u.replaced for u in report.usages) and "(the install replaces it)" in report.to_text()
+    assert all(u.replaced for u in report.usages) and "(the install replaces or prunes it)" in report.to_text()
+    # one it installed before (ownership label) and the render no longer has: pruned, no block either
+    job["metadata"]["labels"] = {"platform.opendatahub.io/part-of": "trainer"}
+    assert check(old, new, {TRAINJOBS: [job]}).blocking
+    assert not check(old, new, {TRAINJOBS: [job]}, owner_label=DEFAULT_OWNER_LABEL).blocking
 
 
 def test_only_new_cel_rules_that_objects_reach_are_listed_as_not_checked(v21_to_v22):
     old, new = v21_to_v22
-    job = trainjob("uses-status", "ns", {})
-    job["status"] = {"trainerStatus": {"progressPercentage": 5}}
-    report = check(old, new, {TRAINJOBS: [job]})
+    new = copy.deepcopy(new)
+    image = _v22_schema(new)["properties"]["spec"]["properties"]["trainer"]["properties"]["image"]
+    image["x-kubernetes-validations"] = [{"rule": "self.startsWith('quay.io/')", "message": "quay only"}]
+    job = trainjob("uses-image", "ns", {"trainer": {"image": "docker.io/x"}})
+    job["status"] = {"trainerStatus": {"progressPercentage": 5}}  # a subresource: not re-created, not judged
+    report = check(old, new, {TRAINJOBS: [job, trainjob("no-image", "ns")]})
     unchecked = [f for f in report.findings if f.kind == NOT_CHECKED]
-    assert [(f.path, f.rule) for f in unchecked] == [("status.trainerStatus", "has(self.lastUpdatedTime)")]
+    assert [(f.path, f.rule, f.message) for f in unchecked] == [
+        ("spec.trainer.image", "self.startsWith('quay.io/')", "quay only")]
     assert "1 existing object(s) hold a value there" in unchecked[0].detail
-    assert not report.is_blocking(unchecked[0])
+    assert not report.is_blocking(unchecked[0]) and not report.blocking
 
 
 def test_states(v21_to_v22):

@@ -14,7 +14,8 @@ from trainerctl.upgrade import trainer_migration
 from trainerctl.upgrade.crd_diff import Finding, diff_crds, is_crd, sort_findings
 from trainerctl.upgrade.live import list_custom_objects, read_live_crds, versions_to_read
 from trainerctl.upgrade.report import UpgradeReport
-from trainerctl.upgrade.stored import check_objects, identity, replaced_by
+from trainerctl.owner_label import OwnerLabel
+from trainerctl.upgrade.stored import check_objects, installs_own
 from trainerctl.upgrade.usage import Usage, find_usages
 
 __all__ = ["Finding", "Usage", "UpgradeBlocked", "UpgradeReport", "check", "check_cluster", "guard"]
@@ -34,17 +35,18 @@ class UpgradeBlocked(TrainerctlError):
 
 
 def check(live_crds: list[dict], target_crds: list[dict], live_resources: dict[str, list[dict]],
-          unread: list[Finding] | None = None) -> UpgradeReport:
+          unread: list[Finding] | None = None, *, owner_label: OwnerLabel | None = None) -> UpgradeReport:
     """live_resources maps a CRD name to the objects of that CRD currently on the cluster;
-    target_crds may be the whole target render (its other objects are replaced by the install)."""
+    target_crds may be the whole target render. An object the install replaces (the render has
+    it) or prunes (it carries owner_label) blocks nothing: the install's own content wins."""
     live_crds = [c for c in live_crds if is_crd(c)]
     target_names = {c["metadata"]["name"] for c in target_crds if is_crd(c)}
     findings = diff_crds(live_crds, target_crds)
-    replaced = replaced_by(target_crds)
-    object_findings, rejections = check_objects(live_crds, target_crds, live_resources, replaced)
+    ours = installs_own(target_crds, owner_label)
+    object_findings, rejections = check_objects(live_crds, target_crds, live_resources, ours)
     report = UpgradeReport(
         findings=sort_findings([*findings, *object_findings, *(unread or [])]),
-        usages=find_usages(findings, live_resources, lambda obj: identity(obj) in replaced),
+        usages=find_usages(findings, live_resources, ours),
         compared=sorted(c["metadata"]["name"] for c in live_crds if c["metadata"]["name"] in target_names),
         rejections=rejections,
     )
@@ -63,7 +65,7 @@ def check_cluster(cluster, target_objects: list[dict], *, owner_label: str | Non
     findings = diff_crds(live_crds, target_objects)
     live_resources, unread = list_custom_objects(cluster, live_crds,
                                                  versions_to_read(live_crds, target_objects, findings))
-    return check(live_crds, target_objects, live_resources, unread)
+    return check(live_crds, target_objects, live_resources, unread, owner_label=owner_label)
 
 
 def guard(cluster, target_objects: list[dict], *, owner_label: str | None = None,

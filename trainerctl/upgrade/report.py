@@ -173,7 +173,7 @@ def _finding_lines(f: Finding, blocking: bool, usages: list[Usage], rejected: li
     if f.kind == FIELD_REMOVED:
         if usages:
             out.append(f"      used by {len(usages)} object(s):")
-            out.extend(f"        {u.kind} {u.ref}" + (" (the install replaces it)" if u.replaced else "") for u in usages)
+            out.extend(f"        {u.kind} {u.ref}" + (" (the install replaces or prunes it)" if u.replaced else "") for u in usages)
         else:
             out.append("      used by no existing object")
     if rejected:

@@ -3,11 +3,12 @@
 After an upgrade the API server reads every stored object through the new schema (pruned and
 defaulted, not validated again), a controller decodes it into its Go types, and every update of
 it is validated. So each object of a CRD the target changes is validated here as the API server
-would validate it under the target's schema (trainerctl.upgrade.schema): a value the target
-rejects blocks the upgrade, and names the object, the field, the value and why.
+would validate it under the target's schema (trainerctl.upgrade.schema), as if it were created
+again (its status left out where status is a subresource): a value the target rejects blocks the
+upgrade, and names the object, the field, the value and why.
 
-Objects the target render applies itself (a runtime it ships) are left out: the install replaces
-them. A CEL rule, pattern or format that is not evaluated here is listed as not checked when it
+Objects the install replaces (the target render has them: a runtime it ships) or prunes (they
+carry the ownership label) are left out: the install's own content wins. A CEL rule, pattern or format that is not evaluated here is listed as not checked when it
 is new in the target and some object holds a value where it applies; one the live schema had
 already at the same place was checked by the API server when the object was last written.
 """
@@ -15,10 +16,11 @@ already at the same place was checked by the API server when the object was last
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from trainerctl.cluster.client.views.fields import Cursor, Unreadable, shown_value
 from trainerctl.cluster.client.views.meta import Meta
+from trainerctl.owner_label import OwnerLabel
 from trainerctl.upgrade.crd_diff import (
     NOT_CHECKED, OBJECT_REJECTED, OBJECTS_UNREAD, Finding, is_crd, sort_findings, walk_schema,
 )
@@ -69,9 +71,18 @@ def identity(obj: dict) -> Identity | None:
     return group, kind, namespace, str(meta.get("name", ""))
 
 
-def replaced_by(target_objects: Iterable[dict]) -> set[Identity]:
-    """What the target render applies itself: an existing object of the same identity is replaced."""
-    return {ident for o in target_objects if isinstance(o, dict) and not is_crd(o) and (ident := identity(o))}
+def installs_own(target_objects: Iterable[dict], owner_label: OwnerLabel | None) -> Callable[[dict], bool]:
+    """Whether the install itself replaces an existing object (the target render has one of the
+    same identity) or prunes it (it carries the ownership label and the render has it not)."""
+    replaced = {ident for o in target_objects if isinstance(o, dict) and not is_crd(o) and (ident := identity(o))}
+
+    def own(obj: dict) -> bool:
+        if identity(obj) in replaced:
+            return True
+        labels = (obj.get("metadata") or {}).get("labels")
+        return owner_label is not None and isinstance(labels, dict) and labels.get(owner_label.key) == owner_label.value
+
+    return own
 
 
 def _schemas(crd: dict) -> dict[str, dict]:
@@ -80,6 +91,12 @@ def _schemas(crd: dict) -> dict[str, dict]:
         if isinstance(version, dict) and version.get("served"):
             out[str(version.get("name"))] = ((version.get("schema") or {}).get("openAPIV3Schema")) or {}
     return out
+
+
+def _status_subresource(crd: dict) -> set[str]:
+    """The versions whose status is a subresource: a create drops what the object says there."""
+    return {str(v.get("name")) for v in (crd.get("spec") or {}).get("versions") or []
+            if isinstance(v, dict) and isinstance((v.get("subresources") or {}).get("status"), dict)}
 
 
 def _version_of(obj: dict) -> str:
@@ -105,7 +122,7 @@ _WHAT = {"rule": "CEL rule", "pattern": "pattern", "format": "format", "embedded
 
 
 def check_objects(live_crds: list[dict], target_crds: list[dict], live_resources: dict[str, list[dict]],
-                  replaced: set[Identity]) -> tuple[list[Finding], list[Rejection]]:
+                  own: Callable[[dict], bool]) -> tuple[list[Finding], list[Rejection]]:
     """The findings (rejected values, not-checked rules, unreadable objects) and each rejection."""
     targets = {c["metadata"]["name"]: c for c in target_crds if is_crd(c)}
     lives = {c["metadata"]["name"]: c for c in live_crds if is_crd(c)}
@@ -116,13 +133,14 @@ def check_objects(live_crds: list[dict], target_crds: list[dict], live_resources
         if target is None:
             continue
         target_schemas, live_schemas = _schemas(target), _schemas(lives.get(crd_name) or {})
+        status_apart = _status_subresource(target)
         known = {v: _known(s) for v, s in live_schemas.items()}
         reached: dict[tuple[str, Unchecked], set[str]] = {}
         for obj in live_resources[crd_name]:
             version = _version_of(obj)
             schema = target_schemas.get(version)
             ident = identity(obj)
-            if schema is None or ident is None or ident in replaced:
+            if schema is None or ident is None or own(obj):
                 continue
             try:
                 meta = Meta.read(Cursor.of(ident[1] or "object", obj), k8s_names=True)
@@ -130,7 +148,10 @@ def check_objects(live_crds: list[dict], target_crds: list[dict], live_resources
                 findings.append(Finding(crd_name, OBJECTS_UNREAD, f"{exc}; it cannot be checked", version=version,
                                         blocking=True))
                 continue
-            verdict = validate(obj, schema)
+            # Judged as re-created: where status is a subresource, a create keeps none of it (the
+            # controller writes it again), so only the rest must pass.
+            verdict = validate({k: v for k, v in obj.items() if k != "status"} if version in status_apart else obj,
+                               schema)
             for p in verdict.problems:
                 rejections.append(Rejection(crd_name, ident[1], meta.namespace or None, meta.name, version,
                                             p.schema_path, p.path or "<root>", p.value, p.reason, p.missing))

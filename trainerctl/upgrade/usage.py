@@ -29,7 +29,8 @@ class Usage:
     # FIELD_REMOVED: the object sets the field (its value will be pruned);
     # FIELD_REQUIRED: the object lacks it (its next update will be rejected).
     finding: str = FIELD_REMOVED
-    # The target render applies this object itself, so the install replaces it: nothing is lost.
+    # The install replaces this object (the render has it) or prunes it (it carries the ownership
+    # label): its own content wins, nothing of the user's is lost.
     replaced: bool = False
 
     @property

@@ -16,7 +16,6 @@ from typing import Any
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
-FLOAT32_MAX = 3.4028234663852886e38
 _JSON_INT = float(2**53 - 1)
 
 
