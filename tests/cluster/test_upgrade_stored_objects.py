@@ -14,8 +14,7 @@ import pytest
 import yaml
 
 from tests.support.cluster import apply_raw, wait_established
-from tests.support.upgrade_cases import TRAINJOBS, load_crds, trainjob
-from trainerctl.cli import main
+from tests.support.upgrade_cases import TRAINJOBS, load_crds, run_cli, trainjob, write_target
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.upgrade import UpgradeBlocked, guard
 
@@ -28,19 +27,6 @@ def apply_crds(cluster, crds: list[dict]) -> None:
     for crd in crds:
         apply_raw(cluster, {k: v for k, v in crd.items() if k != "status"}, manager=MANAGER)
     wait_established(cluster, *(c["metadata"]["name"] for c in crds))
-
-
-def write_target(tmp_path, crds: list[dict], name: str) -> str:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump_all(crds, sort_keys=False))
-    return str(path)
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def the_story_jobs() -> list[dict]:

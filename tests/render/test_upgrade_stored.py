@@ -156,3 +156,75 @@ def test_num_proc_per_node(v21_to_v22, value, kept):
     out, notes = convert(trainjob("j", "ns", {"trainer": {"numProcPerNode": value}}), _v22_schema(new))
     assert out["spec"]["trainer"].get("numProcPerNode") == kept
     assert bool(notes) == isinstance(value, str)
+
+
+class _Pages:
+    """A stand-in API server answering every list with `items` and, if `endless`, a continue token."""
+
+    def __init__(self, items: int, endless: bool = False):
+        self.items, self.endless, self.calls = items, endless, 0
+
+    def request(self, method, path, query=None):
+        self.calls += 1
+        size = min(self.items, query["limit"])
+        return {"items": [{"metadata": {"name": f"o{self.calls}-{i}"}} for i in range(size)],
+                "metadata": {"continue": "more" if self.endless else None}}
+
+
+@pytest.mark.parametrize("items,endless", [(3, True), (0, True), (600, False)])
+def test_the_listing_is_bounded_by_what_the_user_allows_not_by_the_server(monkeypatch, v21_to_v22, items, endless):
+    from trainerctl.upgrade.crd_diff import OBJECTS_UNREAD
+    from trainerctl.upgrade.live import list_custom_objects
+
+    monkeypatch.setenv("TRAINERCTL_MAX_UPGRADE_OBJECTS", "10")
+    old, _ = v21_to_v22
+    server = _Pages(items, endless)
+    objects, unread = list_custom_objects(server, old, {TRAINJOBS: {"v1alpha1"}})
+    assert server.calls <= 3 and len(objects.get(TRAINJOBS, [])) <= 10
+    assert [(f.kind, f.blocking) for f in unread] == [(OBJECTS_UNREAD, True)]
+    assert "TRAINERCTL_MAX_UPGRADE_OBJECTS" in unread[0].detail
+
+
+def test_an_object_whose_name_cannot_be_a_name_blocks_and_is_never_a_file(v21_to_v22, tmp_path):
+    from trainerctl.upgrade import migrated_dir
+    from trainerctl.upgrade.crd_diff import OBJECTS_UNREAD
+
+    old, new = v21_to_v22
+    hostile = trainjob("../../escape", "bar-s", {"trainer": {"numProcPerNode": "auto"}})
+    report = check(old, new, {TRAINJOBS: [hostile]})
+    [finding] = [f for f in report.findings if f.kind == OBJECTS_UNREAD]
+    assert report.is_blocking(finding) and "metadata.name" in finding.detail and not report.rejections
+    written, skipped = migrated_dir.write(tmp_path / "out", report.migrated, "")
+    assert written == [] and not (tmp_path / "escape.yaml").exists()
+
+
+def test_a_huge_value_is_shown_short(v21_to_v22):
+    old, new = v21_to_v22
+    report = check(old, new, {TRAINJOBS: [trainjob("big", "ns", {"trainer": {"numProcPerNode": "x" * 100_000}})]})
+    line = report.rejections[0].line()
+    assert len(line) < 200 and line.startswith("TrainJob ns/big: spec.trainer.numProcPerNode: 'xxx")
+
+
+def test_write_migrated_never_writes_through_a_symlink(v21_to_v22, tmp_path):
+    from trainerctl.errors import InputError
+    from trainerctl.upgrade import migrated_dir
+
+    old, new = v21_to_v22
+    migrated = check(old, new, {TRAINJOBS: the_story()}).migrated
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "bar-s").symlink_to(outside)
+    with pytest.raises(InputError, match="bar-s is a symlink"):
+        migrated_dir.write(folder, migrated, "")
+    assert not any(outside.iterdir())
+    (folder / "bar-s").unlink()
+    (folder / "bar-s").mkdir()
+    (folder / "bar-s" / "tj-auto.yaml").symlink_to(outside / "target.yaml")
+    written, _ = migrated_dir.write(folder, migrated, "# header\n")
+    assert sorted(p.name for p in written) == ["tj-auto.yaml", "tj-overrides.yaml"]
+    assert not (outside / "target.yaml").exists() and not (folder / "bar-s" / "tj-auto.yaml").is_symlink()
+    assert (folder / "bar-s" / "tj-auto.yaml").read_text().startswith("# header\n# was: suspended\n# changes:\n")
+    with pytest.raises(InputError, match="is a file, not a directory"):
+        migrated_dir.check_dir(str(folder / "bar-s" / "tj-auto.yaml" / "x"))
