@@ -17,7 +17,7 @@ import itertools
 import json
 import re
 
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from tests.support.properties import PROPERTY
@@ -72,7 +72,9 @@ def _served(api, n: int) -> bool:
     return any(r.get("name") == f"things{n}" for r in listed.get("resources") or [])
 
 
-@settings(PROPERTY, max_examples=max(1, PROPERTY.max_examples // 5))
+# No shrinking: each step costs a CRD on the API server, and a failure lists every case of its batch.
+@settings(PROPERTY, max_examples=max(1, PROPERTY.max_examples // 5),
+          phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(st.lists(cases(), min_size=BATCH, max_size=BATCH))
 def test_the_validator_agrees_with_the_api_server(env, batch):
     """On a fresh API server (`env`): the batches' CRDs are cluster-wide state of their own."""
@@ -93,7 +95,11 @@ def test_the_validator_agrees_with_the_api_server(env, batch):
                 api.request("POST", f"/apis/{GROUP}/v1/namespaces/default/things{n}", body=obj)
                 server = None
             except ApiError as exc:
-                assert exc.status == 422, f"not a validation answer: {exc}"
+                # 422: invalid; 400 "cannot be handled as": refused while decoding (an embedded
+                # resource's apiVersion or kind that is no string), which a stored object fails on
+                # every read too
+                assert exc.status == 422 or (exc.status == 400 and "cannot be handled as" in str(exc)), \
+                    f"not a validation answer: {exc}"
                 server = str(exc)
             verdict = validate(obj, schema)
             if verdict.valid != (server is None):

@@ -228,3 +228,13 @@ def test_write_migrated_never_writes_through_a_symlink(v21_to_v22, tmp_path):
     assert (folder / "bar-s" / "tj-auto.yaml").read_text().startswith("# header\n# was: suspended\n# changes:\n")
     with pytest.raises(InputError, match="is a file, not a directory"):
         migrated_dir.check_dir(str(folder / "bar-s" / "tj-auto.yaml" / "x"))
+
+
+def test_a_version_new_in_the_target_is_not_checked_never_passed(v21_to_v22):
+    old, new = v21_to_v22
+    new = copy.deepcopy(new)
+    crd = next(c for c in new if c["metadata"]["name"] == TRAINJOBS)
+    beta = dict(copy.deepcopy(crd["spec"]["versions"][0]), name="v1beta1", storage=False)
+    crd["spec"]["versions"].append(beta)
+    report = check(old, new, {TRAINJOBS: [trainjob("j", "ns")]})
+    assert [(f.kind, f.version) for f in report.findings if f.kind == NOT_CHECKED] == [(NOT_CHECKED, "v1beta1")]

@@ -134,7 +134,23 @@ def value_checks(draw, kind: str) -> dict:
 def node(depth: int):
     if depth <= 0:
         return leaf()
-    return st.one_of(leaf(), leaf(), obj(depth), array(depth), mapping(depth), preserved(depth))
+    return st.one_of(leaf(), leaf(), obj(depth), array(depth), mapping(depth), preserved(depth), embedded(depth))
+
+
+@st.composite
+def embedded(draw, depth: int) -> dict:
+    """An embedded resource: its apiVersion and kind are checked, its metadata kept (a valid one)."""
+    s: dict = {"type": "object", "x-kubernetes-embedded-resource": True}
+    if draw(st.booleans()):
+        s["x-kubernetes-preserve-unknown-fields"] = True
+    else:
+        s["properties"] = draw(st.dictionaries(st.sampled_from(["spec", "data"]), node(depth - 1), min_size=1,
+                                               max_size=2))
+    return s
+
+
+EMBEDDED_API_VERSIONS = st.sampled_from(["v1", "apps/v1", "a/b/c", "", "/", 7])
+EMBEDDED_KINDS = st.sampled_from(["Pod", "ConfigMap", "my-kind", "Bad_Kind", "", "9lives", "x" * 64, True])
 
 
 @st.composite
@@ -221,6 +237,20 @@ def value_for(draw, s: dict, depth: int = 0):
         if values and draw(st.integers(0, 3)) == 0:
             values.append(values[0])  # a duplicate, for sets and map keys
         return values
+    if kind == "object" and s.get("x-kubernetes-embedded-resource"):
+        out = {}
+        if draw(st.integers(0, 5)):
+            out["apiVersion"] = draw(EMBEDDED_API_VERSIONS)
+        if draw(st.integers(0, 5)):
+            out["kind"] = draw(EMBEDDED_KINDS)
+        if draw(st.booleans()):
+            out["metadata"] = {"name": "thing", "labels": {"a": "b"}}
+        for name, prop in (s.get("properties") or {}).items():
+            if draw(st.booleans()):
+                out[name] = draw(value_for(prop, depth + 1))
+        if draw(st.booleans()):
+            out["free"] = draw(SCALARS)
+        return out
     if kind == "object":
         out: dict = {}
         props = s.get("properties") or {}
