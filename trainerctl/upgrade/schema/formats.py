@@ -43,8 +43,8 @@ def kept_format(schema_type: str | None, int_or_string: bool, fmt: str) -> str:
 
 
 def _go(pattern: str) -> Callable[[str], bool]:
-    compiled = compile_go(pattern)
-    return lambda text: compiled.search(text) is not None
+    """A format's Go regular expression as a check, translated on first use (most runs need none)."""
+    return lambda text: compile_go(pattern).search(text) is not None
 
 
 _UUID = _go(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$")
@@ -67,8 +67,8 @@ _LONG_NAME = _go(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])
 _TIME_OF_DAY = re.compile(r"\A([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[^\n][0-9]+)?(?:z|[+-][0-9]{2}:[0-9]{2})\Z")
 # Go's `((\d+)\s*([A-Za-zµ]+))` (strfmt's durationMatcher), its groups read, so written by hand.
 _DURATION_PART = re.compile(r"([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+)")
-_WHITESPACE_AND_MINUS = compile_go(r"[\s-]+")
-_NOT_NUMBER = compile_go(r"[^0-9]+")
+_WHITESPACE_AND_MINUS = r"[\t\n\f\r -]+"  # Go's [\s-]+
+_NOT_NUMBER = r"[^0-9]+"
 _MAC_COLON = _go(r"^[0-9a-fA-F]{2}(?:(:)[0-9a-fA-F]{2})+$")
 _MAC_DASH = _go(r"^[0-9a-fA-F]{2}(?:(-)[0-9a-fA-F]{2})+$")
 _MAC_DOT = _go(r"^[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4})+$")
@@ -195,7 +195,7 @@ def is_duration(text: str) -> bool:
 
 
 def _isbn(text: str, version: int) -> bool:
-    s = _WHITESPACE_AND_MINUS.sub("", text)
+    s = re.sub(_WHITESPACE_AND_MINUS, "", text)
     if version == 10:
         if not _ISBN10(s):
             return False
@@ -209,7 +209,7 @@ def _isbn(text: str, version: int) -> bool:
 
 
 def _credit_card(text: str) -> bool:
-    s = _NOT_NUMBER.sub("", text)
+    s = re.sub(_NOT_NUMBER, "", text)
     if not _CREDITCARD(s):
         return False
     total, double = 0, False

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import re
 import struct
-from decimal import Decimal
 from typing import Any
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -58,11 +57,23 @@ def float_to_int64(value: float) -> int:
 
 
 def format_float(value: float) -> str:
-    """strconv.FormatFloat(f, 'f', -1, 64): the shortest digits, never an exponent."""
+    """strconv.FormatFloat(f, 'f', -1, 64): the shortest digits that read back as f (Python's repr
+    finds the same ones), written without an exponent."""
     if math.isinf(value) or math.isnan(value):
         return "+Inf" if value > 0 else ("-Inf" if value < 0 else "NaN")
-    text = format(Decimal(repr(value)).normalize(), "f")
-    return "-0" if text == "0" and math.copysign(1.0, value) < 0 else text
+    text = repr(value)
+    sign, text = ("-", text[1:]) if text.startswith("-") else ("", text)
+    mantissa, _, exponent = text.partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits, point = whole + fraction, len(whole) + int(exponent or 0)
+    if point <= 0:
+        whole, fraction = "0", "0" * -point + digits
+    elif point >= len(digits):
+        whole, fraction = digits + "0" * (point - len(digits)), ""
+    else:
+        whole, fraction = digits[:point], digits[point:]
+    whole, fraction = whole.lstrip("0") or "0", fraction.rstrip("0")
+    return sign + whole + (f".{fraction}" if fraction else "")
 
 
 def is_json_integer(value: float) -> bool:
