@@ -74,6 +74,9 @@ def test_the_reverse_upgrade_blocks_on_runtime_patches(v21_to_v22):
     report = check(new, old, {TRAINJOBS: [patched]})
     removed = next(f for f in report.findings if f.kind == FIELD_REMOVED and f.path == "spec.runtimePatches")
     assert report.is_blocking(removed) and report.advice[0].ref == "bar-s/tj-overrides"
+    assert str(UpgradeBlocked(report)).startswith(
+        "upgrade blocked by 1 change(s), first: TrainJob bar-s/tj-overrides sets spec.runtimePatches, which the "
+        "target's trainjobs.trainer.kubeflow.org v1alpha1 no longer has (its value would be pruned)")
 
 
 def test_objects_the_install_applies_itself_do_not_block(v21_to_v22):

@@ -88,6 +88,10 @@ class UpgradeReport:
         rejected = self.rejections_of(first)
         if rejected:
             return f"{rejected[0].line()} (under the target's {first.crd} {first.version})"
+        users = [u for u in self.usages_of(first) if not u.replaced] if first.kind == FIELD_REMOVED else []
+        if users:
+            return (f"{users[0].kind} {users[0].ref} sets {first.path}, which the target's {first.crd} "
+                    f"{first.version} no longer has (its value would be pruned)")
         where = " ".join(p for p in (first.version, first.path) if p)
         return f"{first.crd} {first.kind} {where}".rstrip()
 
