@@ -165,6 +165,10 @@ def obj(draw, depth: int) -> dict:
             prop["default"] = "d"[:prop.get("maxLength", 1)]
         if prop.get("type") == "integer" and set(prop) == {"type"} and draw(st.integers(0, 3)) == 0:
             prop["default"] = 7
+        elif prop.get("type") in ("string", "integer", "number", "boolean") and "default" not in prop and \
+                draw(st.integers(0, 7)) == 0:
+            # any value: one the schema refuses makes the API server refuse the CRD, and the case is left out
+            prop["default"] = draw(value_for(dict(prop, nullable=False), 3))
     if draw(st.integers(0, 4)) == 0:
         s[draw(st.sampled_from(["minProperties", "maxProperties"]))] = draw(st.integers(0, 2))
     if draw(st.integers(0, 5)) == 0:
@@ -192,9 +196,11 @@ def preserved(draw, depth: int) -> dict:
 def array(draw, depth: int) -> dict:
     list_type = draw(st.sampled_from([None, None, "atomic", "set", "map"]))
     if list_type == "map":
-        items = {"type": "object", "properties": {"k": {"type": draw(st.sampled_from(["string", "integer"]))},
-                                                   "v": draw(node(depth - 1))}, "required": ["k"]}
-        s = {"type": "array", "items": items, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"]}
+        keys = draw(st.sampled_from([["k"], ["k", "j"]]))
+        items = {"type": "object", "properties": {
+            **{key: {"type": draw(st.sampled_from(["string", "integer"]))} for key in keys},
+            "v": draw(node(depth - 1))}, "required": keys}
+        s = {"type": "array", "items": items, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": keys}
     elif list_type == "set":
         s = {"type": "array", "items": {"type": draw(st.sampled_from(["string", "integer", "number"]))},
              "x-kubernetes-list-type": "set"}
