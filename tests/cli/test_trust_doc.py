@@ -28,6 +28,8 @@ def _rows() -> list[tuple[str, str, str]]:
 
 def _shown(limit) -> str:
     """As the page writes it: 60 s, 16 MiB (as the error messages say it)."""
+    if limit.unit == "objects":
+        return f"{limit.default:,} objects"
     return f"{limit.default} s" if limit.unit == "seconds" else human_size(limit.default)
 
 
@@ -95,6 +97,7 @@ _NOT_HERE = {
     ("trainerctl.kustomize.loader", "MAX_LINKS"): "the kustomize engine's, as kubectl's (Linux's ELOOP)",
     ("trainerctl.kustomize.yamlread", "MAX_DEPTH"): "the kustomize engine's, as kustomize's (docs/benchmarks.md)",
     ("trainerctl.registry.client", "MAX_REDIRECTS"): "the registry client's, with its redirect rules (docs/images.md)",
+    ("trainerctl.upgrade.schema.goregex", "MAX_RUNE"): "Unicode's highest code point, as Go's regexp knows it",
     ("trainerctl.cluster.trainer.stored_versions", "_COUNT_MAX"):
         "the range a server's remainingItemCount is read in (an int32), not a bound on requests",
 }
