@@ -7,7 +7,8 @@ text, and an error may quote another error inside it. So a line yields itself, t
 level, what it wraps: a JSON object's string fields, or the line with one level of backslash
 escapes undone and each quoted value (klog's `key="value"`, a cut JSON line's `"key":"value"`)
 unquoted. A pattern that names a cause is then looked for in each, unescaped as the
-component wrote it. Lines are cut at LINE_LIMIT first: a log is the server's text.
+component wrote it. The lines come as the diagnosis reads them (diagnose.log_lines: printable,
+masked, cut at safe_text.MESSAGE_LIMIT): a log is the server's text.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 
-LINE_LIMIT = 16 * 1024  # of one line (a JSON line carries a stack trace, after its error: a few KiB)
 DEPTH = 3  # levels of wrapping undone (a JSON field holding a Go-quoted error is two)
 # Fields of a zap line that never hold a cause.
 _NOT_MESSAGES = frozenset({"ts", "level", "caller", "stacktrace", "logger"})
@@ -49,9 +49,9 @@ def _wrapped(text: str) -> list[str]:
 
 
 def texts(line: str) -> list[str]:
-    """The line (cut at LINE_LIMIT), then what it wraps, level by level, each text once."""
+    """The line, then what it wraps, level by level, each text once."""
     out: list[str] = []
-    level = [line[:LINE_LIMIT]]
+    level = [line]
     for _ in range(DEPTH + 1):
         nested: list[str] = []
         for text in level:
