@@ -13,7 +13,7 @@ from trainerctl.cluster.client.views import Deployment, Event, Unreadable, by_ti
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.manager.objects import Ref
-from trainerctl.cluster.manager.wait import service_endpoint_ready
+from trainerctl.cluster.manager.wait import deployment_is_available, service_endpoint_ready
 from trainerctl.cluster.trainer import controller_log
 from trainerctl.cluster.trainer.verify import webhooks
 from trainerctl.cluster.trainer.verify.result import FAIL, Result
@@ -89,11 +89,22 @@ def webhook_down(cluster: Cluster, group: str) -> webhooks.WebhookFailure | None
     return None
 
 
+def _rolled_out(dep: Deployment) -> bool:
+    """Every replica runs the current spec and is available. An older replica still available
+    does not count: the new spec is what the install put there, and the Service may no longer
+    select the old pods (a new release's labels), so webhooks fail while the Deployment says
+    Available."""
+    try:
+        return deployment_is_available(dep)[0]
+    except TrainerctlError:  # its rollout failed (ProgressDeadlineExceeded)
+        return False
+
+
 def unhealthy(cluster: Cluster, namespace: str) -> list[Result]:
-    """A failure for each controller Deployment of the install (its inventory's) that does not
-    work: none of its replicas is available, or its log names why (a stored object it cannot
-    decode, its configuration rejected, a permission it lacks). What verify may not read is
-    skipped: the tiers still say what breaks."""
+    """A failure for each controller Deployment of the install (its inventory's) that is not
+    rolled out and has none of its replicas available, or whose log names why (a stored object
+    it cannot decode, its configuration rejected, a permission it lacks). What verify may not
+    read is skipped: the tiers still say what breaks."""
     try:
         inventory = inv_mod.read(cluster, namespace)
     except TrainerctlError:  # forbidden, or not fitting its view: the tiers go on without it
@@ -112,7 +123,7 @@ def unhealthy(cluster: Cluster, namespace: str) -> list[Result]:
             dep = Deployment.read(raw) if raw is not None else None
         except (ApiError, Unreadable):
             continue
-        if dep is None or dep.status.available >= dep.replicas:
+        if dep is None or _rolled_out(dep):
             continue
         diag = diagnose.deployment(cluster, ref.namespace, ref.name, explain_log=explain)
         if diag.causes and (dep.status.available == 0 or any(c.kind == "log" for c in diag.causes)):
