@@ -7,7 +7,8 @@ endless or dripping logs), each command ends in time, with at most one `error:` 
 line), one of the documented exit codes, no traceback, no terminal escape sequence, no line of
 unbounded length, and no credential sent anywhere but to the server it was meant for. Where a
 command can go on past an object that does not fit (status, the support bundle, install past a
-Helm record), it names the object and goes on; the lock cannot, and refuses (exit 3).
+Helm record), it names the object and goes on; where it cannot, it refuses (exit 3) before writing,
+and a Lease that does not fit is a lock held by an unknown holder (waited for, exit 4).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def _cases() -> list[tuple[str, str, int]]:
 
 
 def _run_case(cmd: str, mode: str, after: int, tmp: Path, *, variant: str = "",
-              env_extra: dict | None = None) -> tuple[subprocess.CompletedProcess, list, list]:
+              env_extra: dict | None = None, extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, list, list]:
     """One command against one server; a bad-lease world's variant, unless given, by the command
     (so the matrix meets every wrong-shaped Lease)."""
     tmp.mkdir(parents=True, exist_ok=True)
@@ -87,7 +88,7 @@ def _run_case(cmd: str, mode: str, after: int, tmp: Path, *, variant: str = "",
         env = {**os.environ, "TRAINERCTL_COMMAND_TIMEOUT": str(COMMAND_TIMEOUT), "TRAINERCTL_MAX_API_RESPONSE": "4Mi",
                "HOME": str(tmp), "TRAINERCTL_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1", "CI": "true",
                "KUBECONFIG": str(kubeconfig), **LIMITS, **(env_extra or {})}
-        args = [a.format(objects=objects) for a in COMMANDS[cmd]]
+        args = [a.format(objects=objects) for a in COMMANDS[cmd]] + list(extra)
         proc = _ended(subprocess.run, [*_entry(), *args], capture_output=True, text=True, env=env, cwd=tmp,
                       stdin=subprocess.DEVNULL, timeout=HANG)
         return proc, list(server.requests), list(elsewhere.requests)
@@ -160,13 +161,23 @@ LEASE_FIELDS = {"duration-abc": "spec.leaseDurationSeconds: expected an integer 
 
 
 @pytest.mark.parametrize("variant", LEASE_VARIANTS)
-def test_a_lease_that_does_not_fit_refuses_the_lock_and_status_names_it(tmp_path, variant):
+def test_a_lease_that_does_not_fit_is_waited_for_and_status_names_it(tmp_path, variant):
+    """A Lease that does not fit names no holder: install and uninstall wait for it like any held
+    lock and time out with the lock's code (4), the field in the line, nothing written. The answer
+    to our own create must fit (it is what we renew and release by): exit 3."""
     for cmd in ("install", "uninstall"):
-        proc, requests, _ = _run_case(cmd, "bad-lease", 0, tmp_path / cmd, variant=variant)
+        proc, requests, _ = _run_case(cmd, "bad-lease", 0, tmp_path / cmd, variant=variant,
+                                      extra=("--lock-timeout", "0"))
         last = proc.stderr.splitlines()[-1]
-        assert proc.returncode == 3 and last.startswith(
-            f"error: unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}"), proc.stderr
-        assert "stopped before changing anything" in last
+        if variant == "create-no-rv":
+            assert proc.returncode == 3 and last.startswith(
+                f"error: unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}"), proc.stderr
+            assert "stopped before changing anything" in last
+        else:
+            assert proc.returncode == 4 and last.startswith(
+                "error: timed out after 0s waiting for the install lock (Lease opendatahub/trainerctl-lock), which "
+                f"cannot be read (unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}"), proc.stderr
+            assert "nothing was changed" in last
         assert not [r for r in requests if r.method in ("PATCH", "PUT") or "/leases" not in r.path and r.method != "GET"]
     proc, _, _ = _run_case("status", "bad-lease", 0, tmp_path / "status", variant=variant)
     assert proc.returncode == 1 and "not Ready" in proc.stderr.splitlines()[-1], proc.stderr  # went on to the end
