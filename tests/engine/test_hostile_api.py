@@ -250,21 +250,41 @@ def test_a_log_that_never_ends_is_reported_and_status_goes_on(tmp_path, mode, sa
     assert said in proc.stdout  # the log read's own bound ended it: status went on to its verdict
 
 
-def test_helm_records_that_do_not_fit_are_named_and_install_goes_on(tmp_path):
-    proc, _, _ = _run_case("install", "bad-helm", 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
-    assert proc.returncode == 0, proc.stderr
-    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: unreadable ")]
-    expected = {"info-string": "release.info: expected a mapping, got 'deployed'",
-                "chart-list": "release.chart: expected a mapping, got a list of 1",
-                "long-revision": "metadata.name: expected sh.helm.release.v1.NAME.vREVISION with a revision",
-                "revision-digits": "release.version: expected an integer 0..2147483647, got a number of about 401",
-                "deep-json": "nested deeper than 200 levels", "deep-yaml": "exceeded maximum nesting depth",
-                "bomb": "larger than the 64 MiB limit for a payload inside a server object",
-                "not-base64": "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): not base64",
-                "in-a-configmap": "release.info: expected a mapping, got 7"}
-    for name, why in expected.items():
-        assert any(f".{name}." in w and why in w for w in warnings), (name, warnings)
-    assert len(warnings) == len(expected)
+HELM_LINES = {"info-string": "release.info: expected a mapping, got 'deployed'",
+              "chart-list": "release.chart: expected a mapping, got a list of 1",
+              "long-revision": "metadata.name: expected sh.helm.release.v1.NAME.vREVISION with a revision",
+              "revision-digits": "release.version: expected an integer 0..2147483647, got a number of about 401",
+              "deep-json": "nested deeper than 200 levels", "deep-yaml": "exceeded maximum nesting depth",
+              "bomb": "larger than the 64 MiB limit for a payload inside a server object",
+              "not-base64": "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): not base64",
+              "in-a-configmap": "release.info: expected a mapping, got 7"}
+
+
+def test_helm_records_that_do_not_fit_refuse_install_before_it_writes(tmp_path):
+    """A record that does not fit says nothing of its chart, so whether Helm holds Trainer here
+    cannot be judged: install (with or without the hand-over, also --dry-run) refuses with the
+    first record's line (exit 3) and writes nothing; each record's own line is what the record
+    reading gives (every one named, the others skipped on)."""
+    for extra in ((), ("--take-over-helm",), ("--dry-run",)):
+        proc, requests, _ = _run_case("install", "bad-helm", 0, tmp_path / "-".join(extra or ("plain",)),
+                                      env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"}, extra=extra)
+        last = proc.stderr.splitlines()[-1]
+        assert proc.returncode == 3 and last.startswith("error: unreadable "), proc.stderr
+        assert any(why in last for why in HELM_LINES.values()) and f"({len(HELM_LINES) - 1} more record(s) do not fit)" \
+            in last and "stopped before changing anything" in last, last
+        assert not [r for r in requests if r.method != "GET" and "/leases" not in r.path
+                    and not r.path.endswith(("selfsubjectaccessreviews", "selfsubjectreviews"))], requests
+    from trainerctl.cluster.client.client import connect
+    from trainerctl.cluster.operations import helm
+
+    with HostileServer("bad-helm", tls=True) as server:
+        cluster = connect(str(server.kubeconfig(tmp_path / "kubeconfig", token="hostile-test-token-0123456789")))
+        skipped: list[str] = []
+        releases = helm.find_releases(cluster, "opendatahub", skipped)
+    lines = skipped + [line for r in releases for line in r.unreadable]
+    for name, why in HELM_LINES.items():
+        assert any(f".{name}." in line and why in line for line in lines), (name, lines)
+    assert len(lines) == len(HELM_LINES)
 
 
 FUZZ_SEEDS = int(os.environ.get("TRAINERCTL_FUZZ_SEEDS", "4"))  # more: TRAINERCTL_FUZZ_SEEDS=200

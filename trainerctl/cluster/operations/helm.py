@@ -15,7 +15,8 @@ annotations nor the label unless the chart sets them.
 
 Anyone allowed to create a Secret in a namespace can write a record, so records are read through
 their view (client/views/helm.py), decoded within bounded_read's limits, manifests parsed within
-them too: a record that does not fit is skipped and named, never fatal to the command.
+them too: a record that does not fit is named (its line kept), and the caller decides; install
+refuses on it (trainer/helm_handover.refuse_unreadable), since its chart is then unknown.
 """
 
 from __future__ import annotations
