@@ -239,6 +239,18 @@ def test_the_support_bundle_is_written_and_lists_what_it_could_not_read(tmp_path
     assert all(".." not in name for name in files)
 
 
+@pytest.mark.parametrize("mode", ["endless-log", "drip-log"])
+def test_a_log_that_never_ends_costs_its_limit_once_per_command(tmp_path, mode):
+    """status, the diagnosis and the bundle read the same logs: a log its limits ended (endless,
+    dripping) is not asked for again, so a bundle's time is not that limit times the readers."""
+    proc, requests, _ = _run_case("support-bundle", mode, 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
+    assert proc.returncode == 0, proc.stderr
+    logs = [r.path for r in requests if r.path.split("?")[0].endswith("/log")]
+    asked = [(path.split("?")[0], "previous=true" in path) for path in logs]
+    assert asked and len(asked) == len(set(asked)), logs  # the current and the previous log, once each
+    assert "(earlier in this command; not asked again)" in _bundle(tmp_path)["README.txt"]
+
+
 @pytest.mark.parametrize("mode, said", [("endless-log", "is larger than the 4 MiB limit for one container log read"),
                                         ("drip-log", "did not answer completely in time")])
 def test_a_log_that_never_ends_is_reported_and_status_goes_on(tmp_path, mode, said):
