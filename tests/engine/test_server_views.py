@@ -315,6 +315,13 @@ SAMPLES = {
          "rules": [{"apiGroups": ["x.io"], "resources": ["xs"]}]}]},
     "MutatingWebhookConfiguration": {"metadata": {"name": "m"}, "webhooks": [
         {"name": "m.x.io", "clientConfig": {"url": "https://example.com/m"}, "rules": [{"apiGroups": ["x.io"]}]}]},
+    "SelfSubjectAccessReview": {"kind": "SelfSubjectAccessReview", "status": {"allowed": True, "denied": False,
+                                                                            "reason": "RBAC", "evaluationError": ""}},
+    "SubjectAccessReview": {"kind": "SubjectAccessReview", "status": {"allowed": False, "reason": "no rule"}},
+    "SelfSubjectReview": {"kind": "SelfSubjectReview", "status": {"userInfo": {"username": "admin"}}},
+    "ClusterRoleBinding": {"metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                                                "kind": "ClusterRole", "name": "r"},
+                           "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": NS}]},
 }
 
 

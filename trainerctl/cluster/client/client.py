@@ -63,9 +63,13 @@ class ApiError(TrainerctlError):
         self.retry_after: str | None = None
 
     @property
-    def causes(self) -> list[dict]:
+    def causes(self) -> list[dict[str, str]]:
+        """The Status's details.causes (metav1.StatusCause: type, message, field, all strings); a
+        cause of another shape says nothing trainerctl can read, and the error's message stands."""
         causes = self.details.get("causes")
-        return [c for c in causes if isinstance(c, dict)] if isinstance(causes, list) else []
+        keys = ("type", "message", "field")
+        return [{k: c.get(k) or "" for k in keys} for c in causes if isinstance(c, dict) and
+                all(isinstance(c.get(k) or "", str) for k in keys)] if isinstance(causes, list) else []
 
 
 class BadResponse(TrainerctlError):

@@ -16,6 +16,7 @@ from typing import Iterable
 
 from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.views import AccessReview, UserReview
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.client.pool import parallel_map
 
@@ -52,16 +53,17 @@ class Need:
 
 
 def allowed(cluster: Cluster, permission: Permission) -> bool | None:
-    """The API server's answer; None when it cannot be asked (no access review API)."""
+    """The API server's answer; None when it cannot be asked (no access review API). An answer
+    that does not fit its view (`"allowed": "false"`) is views.Unreadable: no grant, exit 3."""
     body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
             "spec": {"resourceAttributes": permission.attributes()}}
     try:
-        status = cluster.request("POST", SSAR_PATH, body=body).get("status") or {}
+        answer = cluster.request("POST", SSAR_PATH, body=body)
     except ApiError as exc:
         if exc.status in (403, 404, 405):
             return None
         raise
-    return bool(status.get("allowed")) and not status.get("denied")
+    return AccessReview.read(answer).granted
 
 
 def missing(cluster: Cluster, needs: Iterable[Need]) -> list[Need]:
@@ -77,11 +79,11 @@ def missing(cluster: Cluster, needs: Iterable[Need]) -> list[Need]:
 def whoami(cluster: Cluster) -> str:
     """The user name the API server sees (SelfSubjectReview, Kubernetes 1.28+); "" when unknown."""
     try:
-        status = cluster.request("POST", WHOAMI_PATH, body={
-            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}).get("status") or {}
+        answer = cluster.request("POST", WHOAMI_PATH, body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
     except ApiError:
         return ""
-    return (status.get("userInfo") or {}).get("username") or ""
+    return UserReview.read(answer).username
 
 
 # -- what a staged apply needs ----------------------------------------------------------------

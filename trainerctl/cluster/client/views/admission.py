@@ -50,11 +50,8 @@ class WebhookConfiguration:
     def read(cls, raw: Any, kind: str = "ValidatingWebhookConfiguration") -> "WebhookConfiguration":
         obj = Cursor.of(kind, raw)
         meta = Meta.read(obj, name_required=False)
-        items = obj.get("webhooks")
-        if items is not None and not isinstance(items, list):
-            raise obj.fail("webhooks", "a list of mappings", items)
         hooks, skipped = [], []
-        for i, item in enumerate(items or []):
+        for i, item in enumerate(obj.items("webhooks")):
             try:
                 if not isinstance(item, dict):
                     raise Unreadable(kind, obj.name, f"webhooks[{i}]", "a mapping", item)

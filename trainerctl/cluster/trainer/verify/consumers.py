@@ -9,8 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
-from trainerctl.cluster.client.views import ConfigMap, Deployment, Unreadable, read_each
-from trainerctl.cluster.client.views.fields import Cursor
+from trainerctl.cluster.client.views import AccessReview, ConfigMap, Deployment, Unreadable, read_each
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.trainer.floors import parse_version
 from trainerctl.cluster.trainer.verify.result import OK, WARN, Result
@@ -116,6 +115,6 @@ def _authenticated_may_read(cluster: Cluster, namespace: str, name: str) -> bool
         "resourceAttributes": {"namespace": namespace, "verb": "get", "resource": "configmaps", "name": name}}}
     try:
         answer = cluster.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body=review)
-        return Cursor.of("SubjectAccessReview", answer).mapping("status").boolean("allowed")
-    except (ApiError, Unreadable):
+    except ApiError:
         return None
+    return AccessReview.read(answer, "SubjectAccessReview").granted  # one that does not fit: exit 3
