@@ -319,6 +319,8 @@ SAMPLES = {
                                                                             "reason": "RBAC", "evaluationError": ""}},
     "SubjectAccessReview": {"kind": "SubjectAccessReview", "status": {"allowed": False, "reason": "no rule"}},
     "SelfSubjectReview": {"kind": "SelfSubjectReview", "status": {"userInfo": {"username": "admin"}}},
+    "version.Info": {"major": "1", "minor": "27+", "gitVersion": "v1.27.3-gke.100", "platform": "linux/amd64",
+                     "goVersion": "go1.20"},
     "ClusterRoleBinding": {"metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
                                                                 "kind": "ClusterRole", "name": "r"},
                            "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": NS}]},

@@ -102,12 +102,12 @@ class Recording:
             monkeypatch.setattr(Cursor, name, self._wrap(name, getattr(Cursor, name)))
         original_of = Cursor.of.__func__
 
-        def of(cls, kind, raw):
+        def of(cls, kind, raw, *args):
             import sys
 
             caller = sys._getframe(1)
             self.opened.add((caller.f_code.co_filename, caller.f_lineno))
-            return original_of(cls, kind, raw)
+            return original_of(cls, kind, raw, *args)
 
         monkeypatch.setattr(Cursor, "of", classmethod(of))
         # A payload decoded twice (a Helm release, the inventory's JSON) is the same object, so a

@@ -34,9 +34,10 @@ from trainerctl.cluster.client.views.inventory import Entry, InventoryRecord
 from trainerctl.cluster.client.views.meta import Condition, Meta, condition
 from trainerctl.cluster.client.views.network import EndpointSlice, Service
 from trainerctl.cluster.client.views.rbac import RoleBinding
+from trainerctl.cluster.client.views.version import ServerVersion
 
 __all__ = ["AccessReview", "CRD", "Condition", "ConfigMap", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
-           "HelmRelease", "HistoryRecord", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "RoleBinding", "Selector", "Service",
+           "HelmRelease", "HistoryRecord", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "RoleBinding", "Selector", "Service", "ServerVersion",
            "Unreadable", "UserReview", "VIEWS", "Webhook", "WebhookConfiguration", "by_time", "condition", "parse_time",
            "read_each"]
 
@@ -63,6 +64,7 @@ VIEWS: dict[str, Callable[[Any], Any]] = {
     "SubjectAccessReview": lambda raw: AccessReview.read(raw, "SubjectAccessReview"),
     "SelfSubjectReview": UserReview.read,
     "ClusterRoleBinding": RoleBinding.read,
+    "version.Info": ServerVersion.read,
 }
 
 V = TypeVar("V")

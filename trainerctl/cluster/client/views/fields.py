@@ -106,11 +106,12 @@ class Cursor:
         self.kind, self.name, self.data, self.path = kind, name, data, path
 
     @classmethod
-    def of(cls, kind: str, raw: Any) -> "Cursor":
-        """The top of an object, which must be a mapping."""
+    def of(cls, kind: str, raw: Any, name: str | None = None) -> "Cursor":
+        """The top of an object, which must be a mapping; `name`: for an answer that is no object
+        with metadata (the API server's /version), what messages call it."""
         if not isinstance(raw, dict):
-            raise Unreadable(kind, "", "the object", "a mapping", raw)
-        return cls(kind, object_name(raw), raw)
+            raise Unreadable(kind, name or "", "the object", "a mapping", raw)
+        return cls(kind, object_name(raw) if name is None else name, raw)
 
     def where(self, key: str | int) -> str:
         if isinstance(key, int):
