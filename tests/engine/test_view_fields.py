@@ -26,7 +26,7 @@ import pytest
 import trainerctl
 from tests.engine.test_server_views import SAMPLES
 from trainerctl import bounded_read
-from trainerctl.cluster.client.views import VIEWS, Lease, Unreadable
+from trainerctl.cluster.client.views import VIEWS, Lease, Unreadable, WebhookConfiguration
 from trainerctl.cluster.client.views import fields as fields_mod
 from trainerctl.cluster.client.views.fields import Cursor
 from trainerctl.cluster.trainer.go_operator import TrainerCR
@@ -50,10 +50,12 @@ READERS: dict[str, Callable[[Any], Any]] = {
     **VIEWS, "HelmRecord": _helm("HelmRecord"), "HelmRecord (ConfigMap)": _helm("HelmRecord (ConfigMap)"),
     "Lease (metadata)": Lease.read_meta, "TrainJob": TrainJob.read, "Job (metadata)": lambda raw: meta("Job", raw),
     "ClusterTrainingRuntime": Runtime.read, "Trainer (the Go operator's CR)": TrainerCR.read,
+    "ValidatingWebhookConfiguration (strict)": lambda raw: WebhookConfiguration.read(raw, strict=True),
 }
 TEMPLATE = {"metadata": {"labels": {"a": "b"}, "annotations": {"c": "d"}},
             "spec": {"containers": [{"name": "c", "image": "busybox"}], "initContainers": [{"name": "i"}]}}
 EXTRA_SAMPLES = {
+    "ValidatingWebhookConfiguration (strict)": SAMPLES["ValidatingWebhookConfiguration"],
     "Trainer (the Go operator's CR)": {"metadata": {
         "name": "default-trainer", "uid": "u", "resourceVersion": "3", "finalizers": ["x/cleanup"],
         "deletionTimestamp": "2026-01-01T00:00:00Z", "ownerReferences": [
