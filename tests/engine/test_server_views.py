@@ -176,6 +176,15 @@ def _release(**fields) -> dict:
      "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): nested deeper than 200"),
     (helm_record("kubeflow-trainer", "1", helm_payload(b'{"version": 1' + b"0" * 5000 + b"}")),
      "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): not JSON trainerctl reads"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(
+        manifest="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a, b]\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: expected a Kubernetes object"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(
+        manifest="---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: runtimes}\ndata: [runtimes.yaml]\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: ConfigMap runtimes: data: expected a "
+     "mapping of strings"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="just text\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: expected a Kubernetes object"),
     (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="a: " + "[" * 20000))),
      "release.manifest: expected a YAML stream of objects (manifest: not YAML: exceeded maximum nesting depth"),
     (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="a: &a [x, x]\n" + "".join(

@@ -100,16 +100,21 @@ def trainer_releases(releases: list[helm.Release], owners: set[tuple[str, str]] 
 
 
 def installer_runtimes(release: helm.Release) -> list[dict]:
-    """The runtimes the release's runtime-installer hook applies (from the ConfigMap it mounts)."""
+    """The runtimes the release's runtime-installer hook applies (from the ConfigMap it mounts; the
+    record's reading checked that its data maps strings to strings). Runtimes it cannot read are
+    an UnreadableRecord: which the hook installed, and so what the hand-over prunes, is unknown."""
     out = []
     for obj in release.manifest_objects():
-        data = obj.get("data") or {}
-        if obj.get("kind") == "ConfigMap" and isinstance(data.get(INSTALLER_KEY), str):
-            try:
-                docs = helm.parse_manifest(data[INSTALLER_KEY])
-            except helm.ReleaseDecodeError:
-                continue
-            out.extend(d for d in docs if d.get("kind") in RUNTIME_KINDS)
+        text = (obj.get("data") or {}).get(INSTALLER_KEY) if obj["kind"] == "ConfigMap" else None
+        if text is None:
+            continue
+        try:
+            docs = helm.parse_manifest(text)
+        except helm.ReleaseDecodeError as exc:
+            raise UnreadableRecord(f"Helm release {release.display}: ConfigMap {obj['metadata']['name']} "
+                                   f"{INSTALLER_KEY}: {exc}; which runtimes its installer applied cannot be "
+                                   "judged, so this run stopped before changing anything") from None
+        out.extend(d for d in docs if d["kind"] in RUNTIME_KINDS)
     return out
 
 
