@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.hostile_api import LEASE_VARIANTS, MODES, WORLD_MODES, HostileServer
+from tests.support.hostile_api import ANSWER_VARIANTS, LEASE_VARIANTS, MODES, WORLD_MODES, HostileServer
 
 OBJECTS = """apiVersion: v1
 kind: ConfigMap
@@ -80,7 +80,8 @@ def _run_case(cmd: str, mode: str, after: int, tmp: Path, *, variant: str = "",
     tmp.mkdir(parents=True, exist_ok=True)
     objects = tmp / "objects.yaml"
     objects.write_text(OBJECTS)
-    variant = variant or LEASE_VARIANTS[list(COMMANDS).index(cmd) % len(LEASE_VARIANTS)]
+    variants = list(ANSWER_VARIANTS) if mode == "bad-answers" else LEASE_VARIANTS
+    variant = variant or variants[list(COMMANDS).index(cmd) % len(variants)]
     with HostileServer("healthy", tls=True) as elsewhere, \
             HostileServer(mode, healthy_requests=after, tls=True, drip_seconds=1.0,
                           redirect_to=elsewhere.url, variant=variant) as server:
@@ -183,6 +184,37 @@ def test_a_lease_that_does_not_fit_is_waited_for_and_status_names_it(tmp_path, v
     assert proc.returncode == 1 and "not Ready" in proc.stderr.splitlines()[-1], proc.stderr  # went on to the end
     if variant != "create-no-rv":  # status only reads a Lease that is there
         assert f"unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}" in proc.stdout
+
+
+# What each command decides by, answered with a field of the wrong type: the command refuses with
+# the view's line naming the field (exit 3), and writes nothing after that read.
+DECIDED_BY = {
+    "review-allowed-string": ("unreadable SelfSubjectAccessReview of ", "status.allowed: expected true or false, "
+                              "got 'false'", ("install", "check", "verify")),
+    "review-denied-string": ("unreadable SelfSubjectAccessReview of ", "status.denied: expected true or false, "
+                             "got 'true'", ("install", "check", "verify")),
+    "version-numbers": ("unreadable version.Info /version: ", "major: expected a string, got 1",
+                        ("install", "check")),
+    "operator-namespace-list": ("unreadable Trainer default-trainer: ", "spec.appNamespace: expected a Kubernetes "
+                                "name", ("install", "check")),
+}
+
+
+@pytest.mark.parametrize("variant", list(ANSWER_VARIANTS))
+def test_an_answer_of_the_wrong_type_refuses_before_any_write(tmp_path, variant):
+    head, field, commands = DECIDED_BY[variant]
+    assert set(DECIDED_BY) == set(ANSWER_VARIANTS)
+    for cmd in commands:
+        proc, requests, _ = _run_case(cmd, "bad-answers", 0, tmp_path / cmd, variant=variant)
+        lines = proc.stderr.splitlines()
+        # (check lists every check, and its error line names the first that failed, with the same line)
+        assert proc.returncode == 3 and lines[-1].startswith("error: ") and head in lines[-1] \
+            and f": {field}" in lines[-1], (cmd, proc.stderr)
+        assert sum(line.startswith("error: ") for line in lines) == 1 and "Traceback" not in proc.stderr
+        writes = [f"{r.method} {r.path}" for r in requests if r.method in ("POST", "PUT", "PATCH", "DELETE")
+                  and "/leases" not in r.path and not r.path.split("?")[0].endswith(
+                      ("selfsubjectaccessreviews", "selfsubjectreviews"))]
+        assert not writes, (cmd, writes)  # nothing created, applied or deleted (the lock's own Lease aside)
 
 
 def test_wrong_shaped_pods_and_replicasets_are_named_and_the_rest_diagnosed(tmp_path):

@@ -63,7 +63,7 @@ def allowed(cluster: Cluster, permission: Permission) -> bool | None:
         if exc.status in (403, 404, 405):
             return None
         raise
-    return AccessReview.read(answer).granted
+    return AccessReview.read(answer, asked=permission.text()).granted
 
 
 def missing(cluster: Cluster, needs: Iterable[Need]) -> list[Need]:

@@ -24,8 +24,9 @@ class AccessReview:
         return self.allowed and not self.denied
 
     @classmethod
-    def read(cls, raw: Any, kind: str = "SelfSubjectAccessReview") -> "AccessReview":
-        status = Cursor.of(kind, raw).mapping("status")
+    def read(cls, raw: Any, kind: str = "SelfSubjectAccessReview", asked: str | None = None) -> "AccessReview":
+        """`asked`: what the review asked (the answer has no name of its own), for messages."""
+        status = Cursor.of(kind, raw, f"of {asked}" if asked else None).mapping("status")
         status.string("evaluationError")  # its type checked: it goes into no decision
         return cls(status.boolean("allowed"), status.boolean("denied"), status.string("reason"))
 
