@@ -193,6 +193,8 @@ DECIDED_BY = {
                               "got 'false'", ("install", "check", "verify")),
     "review-denied-string": ("unreadable SelfSubjectAccessReview of ", "status.denied: expected true or false, "
                              "got 'true'", ("install", "check", "verify")),
+    "whoami-list": ("unreadable SelfSubjectReview (without a name): ", "status.userInfo.username: expected a string, "
+                    "got a list of 2", ("install", "check", "verify")),
     "version-numbers": ("unreadable version.Info /version: ", "major: expected a string, got 1",
                         ("install", "check")),
     "operator-namespace-list": ("unreadable Trainer default-trainer: ", "spec.appNamespace: expected a Kubernetes "

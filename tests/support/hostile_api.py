@@ -71,6 +71,7 @@ LEASE_VARIANTS = ("duration-abc", "duration-1e400", "holder-list", "acquire-no-z
 # What a command decides by, answered with a field of the wrong type (mode bad-answers).
 ANSWER_VARIANTS = {"review-allowed-string": "an access review: status.allowed is the string \"false\"",
                    "review-denied-string": "an access review: allowed, and status.denied is the string \"true\"",
+                   "whoami-list": "access reviews deny, and who the user is (SelfSubjectReview) is a list",
                    "version-numbers": "/version: major and minor are numbers",
                    "operator-namespace-list": "the Go operator's Trainer CR: spec.appNamespace is a list"}
 
@@ -578,6 +579,8 @@ class World:
             if self.mode == "bad-answers" and self.variant.startswith("review-"):
                 status = {"allowed": "false"} if self.variant == "review-allowed-string" else \
                     {"allowed": True, "denied": "true"}
+            if self.mode == "bad-answers" and self.variant == "whoami-list":
+                status = {"allowed": False, "userInfo": {"username": ["admin", "root"]}}
             return self.json(201, {**doc, "status": status})
         if isinstance(doc, dict):
             doc.setdefault("metadata", {}).update(resourceVersion="2", uid="uid-applied")
