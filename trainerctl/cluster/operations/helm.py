@@ -176,7 +176,7 @@ def parse_manifest(text: str) -> list[dict]:
 
 def _object(doc, where: str) -> dict:
     """An object trainerctl can name, each field it reads of its type: kind, apiVersion,
-    metadata.name and .namespace; a ConfigMap's data (the chart's runtime installer reads it)."""
+    metadata.name and .namespace; a ConfigMap's data (what a hand-over may read from the chart)."""
     meta = doc.get("metadata") if isinstance(doc, dict) else None
     ok = isinstance(meta, dict) and isinstance(doc.get("kind"), str) and bool(doc["kind"]) \
         and isinstance(doc.get("apiVersion", ""), str) and isinstance(meta.get("name"), str) and bool(meta["name"]) \
