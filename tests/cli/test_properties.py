@@ -209,7 +209,7 @@ def test_api_error_bodies(status, body, retry_after):
 
     err = _api_error(Response(status, "X", {}, body), "GET", "/x", "ctx", "https://h")
     assert len(str(err)) <= 1200 and "\n" not in str(err) and "\x1b" not in str(err)
-    assert isinstance(err.causes, list)
+    assert isinstance(err.causes, list) and all(isinstance(v, str) for c in err.causes for v in c.values())
     wait = retry_after_seconds(retry_after)
     assert wait is None or wait >= 0
 
