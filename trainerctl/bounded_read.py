@@ -167,6 +167,8 @@ def _kind(mode: int) -> str:
         return "a socket"
     if stat.S_ISDIR(mode):
         return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symlink"
     return "not a regular file"
 
 
@@ -184,11 +186,12 @@ def os_problem(exc: OSError) -> str:
     }.get(exc.errno, (exc.strerror or str(exc)).lower())
 
 
-def read_input(path: str, label: str, limit: str, *, stdin: bool = False) -> bytes:
+def read_input(path: str, label: str, limit: str, *, stdin: bool = False, follow: bool = True) -> bytes:
     """The bytes of the file at `path`, for the message prefix `label` (e.g. "--config x.yaml").
 
-    `stdin`: "-" means standard input. Raises InputError (one line, exit 2) for anything that is
-    not a readable file of at most the limit.
+    `stdin`: "-" means standard input. `follow=False`: a symlink at `path` is refused, not read
+    through (a file of trainerctl's cache: trainerctl.cachedir). Raises InputError (one line,
+    exit 2) for anything that is not a readable file of at most the limit.
     """
     max_bytes = limit_for(limit)
     if stdin and path == "-":
@@ -199,14 +202,15 @@ def read_input(path: str, label: str, limit: str, *, stdin: bool = False) -> byt
         return _read_fd(sys.stdin.fileno(), label, limit, max_bytes)
     if not isinstance(path, str) or not path or "\0" in path:
         raise InputError(f"{label}: expected a file path")
-    stream_ok = bool(_STREAM_PATH.match(path))
+    stream_ok = follow and bool(_STREAM_PATH.match(path))
     try:
-        before = os.stat(path)
+        before = os.stat(path) if follow else os.lstat(path)
         if not stat.S_ISREG(before.st_mode) and not (stream_ok and (stat.S_ISFIFO(before.st_mode)
                                                                      or stat.S_ISSOCK(before.st_mode)
                                                                      or stat.S_ISCHR(before.st_mode))):
             raise InputError(f"{label}: {_kind(before.st_mode)}; expected a regular file")
-        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC | (0 if stream_ok else os.O_NONBLOCK))
+        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC | (0 if stream_ok else os.O_NONBLOCK)
+                     | (0 if follow else os.O_NOFOLLOW))
     except OSError as exc:
         raise InputError(f"{label}: cannot read: {os_problem(exc)}") from None
     try:

@@ -7,14 +7,13 @@ target. A symlink standing where the file should be is replaced by the file, and
 pointed to, perhaps outside the directory, is never touched. A reader sees the old or the new
 file, never half of one; an interrupted write leaves the old file and no temporary behind.
 
-`private_dir` makes (or checks) a directory only its owner can enter, for caches that may hold
-parsed user input.
+The folders of trainerctl's cache are made and opened by trainerctl.cachedir, never through a
+symlink either.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -49,30 +48,6 @@ def write_atomic(path: str | Path, data: bytes | str, *, mode: int | None = None
         raise
     finally:
         os.close(dir_fd)
-
-
-def private_dir(path: str | Path) -> Path:
-    """`path` as a directory only its owner can use (0700), made if missing; an existing symlink or
-    a directory of another user is refused (OSError), so nothing is written where it points."""
-    path = Path(path)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        raise OSError(20, "not a directory of its own (a symlink or a file stands there)", str(path))
-    if info.st_uid != os.getuid():
-        raise OSError(1, "belongs to another user", str(path))
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        os.chmod(path, 0o700)
-    return path
 
 
 def remove_quietly(path: str | Path) -> None:

@@ -134,6 +134,9 @@ FILES: dict[str, str | bytes] = {
     "cfg/timeout-bool.yaml": "timeout: true\n",
     "cfg/lock-timeout-negative.yaml": "lockTimeout: -1\n",
     "cfg/field-manager-empty.yaml": "fieldManager: ''\n",
+    "cfg/channel-and-source.yaml": "channel: stable\nsource: {ref: v2.3.0}\n",
+    "cfg/channel-unknown.yaml": "channel: nightly\n",
+    "cfg/channel-number.yaml": "channel: 3.5\n",
     # lock files (--lock)
     "locks/binary.lock": b"source:\n  url: \xff\xfe\n",
     "locks/bad.lock": "source: [\n",
@@ -199,8 +202,21 @@ def _cases() -> dict[str, Case]:
         c[f"{cmd}: stray argument"] = Case([cmd, "stray"], BAD, "stray")
     c["kustomize: no directory"] = Case(["kustomize"], BAD, "DIR")
     c["kustomize: two directories"] = Case(["kustomize", "adir", "adir"], BAD, "adir")
-    for flag in ("--source", "--ref", "--overlay", "-n", "--image", "--set", "-o", "--config", "--lock"):
+    for flag in ("--source", "--ref", "--overlay", "-n", "--image", "--set", "-o", "--config", "--lock", "--channel"):
         c[f"render: {flag} without a value"] = Case(["render", flag], BAD, flag)
+    # -- release channels: an unknown one, one beside another source, one with -f ---------------
+    for cmd in ("render", "fetch", "install", "diff", "check", "upgrade-check", "images"):
+        c[f"{cmd}: --channel unknown"] = Case([cmd, "--channel", "9.9"], BAD, "--channel '9.9': unknown channel")
+    c["render: --channel ''"] = Case(["render", "--channel", ""], BAD, "--channel '': expected a value")
+    c["render: --channel and --source"] = Case(["render", "--channel", "3.5", *tiny], BAD, "--channel 3.5 and --source")
+    c["render: --channel and --ref"] = Case(["render", "--channel", "3.5", "--ref", "odh-3.5.0"], BAD, "choose one")
+    c["install: --channel with -f"] = Case(["install", "-f", "one.yaml", "--channel", "3.5"], BAD, "--channel")
+    c["render: --config channel and source"] = Case(["render", "--config", "cfg/channel-and-source.yaml"], BAD,
+                                                    "cfg/channel-and-source.yaml: channel: a channel is a pinned source")
+    c["render: --config channel unknown"] = Case(["render", "--config", "cfg/channel-unknown.yaml"], BAD,
+                                                 "cfg/channel-unknown.yaml: channel: 'nightly': unknown channel")
+    c["render: --config channel a number"] = Case(["render", "--config", "cfg/channel-number.yaml"], BAD,
+                                                  "cfg/channel-number.yaml: channel: expected a string")
     for flag in ("--kubeconfig", "--context", "-f", "--timeout"):
         c[f"install: {flag} without a value"] = Case(["install", flag], BAD, flag)
     c["install: --dry-run=yes"] = Case(["install", "--dry-run=yes"], BAD, "--dry-run")

@@ -26,11 +26,12 @@ import pytest
 
 import trainerctl
 from trainerctl.cli import full_app, main
+from trainerctl.source.pins import channels
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check", "check",
             "support-bundle", "completion", "images", "history", "rollback",
-            "verify"]
+            "verify", "channels"]
 
 
 def _entry() -> list[str]:
@@ -191,6 +192,8 @@ def test_completion_of_values():
     assert _complete("trainerctl render --platform ") == ["kubernetes", "openshift"]
     assert _complete("trainerctl install -o j") == ["json"]
     assert set(_complete("trainerctl render -c ")) == {"manifests", "runtimes", "imagestreams"}
+    assert _complete("trainerctl install --channel ") == list(channels())
+    assert _complete("trainerctl render --channel v2.2") == ["v2.2.1", "v2.2.0"]
 
 
 def test_completion_of_images_values(tmp_path):

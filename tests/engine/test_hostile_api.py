@@ -23,23 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.hostile_api import ANSWER_VARIANTS, LEASE_VARIANTS, MODES, WORLD_MODES, HostileServer
+from tests.support.hostile_api import ANSWER_VARIANTS, LEASE_VARIANTS, MODES, OBJECTS, WORLD_MODES, HostileServer
 
-OBJECTS = """apiVersion: v1
-kind: ConfigMap
-metadata: {name: c1, namespace: opendatahub}
-data: {a: b}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: d1, namespace: opendatahub}
-spec:
-  replicas: 1
-  selector: {matchLabels: {a: b}}
-  template:
-    metadata: {labels: {a: b}}
-    spec: {containers: [{name: c, image: busybox}]}
-"""
 
 # Every command that talks to a cluster, with the flags that make it reach the server quickly.
 # (Commands added later belong here too.)

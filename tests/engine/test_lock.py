@@ -91,7 +91,7 @@ class _OneLease:
                 self.lease = None
                 return {}
         self.lease = json.loads(json.dumps(body))
-        self.lease["metadata"]["resourceVersion"] = str(int(current or 0) + 100)
+        self.lease["metadata"].update(resourceVersion=str(int(current or 0) + 100), uid="uid-lease")
         return self.get_or_none(path)
 
     def resume(self):

@@ -273,6 +273,11 @@ def test_the_inventory_is_read_by_its_view():
         InventoryRecord.read({"metadata": {"name": "trainerctl-inventory", "namespace": "ns"}, "data": data})
     with pytest.raises(Unreadable, match=r"data.source.images: expected a mapping of strings"):
         InventoryRecord.read({"metadata": {"name": "i"}, "data": {"source": json.dumps({"images": ["x"]})}})
+    for field in ("channel", "trainer_version", "ref"):  # what status and history print, each by its type
+        with pytest.raises(Unreadable, match=rf"data.source.{field}: expected a string"):
+            InventoryRecord.read({"metadata": {"name": "i"}, "data": {"source": json.dumps({field: ["stable"]})}})
+    assert InventoryRecord.read({"metadata": {"name": "i"}, "data": {"source": json.dumps(
+        {"channel": "stable"})}}).source == {"channel": "stable"}
 
 
 # -- the whole class: any JSON, for every view ------------------------------------------------------

@@ -45,16 +45,32 @@ def _helm(kind: str) -> Callable[[Any], Any]:
     return read
 
 
-# The client's views, the release inside a Helm record, and the Trainer objects verify reads back.
+def _proved_by_the_one_delete(raw):
+    """The live object the one delete proves ownership on: what it read, or the Outcome that
+    refuses it (an object that does not fit is refused, its line the Outcome's reason)."""
+    from trainerctl.cluster.manager import delete
+
+    target = delete.Target("", "v1", "configmaps", True, NS, "c", "ConfigMap")
+    stop, meta, _ = delete._read(None, target, delete.Proof("the test", uid="u"), raw)
+    return stop if stop is not None and stop.why.startswith("unreadable ") else meta
+
+
+# The client's views, the release inside a Helm record, the Trainer objects verify reads back, and
+# the metadata the one delete proves on.
 READERS: dict[str, Callable[[Any], Any]] = {
     **VIEWS, "HelmRecord": _helm("HelmRecord"), "HelmRecord (ConfigMap)": _helm("HelmRecord (ConfigMap)"),
     "Lease (metadata)": Lease.read_meta, "TrainJob": TrainJob.read, "Job (metadata)": lambda raw: meta("Job", raw),
     "ClusterTrainingRuntime": Runtime.read, "Trainer (the Go operator's CR)": TrainerCR.read,
     "ValidatingWebhookConfiguration (strict)": lambda raw: WebhookConfiguration.read(raw, strict=True),
+    "an object the one delete proves": _proved_by_the_one_delete,
 }
 TEMPLATE = {"metadata": {"labels": {"a": "b"}, "annotations": {"c": "d"}},
             "spec": {"containers": [{"name": "c", "image": "busybox"}], "initContainers": [{"name": "i"}]}}
 EXTRA_SAMPLES = {
+    "an object the one delete proves": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+        "name": "c", "namespace": NS, "uid": "u", "resourceVersion": "4", "labels": {"a": "b"},
+        "annotations": {"c": "d"}, "finalizers": ["x/y"], "ownerReferences": [{"kind": "K", "name": "n", "uid": "o"}],
+        "creationTimestamp": "2026-01-01T00:00:00Z"}},
     "ValidatingWebhookConfiguration (strict)": SAMPLES["ValidatingWebhookConfiguration"],
     "Trainer (the Go operator's CR)": {"metadata": {
         "name": "default-trainer", "uid": "u", "resourceVersion": "3", "finalizers": ["x/cleanup"],
@@ -200,7 +216,8 @@ def _refused(kind: str, raw: Any, where: str) -> str:
         view = READERS[kind](raw)
     except Unreadable as exc:
         return "" if _names_field(exc, where) else f"Unreadable names {exc.field!r}: {exc}"
-    skipped = getattr(view, "unreadable", ())  # a view that skips the part the field is in names it there
+    # A view that skips the part a field is in names it there; the one delete names it as its reason.
+    skipped = getattr(view, "unreadable", ()) or ([view.why] if getattr(view, "why", "") else [])
     if any(f": {where}: expected" in line or f": {where}[" in line or f": {where}." in line for line in skipped):
         return ""
     return f"accepted it ({type(view).__name__})"

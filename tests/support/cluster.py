@@ -119,6 +119,19 @@ def podmonitor_crd() -> dict:
     }
 
 
+def versioned_crd(group: str, kind: str, *versions: tuple[str, bool, bool]) -> dict:
+    """A namespaced CRD of `kind` in `group` (plural: kind lower-cased + s) with these (name,
+    served, storage) versions, any object fitting each."""
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    plural = f"{kind.lower()}s"
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+                     "versions": [{"name": n, "served": served, "storage": storage, "schema": schema}
+                                  for n, served, storage in versions]}}
+
+
 def prepare_cluster_for_odh(cluster: Cluster) -> None:
     """What an ODH target cluster already has: JobSet and the PodMonitor API."""
     for crd in (jobset_crd(), podmonitor_crd()):

@@ -34,8 +34,9 @@ def command(name: str, **kwargs):
 def _version(value: bool) -> None:
     if value:
         from trainerctl import __version__
+        from trainerctl.cli.output import verbatim
 
-        print(f"trainerctl {__version__}")
+        verbatim(f"trainerctl {__version__}\n")
         raise typer.Exit(0)
 
 
@@ -53,7 +54,7 @@ COMMAND_MODULES = {
     "kustomize": "kustomize_cmd", "render": "render_cmd", "fetch": "render_cmd", "install": "cluster_cmd",
     "uninstall": "cluster_cmd", "diff": "cluster_cmd", "status": "cluster_cmd", "upgrade-check": "upgrade_cmd",
     "check": "cluster_cmd", "support-bundle": "cluster_cmd", "completion": "completion_cmd", "images": "images_cmd",
-    "history": "history_cmd", "rollback": "history_cmd", "verify": "verify_cmd",
+    "history": "history_cmd", "rollback": "history_cmd", "verify": "verify_cmd", "channels": "channels_cmd",
 }
 
 
@@ -126,7 +127,9 @@ def _unexpected(exc: Exception) -> int:
     if type(exc).__name__ == "NoArgsIsHelpError":  # bare `trainerctl`: help, like kubectl
         text = exc.format_message()  # typer's rich help has printed itself already
         if text.strip():
-            print(text)
+            from trainerctl.cli.output import verbatim
+
+            verbatim(f"{text}\n")
         return EXIT_OK
     usage = usage_error_line(exc)
     if usage is not None:

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 from trainerctl.cli import command
 from trainerctl.cli.flags import CLUSTER, RENDER, SOURCE, takes
 from trainerctl.errors import EXIT_FAILED, TrainerctlError
-from trainerctl.safe_text import terminal
 from trainerctl.settings import Settings
 
 
@@ -21,12 +18,9 @@ def upgrade_check(s: Settings) -> None:
 
     Exit code 0 when nothing blocks the upgrade, 1 when something does, 2 or 3 on errors.
     """
-    import json
-
-    from trainerctl.cli.output import SUMMARY_FORMATS, check_output, errors_above_one
+    from trainerctl.cli.output import SUMMARY_FORMATS, check_output, emit, errors_above_one
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.client.client import connect
-    from trainerctl.serialize import yaml_text
     from trainerctl.upgrade import check_cluster
 
     output = check_output(s.output, SUMMARY_FORMATS)
@@ -38,12 +32,7 @@ def upgrade_check(s: Settings) -> None:
         return check_cluster(api, goal.objects, owner_label=goal.owner_label)
 
     report = errors_above_one(check)
-    if output == "json":
-        sys.stdout.write(report.to_json())
-    elif output == "yaml":
-        sys.stdout.write(yaml_text(json.loads(report.to_json())))
-    else:
-        sys.stdout.write(terminal(report.to_text()))
+    emit(report, output)
     if report.blocking:
         raise TrainerctlError(f"upgrade blocked by {len(report.blocking_findings)} change(s) listed above; "
                               "install refuses it unless --allow-breaking", exit_code=EXIT_FAILED)

@@ -7,8 +7,9 @@
 - A 401 is met as docker meets it, from its WWW-Authenticate challenge: Bearer gets a token from
   the realm for `repository:NAME:pull` (with the user's credentials, or anonymously), Basic gets the
   user's credentials. Tokens and Basic headers are kept per registry (and scope) for the run.
-- Redirects (registry.k8s.io redirects every request) are followed at most 5 times, never from
-  https to http, and without our Authorization header: a new host makes its own challenge.
+- Redirects (registry.k8s.io redirects every request) are followed at most 5 times, where
+  trainerctl.net.redirects allows (https, or plain http to a host named with --plain-http), and
+  without our Authorization header: a new host makes its own challenge.
 - 429, 502, 503 and 504 are asked again twice, after Retry-After (at most 2 s each).
 - Every request has a deadline and a bounded body (TRAINERCTL_MAX_REGISTRY_RESPONSE), through
   trainerctl.net; every failure is one line naming the image and the registry.
@@ -25,11 +26,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
-from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from trainerctl import __version__, interrupts, redact
 from trainerctl.errors import Interrupted, TrainerctlError
 from trainerctl.net.proxy import proxy_for
+from trainerctl.net.redirects import RedirectRefused, follow, plain_http_allowed
 from trainerctl.net.transport import Response, ResponseTooLarge, Transport, Unreachable, retry_after_seconds
 from trainerctl.registry.auth import Credential, CredentialStore
 from trainerctl.registry.names import DIGEST, Location
@@ -169,12 +171,11 @@ class Registries:
             target = resp.headers.get("location", "").strip()
             if not target:
                 raise RegistryError(f"{loc.image}: {urlsplit(url).netloc} answered {resp.status} without a Location")
-            following = urljoin(url, target)
-            if urlsplit(following).scheme not in ("https", "http") or \
-                    (urlsplit(url).scheme == "https" and urlsplit(following).scheme != "https"):
-                raise RegistryError(f"{loc.image}: {urlsplit(url).netloc} redirects to "
-                                    f"{clean(redact.redact_url(following), 200)}, which is not https")
-            url = following
+            try:
+                url = follow(url, target, self.settings.plain_http, "--plain-http HOST[:PORT] names a registry "
+                                                                     "that may be spoken to over http")
+            except RedirectRefused as exc:
+                raise RegistryError(f"{loc.image}: {urlsplit(url).netloc} {exc}") from None
         raise RegistryError(f"{loc.image}: more than {MAX_REDIRECTS} redirects from {loc.api_host}")
 
     def _answer(self, loc: Location, resp: Response, url: str, method: str) -> Response:
@@ -231,7 +232,7 @@ class Registries:
         if not parts.netloc or parts.scheme not in ("https", "http"):
             raise RegistryError(f"{loc.image}: {host} asks for a Bearer token without a usable realm "
                                 f"({clean(realm, 200) or 'none'})")
-        if parts.scheme == "http" and parts.netloc not in self.settings.plain_http:
+        if not plain_http_allowed(realm, self.settings.plain_http):
             raise RegistryError(f"{loc.image}: {host} sends for a token to {clean(realm, 200)}, which is not https "
                                 f"(--plain-http {parts.netloc} allows it)")
         query = [(k, v) for k, v in (("service", params.get("service")), ("scope", params.get("scope") or scope)) if v]

@@ -47,17 +47,10 @@ def list_custom_objects(cluster: Any, live_crds: list[dict], findings: list[Find
         name = crd["metadata"]["name"]
         group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
         for version in sorted(wanted.get(name, ())):
-            token = None
-            while True:
-                query = {"limit": _PAGE, "continue": token}
-                try:
-                    page = cluster.request("GET", f"/apis/{group}/{version}/{plural}", query=query)
-                except ApiError as exc:
-                    if exc.status == 404:  # version not served any more: nothing to read through it
-                        break
+            try:
+                for page in cluster.pages(f"/apis/{group}/{version}/{plural}", page=_PAGE):
+                    out.setdefault(name, []).extend(page.get("items") or [])
+            except ApiError as exc:
+                if exc.status != 404:  # 404: version not served any more: nothing to read through it
                     raise
-                out.setdefault(name, []).extend(page.get("items") or [])
-                token = (page.get("metadata") or {}).get("continue")
-                if not token:
-                    break
     return out

@@ -17,7 +17,7 @@ from trainerctl.upgrade.crd_diff import (
     VALIDATION_REMOVED,
     Finding,
 )
-from trainerctl.serialize import json_text
+from trainerctl.serialize import json_text, yaml_text
 from trainerctl.upgrade.usage import Usage
 
 _LABELS = {
@@ -71,15 +71,19 @@ class UpgradeReport:
             "usages": [u.to_dict() for u in self.usages],
         }
 
-    def to_json(self) -> str:
-        def drop_none(d: dict) -> dict:
-            return {k: v for k, v in d.items() if v is not None}
-
+    def _shown(self) -> dict[str, Any]:
+        """to_dict() as -o json and -o yaml show it: a finding's empty fields left out."""
         data = self.to_dict()
-        data["findings"] = [drop_none(f) for f in data["findings"]]
-        return json_text(data)
+        data["findings"] = [{k: v for k, v in f.items() if v is not None} for f in data["findings"]]
+        return data
 
-    def to_text(self) -> str:
+    def to_json(self) -> str:
+        return json_text(self._shown())
+
+    def to_yaml(self) -> str:
+        return yaml_text(self._shown())
+
+    def text(self) -> str:
         lines: list[str] = []
         by_crd: dict[str, list[Finding]] = {}
         for f in self.findings:

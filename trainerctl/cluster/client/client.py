@@ -13,7 +13,9 @@ in time and size. This module adds the API's rules on top:
 - every command has a deadline (TRAINERCTL_COMMAND_TIMEOUT, default one hour) beyond the time-out
   of each request (bounded_read's "request-time"), and a part of a command can have its own
   (`within`: each part of a support bundle); a container log is read within the "log" and
-  "log-time" limits.
+  "log-time" limits;
+- a list read in pages (`pages`) ends within MAX_LIST_PAGES pages, and a continue token the server
+  gives twice ends it at once: how many requests a list costs is never the server's to decide.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import quote, urlencode
 
 from trainerctl import interrupts
@@ -44,6 +46,8 @@ RETRY_AFTER_CAP = 2.0  # seconds; a server asking for longer is asked again soon
 RETRIES = 12
 DEFAULT_COMMAND_TIMEOUT = 3600.0
 COMMAND_TIMEOUT_ENV = "TRAINERCTL_COMMAND_TIMEOUT"
+LIST_PAGE = 500  # objects asked for per page of a list (as kubectl's --chunk-size)
+MAX_LIST_PAGES = 1000  # pages of one list (500,000 objects) before trainerctl stops reading it (docs/trust.md)
 
 __all__ = ["ApiError", "BadResponse", "Cluster", "RequestTimeout", "Unreachable", "connect",
            "object_path", "retry_after_seconds"]
@@ -130,6 +134,25 @@ class Cluster:
         """GET a list whose items the caller reads through their views (client/views): the list is
         checked here, each item by its view, so one item that does not fit costs only itself."""
         return self.call("GET", path, query=query, items_checked=False)[1].get("items") or []
+
+    def pages(self, path: str, *, query: dict | None = None, page: int = LIST_PAGE, **kwargs: Any) -> Iterator[dict]:
+        """Each page of a list (`limit`/`continue`), as call() decodes it (`kwargs`: accept,
+        items_checked). BadResponse when the server gives a continue token twice or the list goes on
+        past MAX_LIST_PAGES pages: a server that never ends a list cannot make a command loop."""
+        token, given = None, set()
+        for _ in range(MAX_LIST_PAGES):
+            answer = self.call("GET", path, query={**(query or {}), "limit": str(page), "continue": token},
+                               **kwargs)[1]
+            yield answer
+            token = (answer.get("metadata") or {}).get("continue")
+            if not token:
+                return
+            if token in given:
+                raise BadResponse(f"GET {clean(path, 200)}: {self.server} gave the same continue token twice: the "
+                                  "list would never end")
+            given.add(token)
+        raise BadResponse(f"GET {clean(path, 200)}: the list of {self.server} did not end within {MAX_LIST_PAGES} "
+                          f"pages of {page}; trainerctl reads no more of it")
 
     def text(self, path: str, *, query: dict | None = None) -> str:
         """GET a plain-text answer, a container's log, within the "log" and "log-time" limits

@@ -31,6 +31,7 @@ from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import (ContainerStatus, Deployment, Event, Pod, ReplicaSet, Service,
                                              Unreadable, by_time, condition, read_each)
 from trainerctl.errors import Interrupted, TrainerctlError, WaitTimeout
+from trainerctl.safe_text import clean
 
 CRASH_LOOP_RESTARTS = 3
 LOG_TAIL_LINES = 10  # the log lines a crash cause shows
@@ -195,8 +196,7 @@ class _Reader:
         except TrainerctlError as exc:  # endless, dripping, cut off: reported, never fatal
             self._note(f"the previous log of Pod {self.namespace}/{pod} container {container}: {exc}")
             return []
-        lines = [line for line in text.splitlines() if line.strip()]
-        return log_excerpt(lines, whole=len(text.splitlines()) < LOG_READ_LINES)
+        return log_excerpt(log_lines(text), whole=len(text.splitlines()) < LOG_READ_LINES)
 
 
 def recent_log(cluster: Cluster, namespace: str, pod: str, container: str = "",
@@ -210,7 +210,12 @@ def recent_log(cluster: Cluster, namespace: str, pod: str, container: str = "",
         raise
     except TrainerctlError as exc:
         return [], f"the log of Pod {namespace}/{pod}: {exc}"
-    return [line for line in text.splitlines() if line.strip()], ""
+    return log_lines(text), ""
+
+
+def log_lines(text: str) -> list[str]:
+    """A log's lines as a diagnosis quotes them: each one printable, masked and cut (safe_text.clean)."""
+    return [clean(line) for line in text.splitlines() if line.strip()]
 
 
 def log_excerpt(lines: list[str], limit: int = LOG_TAIL_LINES, whole: bool = False) -> list[str]:

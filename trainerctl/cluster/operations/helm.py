@@ -210,15 +210,11 @@ def _unique(objects) -> list[dict]:
 
 
 def _records(cluster: Cluster, resource: str, namespace: str | None) -> list[dict]:
-    path = object_path("", "v1", resource, namespace)
-    items, token = [], None
-    while True:
-        page = cluster.call("GET", path, query={"labelSelector": RECORD_SELECTOR, "limit": "100", "continue": token},
-                            items_checked=False)[1]  # each record is read by its view
+    items: list[dict] = []
+    for page in cluster.pages(object_path("", "v1", resource, namespace), query={"labelSelector": RECORD_SELECTOR},
+                              page=100, items_checked=False):  # each record is read by its view
         items.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return items
+    return items
 
 
 def list_records(cluster: Cluster, namespace: str) -> list[dict]:

@@ -69,19 +69,14 @@ class Leftover:
 
 def _list(cluster: Cluster, res: Resource, namespace: str | None, full: bool) -> list[dict]:
     path = object_path(res.group, res.version, res.resource, namespace if res.namespaced else None)
-    items, token = [], None
-    while True:
-        try:
-            page = cluster.request("GET", path, query={"limit": "500", "continue": token},
-                                   accept="application/json" if full else _PARTIAL)
-        except ApiError as exc:
-            if exc.status in (403, 404, 405):
-                return items  # may not list it, or it went away: nothing to report from here
+    items: list[dict] = []
+    try:
+        for page in cluster.pages(path, accept="application/json" if full else _PARTIAL):
+            items.extend(page.get("items") or [])
+    except ApiError as exc:
+        if exc.status not in (403, 404, 405):
             raise
-        items.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return items
+    return items  # 403, 404 or 405: may not list it, or it went away: nothing to report from here
 
 
 def find(cluster: Cluster, discovery: Discovery, objects: list[dict], rendered: set[str], namespace: str,

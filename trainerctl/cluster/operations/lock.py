@@ -34,6 +34,7 @@ import datetime as _dt
 import getpass
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -46,9 +47,11 @@ from trainerctl.cluster.operations.access import Need, Permission
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
 from trainerctl.cluster.client.views.fields import INT32
+from trainerctl.cluster.manager.delete import Proof, Target, delete
 from trainerctl.errors import TrainerctlError, WaitTimeout
 
 NAME = "trainerctl-lock"
+MANAGED_BY = ("app.kubernetes.io/managed-by", "trainerctl")
 HOLDER_ANNOTATION = "trainerctl.io/lock-holder"
 DURATION_SECONDS = 20  # a dead holder blocks others this long at most (client-go: 15)
 RENEW_EVERY = 5.0  # several renewals fit in a duration, so a slow API server does not lose the lock
@@ -315,6 +318,7 @@ class Lock:
         self.path = lease_path(namespace, name)
         self.acquired = Acquired()
         self._rv = ""
+        self._last: dict | None = None  # the Lease as our last write (or read of it as ours) left it
         self._state_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -358,7 +362,7 @@ class Lock:
                 if lease.holder != self.holder.identity:
                     return
                 with self._state_lock:
-                    self._rv = lease.version()
+                    self._rv, self._last = lease.version(), current
             self.release()
         except TrainerctlError:
             pass  # the Lease expires by itself, and the next run says so
@@ -411,7 +415,7 @@ class Lock:
 
     def _body(self, acquire_time: str, transitions: int, rv: str = "") -> dict:
         meta = {"name": self.name, "namespace": self.namespace,
-                "labels": {"app.kubernetes.io/managed-by": "trainerctl"},
+                "labels": {MANAGED_BY[0]: MANAGED_BY[1]},
                 "annotations": {HOLDER_ANNOTATION: self.holder.to_json()}}
         if rv:
             meta["resourceVersion"] = rv
@@ -476,7 +480,7 @@ class Lock:
         rv = lease.version()
         self.acquired.acquire_time = acquire_time
         with self._state_lock:
-            self._rv = rv
+            self._rv, self._last = rv, raw
             self._acquire_time = acquire_time
             self._transitions = lease.transitions
 
@@ -523,7 +527,7 @@ class Lock:
                     return False
                 continue  # ours still; our last write's answer was lost
             with self._state_lock:
-                self._rv = Lease.read(out).version()
+                self._rv, self._last = Lease.read(out).version(), out
             return True
         return False
 
@@ -547,27 +551,25 @@ class Lock:
         # still go out, or the next run waits out the whole lease.
         self.cluster.resume()
         with self._state_lock:
-            rv = self._rv
+            last = self._last
         try:
-            for _ in range(3):
-                try:
-                    self.cluster.request("DELETE", self.path, body={"preconditions": {"resourceVersion": rv}})
-                    return
-                except ApiError as exc:
-                    if exc.status != 409:
-                        raise
-                current = self.cluster.get_or_none(self.path)  # our last renewal's answer may have been lost
-                if current is None:
-                    return
-                lease = Lease.read(current)
-                if lease.holder != self.holder.identity:
-                    return
-                rv = lease.version()
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
+            target = Target("coordination.k8s.io", "v1", "leases", True, self.namespace, self.name, "Lease")
+            delete(self.cluster, target, self._proof(), known=last)
+        except ApiError:
+            raise  # the server refused (403, 500): said, as every other answer of it
         except TrainerctlError:
             pass  # unreachable now: the Lease expires by itself, and the next run says so
+
+    def _proof(self) -> Proof:
+        """Our Lease: our label, its name and namespace, and this run as its holder."""
+        def holder(meta, raw: dict) -> str:
+            try:
+                return "" if Lease.read(raw).holder == self.holder.identity else "another run holds it now"
+            except Unreadable as exc:
+                return str(exc)
+
+        return Proof("this run's install lock", label=MANAGED_BY[0], value=MANAGED_BY[1], namespace=self.namespace,
+                     name=re.compile(re.escape(self.name)), rule=holder, whole=True)
 
     def __enter__(self) -> "Lock":
         return self

@@ -321,7 +321,9 @@ class Check:
     name: str
     reads: str  # what it asks the cluster, as `check` says when it cannot
     verdict: Callable[[Facts], Finding]
-    always: bool = False  # run even with --skip-preflight: a guard against another installer's fight
+    # A guard, not advice: run even with --skip-preflight (another installer's fight; a CRD change
+    # that would break what the cluster stores, which only --allow-breaking lets through).
+    always: bool = False
     essential: bool = False  # a failure leaves nothing else to ask
     deferred_in_dry_run: bool = False  # a dry-run still shows its plan, then ends with this refusal
 
@@ -341,7 +343,7 @@ CHECKS: tuple[Check, ...] = (
           deferred_in_dry_run=True),
     Check("permissions", "access reviews (SelfSubjectAccessReview)", _permissions),
     Check("istio", "the install namespace's labels", _istio),
-    Check("upgrade", "the installed CRDs and the custom resources they store", _upgrade),
+    Check("upgrade", "the installed CRDs and the custom resources they store", _upgrade, always=True),
 )
 
 

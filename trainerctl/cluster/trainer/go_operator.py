@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainerctl.cluster.manager.apply import get_meta
+from trainerctl.cluster.manager.delete import REFUSED, Outcome, Proof, Target, delete
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Deployment, Meta, Pod, read_each
 from trainerctl.cluster.client.views.fields import DNS_LABEL, LABEL_NAME, Cursor
@@ -34,7 +35,9 @@ from trainerctl.errors import InputError, PreflightError, WaitTimeout
 TRAINER_API = ("components.platform.opendatahub.io/v1alpha1", "Trainer")
 TRAINER_CR = "default-trainer"
 CLEANUP_FINALIZER = "components.platform.opendatahub.io/trainer-cleanup"
-TRAINER_CR_PATH = object_path("components.platform.opendatahub.io", "v1alpha1", "trainers", None, TRAINER_CR)
+TRAINER_CR_TARGET = Target("components.platform.opendatahub.io", "v1alpha1", "trainers", False, "", TRAINER_CR,
+                           "Trainer")
+TRAINER_CR_PATH = TRAINER_CR_TARGET.path
 DEFAULT_APP_NAMESPACE = "opendatahub"
 # Its reconciler applies as trainer-module-controller; CRDs go out as platform.opendatahub.io.
 FIELD_MANAGERS = ("trainer-module-controller", "platform.opendatahub.io")
@@ -249,11 +252,13 @@ def _delete_cr(cluster: Cluster, state: OperatorState, deadline: float, timeout:
             {"op": "test", "path": "/metadata/resourceVersion", "value": meta.resource_version},
             {"op": "replace", "path": "/metadata/finalizers", "value": kept}])
     if not meta.deleting:
-        try:
-            cluster.request("DELETE", path, body={"propagationPolicy": "Orphan"})
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
+        # The CR whose checks passed (check_hand_over), that very one (its uid), and no other.
+        uid = meta.uid
+        done = delete(cluster, TRAINER_CR_TARGET, Proof(f"Trainer {TRAINER_CR}", uid=uid), propagation="Orphan") \
+            if uid else Outcome(REFUSED, "the server gave no uid")
+        if done.done == REFUSED:
+            raise PreflightError(f"Trainer {TRAINER_CR} not deleted: {done.why}; re-run with {HAND_OVER_FLAG} to "
+                                 "judge it again")
     delay = 0.05
     while True:
         cr = get_meta(cluster, path)

@@ -20,12 +20,14 @@ over; with `--take-over-helm` the release counts as the previous install:
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from trainerctl.cluster.operations import helm
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.delete import REFUSED, Proof, Target, delete
 from trainerctl.cluster.manager.inventory import Entry, Inventory
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.prune import Claim, KeepRule
@@ -246,14 +248,28 @@ def delete_records(cluster: Cluster, state: HelmState, *, dry_run: bool,
                                   f"Helm's record of {release.name} revision {record.revision}")
             if not dry_run:
                 try:
-                    cluster.request("DELETE", record.path)
+                    done = delete(cluster, _record_target(record), _record_proof(release))
+                    if done.done == REFUSED:
+                        result.action, result.message = "skipped", f"not Helm's release record: {done.why}"
                 except ApiError as exc:
-                    if exc.status != 404:
-                        result.action, result.message = "failed", f"deleting Helm's release record: {exc}"
+                    result.action, result.message = "failed", f"deleting Helm's release record: {exc}"
             results.append(result)
             if on_done:
                 on_done(result)
     return results
+
+
+def _record_target(record: helm.Record) -> Target:
+    return Target("", "v1", "secrets" if record.kind == "Secret" else "configmaps", True, record.namespace, record.name,
+                  record.kind)
+
+
+def _record_proof(release: helm.Release) -> Proof:
+    """A record of this release, as Helm's storage driver writes one: labelled owner=helm and with
+    the release's name, named after it, in its namespace."""
+    return Proof(f"Helm release {release.name}", label="name", value=release.name, namespace=release.namespace,
+                 name=re.compile(re.escape(f"{helm.RECORD_PREFIX}{release.name}.v") + "[1-9][0-9]*"),
+                 rule=lambda meta, raw: "" if meta.labels.get("owner") == "helm" else "it has no owner=helm label")
 
 
 def adopted_note(release: helm.Release) -> str:

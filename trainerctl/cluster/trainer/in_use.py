@@ -8,7 +8,7 @@ on a later install. A TrainJob is finished once its Complete or Failed condition
 
 from __future__ import annotations
 
-from trainerctl.cluster.manager.apply import remove_finalizer
+from trainerctl.cluster.manager.delete import remove_finalizer
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.listing import find_labelled
@@ -30,20 +30,16 @@ def unfinished_references(cluster: Cluster, discovery: Discovery) -> dict[tuple[
     if res is None:
         return {}
     out: dict[tuple[str, str, str], list[str]] = {}
-    path, token = object_path(res.group, res.version, res.resource, None), None
-    while True:
-        page = cluster.call("GET", path, query={"limit": "500", "continue": token}, items_checked=False)[1]
-        # A TrainJob that does not fit its view names no runtime we can trust: Unreadable (exit 3),
-        # since pruning past it could delete the runtime it runs on.
+    # A TrainJob that does not fit its view names no runtime we can trust: Unreadable (exit 3),
+    # since pruning past it could delete the runtime it runs on.
+    for page in cluster.pages(object_path(res.group, res.version, res.resource, None), items_checked=False):
         for job in map(TrainJob.read, page.get("items") or []):
             ref = job.runtime
             if job.finished or ref is None or ref.api_group != GROUP:
                 continue
             key = runtime_key(ref.kind, job.meta.namespace, ref.name)
             out.setdefault(key, []).append(job.meta.display)
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return out
+    return out
 
 
 def referenced_by(refs: dict[tuple[str, str, str], list[str]], ref: Ref) -> list[str]:

@@ -139,6 +139,11 @@ class Cursor:
             raise self.fail(key, expected or ("a non-empty string" if required else "a string"), value)
         return value
 
+    def text(self, key: str) -> str:
+        """Free text a server wrote (a message, a reason), as every message and report shows
+        server text: one printable line, credentials masked, cut at MESSAGE_LIMIT (safe_text.clean)."""
+        return clean(self.string(key))
+
     def integer(self, key: str, low: int, high: int, default: int | None = None) -> int | None:
         value = self.data.get(key)
         if value is None:

@@ -64,7 +64,7 @@ class Condition:
 
     @classmethod
     def read_all(cls, status: Cursor) -> tuple["Condition", ...]:
-        return tuple(cls(c.string("type"), c.string("status"), c.string("reason"), c.string("message"),
+        return tuple(cls(c.string("type"), c.string("status"), c.text("reason"), c.text("message"),
                          c.time("lastTransitionTime")) for c in status.mappings("conditions"))
 
 
