@@ -61,6 +61,13 @@ def test_lease_state_reads_the_annotation_and_survives_a_foreign_lease():
     foreign = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: "{nope"}},
                                       "spec": {"holderIdentity": "someone-else"}})
     assert foreign.description == "someone-else" and foreign.since() == "since an unknown time"
+    # Server text in every waiting line: cut like any (a 1 MB holder, a 2000-character host).
+    huge = lock_mod.LeaseState.of({"metadata": {}, "spec": {"holderIdentity": "H" * (1 << 20)}})
+    assert huge.holder == "H" * (1 << 20) and huge.description == "H" * 1000 + " …(cut)"
+    host = Holder("ann", "h" * 2000, 12, "install")
+    far = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: host.to_json()}},
+                                  "spec": {"holderIdentity": host.identity}})
+    assert len(far.description) == 1000 + len(" …(cut)") and far.description.startswith("ann@hhh")
 
 
 # -- a Lease that does not fit its view ------------------------------------------------------------

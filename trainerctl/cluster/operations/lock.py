@@ -49,6 +49,7 @@ from trainerctl.cluster.client.views import Lease, Unreadable
 from trainerctl.cluster.client.views.fields import INT32
 from trainerctl.cluster.manager.delete import Proof, Target, delete
 from trainerctl.errors import TrainerctlError, WaitTimeout
+from trainerctl.safe_text import clean
 
 NAME = "trainerctl-lock"
 MANAGED_BY = ("app.kubernetes.io/managed-by", "trainerctl")
@@ -170,7 +171,8 @@ class LeaseState:
                 and data["token"] and identity.endswith("#" + data["token"]):
             description = Holder(data["user"], data["host"], data["pid"], data["command"], data.get("ci", ""),
                                  data["token"]).describe()
-        return cls(identity, description, lease.acquired, lease.renewed, lease.duration or DURATION_SECONDS,
+        # Server text, shown in every waiting and time-out line: one printable line, cut like any.
+        return cls(identity, clean(description), lease.acquired, lease.renewed, lease.duration or DURATION_SECONDS,
                    lease.meta.resource_version, lease.transitions)
 
     @property
