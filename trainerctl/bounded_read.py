@@ -52,9 +52,9 @@ class Limit:
 
     name: str  # the key callers use
     env: str  # raises it
-    default: int  # bytes, or seconds for a time limit
+    default: int  # bytes, or seconds for a time limit, or a count
     what: str  # for the docs and messages
-    unit: str = "bytes"  # or "seconds"
+    unit: str = "bytes"  # or "seconds", or "objects"
 
 
 LIMITS = {limit.name: limit for limit in (
@@ -79,6 +79,8 @@ LIMITS = {limit.name: limit for limit in (
     Limit("decoded", "TRAINERCTL_MAX_DECODED", 64 * _MI,
           "a payload inside a server object once decoded and decompressed (a Helm release record)"),
     Limit("log", "TRAINERCTL_MAX_LOG", 4 * _MI, "one container log read (diagnosis, support bundle)"),
+    Limit("upgrade-objects", "TRAINERCTL_MAX_UPGRADE_OBJECTS", 100_000,
+          "custom resources upgrade-check reads of each CRD version it checks", "objects"),
     Limit("request-time", "TRAINERCTL_REQUEST_TIMEOUT", 60, "one API request, from connecting to the last byte",
           "seconds"),
     Limit("log-time", "TRAINERCTL_LOG_TIMEOUT", 30, "one container log read", "seconds"),

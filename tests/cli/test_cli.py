@@ -238,7 +238,9 @@ def test_render_and_kustomize_import_only_what_they_use(shared_dir):
                                                                                      "trainerctl.render"}
 
 
-ENGINES = ("trainerctl.kustomize.top", "trainerctl.render.pipeline", "trainerctl.source.cache", "trainerctl.source.gitrepo")
+ENGINES = ("trainerctl.kustomize.top", "trainerctl.render.pipeline", "trainerctl.source.cache", "trainerctl.source.gitrepo",
+           # install takes the upgrade guard; the check behind it loads only when it runs
+           "trainerctl.upgrade.checks", "trainerctl.upgrade.schema.validate")
 
 
 def test_install_f_loads_no_build_engine(tmp_path):
@@ -258,7 +260,7 @@ def test_install_f_loads_no_build_engine(tmp_path):
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [3, []]
 
 
-@pytest.mark.parametrize("package", ["trainerctl.kustomize", "trainerctl.render", "trainerctl.source"])
+@pytest.mark.parametrize("package", ["trainerctl.kustomize", "trainerctl.render", "trainerctl.source", "trainerctl.upgrade"])
 def test_a_lazy_package_loads_none_of_its_modules(package):
     """Importing the package (as importing any one of its modules does) runs only its __init__."""
     code = (f"import sys, json, {package}\n"

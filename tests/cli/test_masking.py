@@ -65,6 +65,8 @@ _SERIALIZE_ALLOWED = {
     "trainerctl.cluster.manager.inventory": "the inventory written to the server, and a digest",
     "trainerctl.cluster.operations.history": "a history record written to the server",
     "trainerctl.cluster.operations.lock": "the lock holder written to the server",
+    "trainerctl.upgrade.schema.validate": "a value quoted in a validation message as the API server quotes it "
+                                          "(Go's JSON); the message is masked like any other",
 }
 # The modules that write to the terminal: what they print passed safe_text or serialize.
 _WRITERS = {"trainerctl.stdio", "trainerctl.ui", "trainerctl.cli.output"}

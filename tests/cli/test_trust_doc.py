@@ -8,6 +8,10 @@ import re
 from pathlib import Path
 
 from trainerctl.bounded_read import ALIAS_SLACK, LIMITS, MAX_DEPTH, human_size
+from trainerctl.cluster.client.client import LIST_PAGE, MAX_LIST_PAGES
+from trainerctl.cluster.client.discovery import MAX_GROUP_VERSIONS
+from trainerctl.cluster.operations.history import MAX_REVISION
+from trainerctl.cluster.trainer import stored_versions
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "trust.md"
 
@@ -24,6 +28,8 @@ def _rows() -> list[tuple[str, str, str]]:
 
 def _shown(limit) -> str:
     """As the page writes it: 60 s, 16 MiB (as the error messages say it)."""
+    if limit.unit == "objects":
+        return f"{limit.default:,} objects"
     return f"{limit.default} s" if limit.unit == "seconds" else human_size(limit.default)
 
 
@@ -78,6 +84,10 @@ def _fixed_bounds() -> dict[tuple[str, str], tuple[str, str]]:
     }
 
 
+# The request bounds' table (checked by test_the_request_bounds_are_the_codes).
+_REQUEST_BOUNDS = {("trainerctl.cluster.client.client", "MAX_LIST_PAGES"),
+                   ("trainerctl.cluster.client.discovery", "MAX_GROUP_VERSIONS"),
+                   ("trainerctl.cluster.operations.history", "MAX_REVISION")}
 # Constants named as bounds that are not a bound on what comes from outside, or are documented
 # where their subject is: each with why it needs no row here.
 _NOT_HERE = {
@@ -87,6 +97,9 @@ _NOT_HERE = {
     ("trainerctl.kustomize.loader", "MAX_LINKS"): "the kustomize engine's, as kubectl's (Linux's ELOOP)",
     ("trainerctl.kustomize.yamlread", "MAX_DEPTH"): "the kustomize engine's, as kustomize's (docs/benchmarks.md)",
     ("trainerctl.registry.client", "MAX_REDIRECTS"): "the registry client's, with its redirect rules (docs/images.md)",
+    ("trainerctl.upgrade.schema.goregex", "MAX_RUNE"): "Unicode's highest code point, as Go's regexp knows it",
+    ("trainerctl.cluster.trainer.stored_versions", "_COUNT_MAX"):
+        "the range a server's remainingItemCount is read in (an int32), not a bound on requests",
 }
 _BOUND_NAME = re.compile(r"(MAX_[A-Z_]+|[A-Z_]+_MAX|[A-Z_]*LIMIT[A-Z_]*|[A-Z_]*_LINES|MIN_LENGTH)")
 
@@ -129,7 +142,7 @@ def test_every_fixed_bound_is_in_the_docs_with_its_value():
 def test_every_bound_in_the_code_is_in_a_table():
     """Both ways: a constant named as a bound is documented (or says why not), and every
     TRAINERCTL_ variable that sets a size or a time is in a table."""
-    documented = set(_fixed_bounds()) | set(_NOT_HERE)
+    documented = set(_fixed_bounds()) | set(_NOT_HERE) | _REQUEST_BOUNDS
     undocumented = sorted(f"{m}.{n}" for m, n in _bound_constants() - documented)
     assert not undocumented, f"bounds in the code missing from docs/trust.md: {undocumented}"
     assert not set(_fixed_bounds()) - _bound_constants(), "a documented bound no longer in the code"
@@ -141,3 +154,19 @@ def test_every_bound_in_the_code_is_in_a_table():
     assert variables and not variables - tabled, sorted(variables - tabled)
     fixed = [what for what, _ in _fixed_rows()]
     assert len(fixed) == len({row for row, _ in _fixed_bounds().values()}), fixed
+
+
+# -- the request bounds ----------------------------------------------------------------------------
+def _request_row(starts: str) -> str:
+    rows = [line for line in DOC.read_text(encoding="utf-8").splitlines() if line.startswith(f"| {starts}")]
+    assert len(rows) == 1, (starts, rows)
+    return rows[0]
+
+
+def test_the_request_bounds_are_the_codes():
+    assert f"{LIST_PAGE} objects a page, at most {MAX_LIST_PAGES:,} pages" in _request_row("a list read in pages")
+    assert f"at most {MAX_GROUP_VERSIONS:,} group versions" in _request_row("discovery from a server without")
+    guard = _request_row("the rollback's CRD stored-version guard")
+    assert f'"at least {stored_versions.PAGE}"' in guard and f"names at most {stored_versions.SHOWN} of them" in guard
+    assert f"1..{MAX_REVISION:,}" in _request_row("an install-history revision number")
+    assert f"beyond {MAX_REVISION:,}" in (DOC.parent / "history.md").read_text(encoding="utf-8")

@@ -16,11 +16,11 @@ from trainerctl.errors import EXIT_BAD_INPUT, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.redact import strip_userinfo
 from trainerctl.render.recipe import Named, options_from
-from trainerctl.source.pins import _data, pinned_source
+from trainerctl.source.pins import channels, pinned_source
 from trainerctl.source.validate import normalize_url
 
-PINNED = [{"url": f"{url}.git", "ref": ref, "commit": commit, "digest": _data()["digests"][commit]}
-          for url, refs in _data()["pins"].items() for ref, commit in refs.items()]
+PINNED = [{"url": c.url if c.url.endswith(".git") else f"{c.url}.git", "ref": c.ref, "commit": c.commit,
+           "digest": c.digest} for c in channels().values()]
 WORDS = ["", "..", "../..", "/etc", "overlays/manager", "a/../../b", "x\x00y", "\x1b[31m", "rhoai", "é/ü", "//", "."]
 text = st.one_of(st.sampled_from(WORDS), st.text(max_size=30))
 urls = st.one_of(st.sampled_from(["https://github.com/kubeflow/trainer.git", "http://github.com/kubeflow/trainer",
@@ -74,7 +74,7 @@ def test_a_record_reads_no_folder_and_reaches_no_host_the_user_did_not_name(sour
     else:
         assert options.source_path is None
         assert pinned_source(options.source_url, options.ref, source.get("commit"), source.get("digest"))
-        assert "@" not in options.source_url and normalize_url(options.source_url) in _data()["pins"]
+        assert "@" not in options.source_url and normalize_url(options.source_url) in {normalize_url(c.url) for c in channels().values()}
     assert options.remote_mirrors == named.remote_mirrors
     given_prefixes = {strip_userinfo(m.partition("=")[0]) for m in named.remote_mirrors}
     assert {strip_userinfo(m.partition("=")[0]) for m in render.get("remoteMirrors") or ()} <= given_prefixes

@@ -64,6 +64,7 @@ import functools
 import gzip
 import http.server
 import json
+import urllib.parse
 import socket
 import ssl
 import tempfile
@@ -783,6 +784,7 @@ class World:
 
 
 _TRAINER = "/apis/trainer.kubeflow.org/v1alpha1"
+_OURS = "platform.opendatahub.io/part-of"  # the default ownership label's key
 
 
 class Talkative(World):
@@ -826,6 +828,9 @@ class Talkative(World):
             return self.items("", [])
         if path == f"/api/v1/namespaces/{NS}/configmaps" and "history" in self.query:
             return self.items("ConfigMap", [self.record(1), self.record(2)])
+        if path == f"/apis/apps/v1/namespaces/{NS}/deployments" and method == "GET" \
+                and _OURS in urllib.parse.unquote(self.query):
+            return self.items("Deployment", [self.ours()])  # what uninstall finds, and fails to delete
         if method == "DELETE" and "/leases" not in path:
             return self.failure(500, "InternalError", self.talk())
         if method == "PATCH" and "/configmaps/" in path:
@@ -841,16 +846,20 @@ class Talkative(World):
             "objects": json.dumps({f"apps/Deployment/{NS}/d1": {"api_version": "apps/v1", "resource": "deployments",
                                                                 "namespaced": True, "stage": "controllers"}})}}
 
+    def ours(self) -> dict:
+        deployment = _deployment()
+        deployment["metadata"]["labels"] = {_OURS: "trainer"}
+        deployment["status"]["conditions"][0]["message"] = self.talk()
+        return deployment
+
     def get(self, path: str) -> None:
+        if path == f"/apis/apps/v1/namespaces/{NS}/deployments/d1":
+            return self.json(200, self.ours())
         if path == f"/api/v1/namespaces/{NS}/configmaps/trainerctl-inventory":
             inventory = _inventory()
             inventory["data"]["source"] = json.dumps({"url": "https://example.invalid/trainer.git",
                                                       "ref": self.talk(), "trainer_version": "2.2.0"})
             return self.json(200, inventory)
-        if path == f"/apis/apps/v1/namespaces/{NS}/deployments/d1":
-            deployment = _deployment()
-            deployment["status"]["conditions"][0]["message"] = self.talk()
-            return self.json(200, deployment)
         return super().get(path)
 
     def pods(self) -> list:

@@ -30,7 +30,7 @@ def history_cmd(s: Settings) -> None:
 
 
 @command("rollback")
-@takes(*CLUSTER, "namespace", "source", "ref", "remote_mirrors", "owner_label", "cache_dir", "offline", "dry_run",
+@takes(*CLUSTER, "namespace", "channel", "source", "ref", "remote_mirrors", "owner_label", "cache_dir", "offline", "dry_run",
        "wait", "timeout", "output", "force_conflicts", "prune", "recreate", "skip_preflight", "allow_breaking",
        "field_manager", "lock_timeout", "history_max", "verify", defaults={"verify": True})
 def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
@@ -39,8 +39,8 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
     """Install a recorded revision again (from the cache, the embedded copy or a fetch of its source,
     refused when its tree digest changed), through the same staged install and lock; recorded as a
     new revision, then verified (verify's default tiers; --no-verify skips them). A source trainerctl
-    does not pin (a local checkout, another git URL) is rendered only from --source, and a recorded
-    remote mirror only through --remote-mirror. --dry-run shows the diff and the plan."""
+    does not pin (a local checkout, another git URL) is rendered only from --source (or --channel), and
+    a recorded remote mirror only through --remote-mirror. --dry-run shows the diff and the plan."""
     from trainerctl.cli.options import install_options, session
     from trainerctl.cli.output import check_output, emit, run_failed
     from trainerctl.cluster import rollback
@@ -50,6 +50,7 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
     from trainerctl.errors import InputError
     from trainerctl.render.pipeline import render
     from trainerctl.render.recipe import Named, options_from
+    from trainerctl.source import pins
     from trainerctl.upgrade import guard
 
     output = check_output(s.output)
@@ -58,8 +59,10 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
     api = connect(s.kubeconfig, s.context)
     back = rollback.choose(api, s.namespace, revision)
     given = s.command_line  # a source named for this rollback, not trainerctl.yaml's (that is install's)
-    named = Named(source_url=s.source_url if "source" in given else None,
-                  source_path=s.source_path if "source" in given else None, ref=s.ref if "ref" in given else None,
+    chosen = pins.channel(s.channel) if "channel" in given else None  # a channel names a pinned source
+    named = Named(source_url=chosen.url if chosen else s.source_url if "source" in given else None,
+                  source_path=s.source_path if "source" in given else None,
+                  ref=chosen.ref if chosen else s.ref if "ref" in given else None,
                   remote_mirrors=tuple(s.remote_mirrors), owner_label=s.owner_label)
     rendered = render(options_from(back.target.source, back.target.render, what=back.what, namespace=s.namespace,
                                    named=named, cache_dir=s.cache_dir, offline=s.offline))

@@ -142,6 +142,10 @@ class Settings:
     write_overrides: str | None = setting(  # checked with the images command's other choices (images/run.py)
         flags=("--write-overrides",), metavar="FILE",
         help="With --pin-digests: write the digests as image overrides, for render and install --images-from FILE.")
+    write_migrated: str | None = setting(  # checked before the cluster is asked (upgrade/migrated_dir.py)
+        flags=("--write-migrated",), metavar="DIR",
+        help="Write each TrainJob that blocks the upgrade, converted to the target's API, to DIR/NAMESPACE/NAME.yaml, "
+             "to re-create after the upgrade.")
     gitops: str | None = setting(
         flags=("--gitops",), metavar="ENGINE", complete=("flux", "argocd"),
         help="With --output-dir: a folder for this GitOps engine (flux or argocd), one folder per install stage "
