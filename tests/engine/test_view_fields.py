@@ -55,18 +55,56 @@ def _proved_by_the_one_delete(raw):
     return stop if stop is not None and stop.why.startswith("unreadable ") else meta
 
 
-# The client's views, the release inside a Helm record, the Trainer objects verify reads back, and
-# the metadata the one delete proves on.
+@dataclass
+class Lines:
+    """What a reader that goes on past an object gives instead of raising: its lines."""
+
+    unreadable: list[str]
+
+
+_CRD = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "xs.g"},
+        "spec": {"group": "g", "names": {"kind": "X", "plural": "xs"}, "scope": "Namespaced",
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "schema": {"openAPIV3Schema": {"type": "object"}}}]}}
+
+
+def _checked_by_upgrade_check(raw):
+    """A stored object upgrade-check validates against the target's schema: its metadata by the
+    view (one that does not fit is a finding naming it, and the object is not checked)."""
+    from trainerctl.upgrade.stored import check_objects
+
+    findings, _ = check_objects([_CRD], [_CRD], {"xs.g": [raw]}, lambda obj: False)
+    return Lines([f.detail for f in findings if f.detail.startswith("unreadable ")])
+
+
+def _upgrade_state_of(raw):
+    """A TrainJob's state as upgrade-check's migration says it; one that does not fit is
+    'unknown', which the reach test only needs to see read (its fields: Condition's, a bool)."""
+    from trainerctl.upgrade.trainer_migration import state_of
+
+    return state_of(raw)
+
+
+# The client's views, the release inside a Helm record, the Trainer objects verify reads back, the
+# metadata the one delete proves on, and the objects upgrade-check reads through the views.
 READERS: dict[str, Callable[[Any], Any]] = {
     **VIEWS, "HelmRecord": _helm("HelmRecord"), "HelmRecord (ConfigMap)": _helm("HelmRecord (ConfigMap)"),
     "Lease (metadata)": Lease.read_meta, "TrainJob": TrainJob.read, "Job (metadata)": lambda raw: meta("Job", raw),
     "ClusterTrainingRuntime": Runtime.read, "Trainer (the Go operator's CR)": TrainerCR.read,
     "ValidatingWebhookConfiguration (strict)": lambda raw: WebhookConfiguration.read(raw, strict=True),
     "an object the one delete proves": _proved_by_the_one_delete,
+    "an object upgrade-check validates": _checked_by_upgrade_check,
 }
+# Readers that map a refusal to a value of their own (a state "unknown"): reached by the reach
+# test; the fields they read are the views' (Condition, booleans), given every wrong type above.
+REACHED_ONLY: dict[str, Callable[[Any], Any]] = {"TrainJob (upgrade-check's state)": _upgrade_state_of}
 TEMPLATE = {"metadata": {"labels": {"a": "b"}, "annotations": {"c": "d"}},
             "spec": {"containers": [{"name": "c", "image": "busybox"}], "initContainers": [{"name": "i"}]}}
 EXTRA_SAMPLES = {
+    "an object upgrade-check validates": {"apiVersion": "g/v1", "kind": "X", "metadata": {
+        "name": "x", "namespace": NS, "uid": "u", "labels": {"a": "b"}, "ownerReferences": [{"kind": "K", "uid": "o"}]}},
+    "TrainJob (upgrade-check's state)": {"metadata": {"name": "t", "namespace": NS}, "spec": {"suspend": True},
+                                         "status": {"conditions": [{"type": "Complete", "status": "False"}]}},
     "an object the one delete proves": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
         "name": "c", "namespace": NS, "uid": "u", "resourceVersion": "4", "labels": {"a": "b"},
         "annotations": {"c": "d"}, "finalizers": ["x/y"], "ownerReferences": [{"kind": "K", "name": "n", "uid": "o"}],
@@ -269,6 +307,8 @@ def test_every_cursor_opened_on_a_server_object_is_reached(monkeypatch):
     recording = Recording(monkeypatch)
     for kind in READERS:
         recording.run(kind, sample(kind))
+    for kind, read in REACHED_ONLY.items():
+        read(sample(kind))
     root = Path(trainerctl.__file__).resolve().parent
     sites = {(str(path), n) for path in root.rglob("*.py")
              for n, line in enumerate(path.read_text().splitlines(), 1)
