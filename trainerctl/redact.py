@@ -216,6 +216,7 @@ def _replaced(value: Any, blank: bool = True) -> Any:
     if isinstance(value, dict):
         out = {_replaced(k) if isinstance(k, str) else k: _replaced(v, blank) for k, v in value.items()}
         for key, values in _secret_values(value) if blank else ():
+            out.pop(redact(key), None)  # a value spelled inside "stringData" masked the key: one key stays
             out[key] = {redact(k) if isinstance(k, str) else k:
                         v if isinstance(v, str) and _BLANKED.fullmatch(v) else
                         f"{MASK} ({_secret_size(v, key == 'data')} bytes)" for k, v in values.items()}

@@ -95,6 +95,12 @@ FILES: dict[str, str | bytes] = {
                                         "on the next run.\nmetadata:\n  annotations:\n    trainerctl.io/gitops: flux\n"
                                         "resources: []\n",
     "broken-folder/stages/00-crds/kustomization.yaml": "resources:\n- gone.yaml\n",
+    # marked indexes a hand edit broke: each field is read by the type render writes
+    **{f"{name}-folder/kustomization.yaml": "# Written by `trainerctl render --output-dir`; files listed here are "
+                                            "replaced on the next run.\n" + body
+       for name, body in (("list-index", "- a\n- b\n"), ("list-meta", "metadata: [a]\nresources: []\n"),
+                          ("list-annotations", "metadata:\n  annotations: [1, 2]\nresources: []\n"),
+                          ("mapping-value", "metadata:\n  annotations: {trainerctl.io/gitops: {a: b}}\nresources: []\n"))},
     # trainerctl.yaml variants (--config)
     "cfg/binary.yaml": b"namespace: \xff\xfe\n",
     "cfg/bad.yaml": "namespace: [\n",
@@ -374,7 +380,11 @@ def _cases() -> dict[str, Case]:
              "a scalar": ("scalar.yaml", "document 1"), "a sequence": ("seq.yaml", "document 1"),
              "bad YAML": ("bad.yaml", "bad.yaml"), "a tab": ("tab.yaml", "tab.yaml"),
              "second document bad": ("second-bad.yaml", "document 2"),
-             "a broken GitOps folder": ("broken-folder", "gone.yaml")}
+             "a broken GitOps folder": ("broken-folder", "gone.yaml"),
+             "a folder whose index is a list": ("list-index-folder", "expected a Kustomization (a mapping)"),
+             "a folder whose metadata is a list": ("list-meta-folder", "metadata: expected a mapping"),
+             "a folder whose annotations are a list": ("list-annotations-folder", "metadata.annotations: expected"),
+             "a folder with a mapping as annotation": ("mapping-value-folder", "metadata.annotations: expected")}
     for cmd in (*target_cmds, "status"):
         for name, (path, says) in files.items():
             c[f"{cmd}: -f {name}"] = Case([cmd, "-f", path], BAD, says)

@@ -176,6 +176,15 @@ def _release(**fields) -> dict:
      "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): nested deeper than 200"),
     (helm_record("kubeflow-trainer", "1", helm_payload(b'{"version": 1' + b"0" * 5000 + b"}")),
      "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): not JSON trainerctl reads"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(
+        manifest="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a, b]\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: expected a Kubernetes object"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(
+        manifest="---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: runtimes}\ndata: [runtimes.yaml]\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: ConfigMap runtimes: data: expected a "
+     "mapping of strings"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="just text\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: expected a Kubernetes object"),
     (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="a: " + "[" * 20000))),
      "release.manifest: expected a YAML stream of objects (manifest: not YAML: exceeded maximum nesting depth"),
     (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="a: &a [x, x]\n" + "".join(
@@ -320,6 +329,15 @@ SAMPLES = {
          "rules": [{"apiGroups": ["x.io"], "resources": ["xs"]}]}]},
     "MutatingWebhookConfiguration": {"metadata": {"name": "m"}, "webhooks": [
         {"name": "m.x.io", "clientConfig": {"url": "https://example.com/m"}, "rules": [{"apiGroups": ["x.io"]}]}]},
+    "SelfSubjectAccessReview": {"kind": "SelfSubjectAccessReview", "status": {"allowed": True, "denied": False,
+                                                                            "reason": "RBAC", "evaluationError": ""}},
+    "SubjectAccessReview": {"kind": "SubjectAccessReview", "status": {"allowed": False, "reason": "no rule"}},
+    "SelfSubjectReview": {"kind": "SelfSubjectReview", "status": {"userInfo": {"username": "admin"}}},
+    "version.Info": {"major": "1", "minor": "27+", "gitVersion": "v1.27.3-gke.100", "platform": "linux/amd64",
+                     "goVersion": "go1.20"},
+    "ClusterRoleBinding": {"metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                                                "kind": "ClusterRole", "name": "r"},
+                           "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": NS}]},
 }
 
 

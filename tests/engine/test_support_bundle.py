@@ -96,6 +96,7 @@ def _members(archive: Path) -> dict[str, bytes]:
         return {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
 
 
+SECRET_WORDS = "apiVersion: v1\nkind: Secret\ndata:\nstringData:\n"
 _SECRET = st.text(min_size=redact.MIN_LENGTH, max_size=300).filter(lambda s: len(s.strip()) >= redact.MIN_LENGTH)
 _SECRETS = st.lists(_SECRET, min_size=1, max_size=3, unique=True)
 
@@ -107,7 +108,8 @@ def test_no_secret_in_any_member_in_any_encoding(tmp_path_factory, secrets, toke
     """Secrets (a Secret's data and stringData) and a registered credential (a kubeconfig token),
     planted in every kind of member: text, JSON and YAML values, keys, long lines YAML folds,
     members added before the Secret was read."""
-    assume(not any(_touches_mask(s) for s in [*secrets, token]))
+    # A value spelled inside the Secret's own field names ("stringDa") is not hidden by them.
+    assume(not any(_touches_mask(s) or s in SECRET_WORDS for s in [*secrets, token]))
     redact.forget_all()
     redact.register(token)
     planted = [*secrets, token]

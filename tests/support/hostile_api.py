@@ -43,6 +43,8 @@ an old cluster or anyone allowed to create it in the namespace could write:
                Deployment's annotations and env, the recorded source, events, logs, a node, a CRD
   bad-names    the inventory lists objects named `../../../../tmp/pwned` (and in such a namespace,
                of such a kind), and the server answers each GET with an object named so
+  bad-answers  one answer a command decides by has a field of the wrong type: `variant` picks one
+               of ANSWER_VARIANTS (an access review, /version, the Go operator's CR)
   talkative    every text the world holds is one of the `planted` messages (long, each holding a
                secret where the test put it): conditions, container states, events, logs, the
                recorded source, two install-history records; Trainer's runtime API is there, and
@@ -72,12 +74,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 WORLD_MODES = ("bad-lease", "bad-pods", "bad-events", "bad-helm", "endless-log", "drip-log", "planted", "bad-names",
-               "talkative")
+               "bad-answers", "talkative")
 MODES = ("garbage", "null", "array", "string", "number", "deep", "truncated", "drip", "drip-body", "silent",
          "close", "huge", "huge-error", "escapes", "redirect", "429-seconds", "429-date", "429-forever",
          "bad-status", "wrong-shape", "500-json-list", "endless-list", "same-continue", "many-groups",
          "stored-versions", *WORLD_MODES)
 LEASE_VARIANTS = ("duration-abc", "duration-1e400", "holder-list", "acquire-no-zone", "create-no-rv")
+# What a command decides by, answered with a field of the wrong type (mode bad-answers).
+ANSWER_VARIANTS = {"review-allowed-string": "an access review: status.allowed is the string \"false\"",
+                   "review-denied-string": "an access review: allowed, and status.denied is the string \"true\"",
+                   "whoami-list": "access reviews deny, and who the user is (SelfSubjectReview) is a list",
+                   "version-numbers": "/version: major and minor are numbers",
+                   "operator-namespace-list": "the Go operator's Trainer CR: spec.appNamespace is a list"}
 
 ESCAPES = ("\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x1b]52;c;ZXZpbA==\x07 \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\"
            "\nerror: forged second line\r\u202eevil\u202c \x9b2J \x00nul")
@@ -134,10 +142,10 @@ class HostileServer:
                  planted: tuple[str, ...] = ("planted-secret-value-0123",)):
         if mode not in MODES + ("healthy",):
             raise ValueError(mode)
-        if variant and variant not in LEASE_VARIANTS:
+        if variant and variant not in (*LEASE_VARIANTS, *ANSWER_VARIANTS):
             raise ValueError(variant)
         self.mode = mode
-        self.variant = variant or LEASE_VARIANTS[0]
+        self.variant = variant or (next(iter(ANSWER_VARIANTS)) if mode == "bad-answers" else LEASE_VARIANTS[0])
         self.planted = tuple(planted)
         self.healthy_requests = healthy_requests
         self.drip_seconds = drip_seconds
@@ -614,11 +622,18 @@ class World:
     def answer(self) -> None:
         h, path, method = self.h, self.path, self.h.command
         if path == "/version":
+            if self.mode == "bad-answers" and self.variant == "version-numbers":
+                return self.json(200, {"major": 1, "minor": 37, "gitVersion": "v1.37.2"})
             return self.json(200, {"major": "1", "minor": "37", "gitVersion": "v1.37.2", "platform": "linux/amd64"})
         if path == "/api":
             return self.json(200, _DISCOVERY_CORE)
         if path == "/apis":
             return self.json(200, _WORLD_GROUPS)
+        if path.endswith("/trainers/default-trainer") and self.variant == "operator-namespace-list" \
+                and self.mode == "bad-answers" and method == "GET":
+            return self.json(200, {"apiVersion": "components.platform.opendatahub.io/v1alpha1", "kind": "Trainer",
+                                   "metadata": {"name": "default-trainer", "uid": "uid-cr", "resourceVersion": "1"},
+                                   "spec": {"appNamespace": ["opendatahub", "kube-system"]}})
         if path in _WORLD_RESOURCES:
             return self.json(200, {"kind": "APIResourceList", "groupVersion": path.split("/", 2)[-1], "resources": [
                 {"name": n, "kind": k, "namespaced": ns, "verbs": ["get", "list", "patch", "delete", "create", "update"]}
@@ -636,7 +651,13 @@ class World:
     def echo(self) -> None:
         doc = getattr(self.h, "trainerctl_body", None) or {}
         if self.path.endswith(("/selfsubjectaccessreviews", "/selfsubjectreviews")):  # every access is granted
-            return self.json(201, {**doc, "status": {"allowed": True, "userInfo": {"username": "hostile-admin"}}})
+            status = {"allowed": True, "userInfo": {"username": "hostile-admin"}}
+            if self.mode == "bad-answers" and self.variant.startswith("review-"):
+                status = {"allowed": "false"} if self.variant == "review-allowed-string" else \
+                    {"allowed": True, "denied": "true"}
+            if self.mode == "bad-answers" and self.variant == "whoami-list":
+                status = {"allowed": False, "userInfo": {"username": ["admin", "root"]}}
+            return self.json(201, {**doc, "status": status})
         if isinstance(doc, dict):
             doc.setdefault("metadata", {}).update(resourceVersion="2", uid="uid-applied")
         self.json(201 if self.h.command == "POST" else 200, doc)

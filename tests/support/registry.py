@@ -318,6 +318,8 @@ class HostileRegistry:
       redirect-elsewhere  307 to `elsewhere` (another host, plain http), to repository `landed`
       throttled      429 with Retry-After: 1 twice, then the manifest
       escapes        500 whose error message holds terminal escapes and a forged second line
+      token-typed    401 Bearer, and the realm answers a token that is a number (and a good access_token)
+      manifest-typed a manifest whose schemaVersion is "2" and layers a string (with its right digest)
     """
 
     MANIFEST = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
@@ -361,6 +363,8 @@ class HostileRegistry:
                 host = self.headers.get("Host", "")
                 if path == "/token-garbage":
                     return self._send(200, b"<html>not a token</html>", {"Content-Type": "text/html"})
+                if path == "/token-typed":
+                    return self._send(200, b'{"token": 5, "access_token": "t0ken"}', {"Content-Type": "application/json"})
                 if path == "/token-huge":
                     return self._send(200, b"", {"Content-Type": "application/json"}, length=64 << 20)
                 if mode == "garbage":
@@ -373,7 +377,12 @@ class HostileRegistry:
                     return self._send(200, b"", {"Content-Type": "application/json"}, length=64 << 20)
                 if mode == "no-challenge":
                     return self._send(401)
-                if mode in ("token-garbage", "token-huge"):
+                if mode == "manifest-typed":
+                    body = b'{"schemaVersion": "2", "layers": "none"}'
+                    return self._send(200, body, {"Docker-Content-Digest": "sha256:" + hashlib.sha256(body).hexdigest(),
+                                                  "Content-Type": "application/vnd.oci.image.manifest.v1+json"}
+                                      if self.command == "GET" else {})
+                if mode in ("token-garbage", "token-huge", "token-typed"):
                     scheme = "https" if tls_pki else "http"
                     return self._send(401, headers={"WWW-Authenticate": f'Bearer realm="{scheme}://{host}/{mode}",service="x"'})
                 if mode == "http-realm":

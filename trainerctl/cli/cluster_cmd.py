@@ -31,7 +31,9 @@ def hand_over_namespace(api, s: Settings) -> str | None:
         from trainerctl.cluster.operations import helm
         from trainerctl.cluster.trainer.helm_handover import trainer_releases
 
-        found = {r.namespace for r in trainer_releases(helm.find_releases(api, s.namespace)).releases}
+        skipped: list[str] = []
+        found = {r.namespace for r in trainer_releases(helm.find_releases(api, s.namespace, skipped),
+                                                         unreadable=skipped).releases}
         return found.pop() if len(found) == 1 else None
     return None
 

@@ -19,6 +19,7 @@ from trainerctl.cluster.operations import history, lock
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.manager.delete import GONE, REFUSED, Proof, Target, delete_and_wait
 from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.client.views import Webhook, WebhookConfiguration
 from trainerctl.cluster.manager.listing import CRD, Found, candidate_types, count_custom_resources, find_labelled
 from trainerctl.cluster.manager.objects import is_exempt, not_exempt, parse_label
 from trainerctl.cluster.client.pool import parallel_map
@@ -56,6 +57,13 @@ def _confirm_crds(cluster: Cluster, discovery: Discovery, crds: list[Found], opt
         raise InputError(f"{question}; refusing without --yes (stdin is not a terminal)")
     if not confirm(question + "; continue?"):
         raise InputError("aborted: CRDs not deleted (nothing was removed)")
+
+
+def _webhooks(raw: dict, kind: str) -> tuple[Webhook, ...]:
+    """The webhooks of a live configuration, each by its view. One that does not fit says nothing
+    of what it admits, so the order of the deletes cannot be judged: views.Unreadable (exit 3),
+    before anything is deleted."""
+    return WebhookConfiguration.read(raw, kind, strict=True).webhooks
 
 
 def _history(cluster: Cluster, namespace: str, options: UninstallOptions) -> dict:
@@ -106,7 +114,8 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
 
     # Stage of each object: from the inventory, else the same policy install uses, with the
     # webhooks we are about to delete deciding what they admit.
-    rules = WebhookRules.from_objects([cluster.request("GET", f.path) for f in found if f.ref.kind in WEBHOOK_KINDS])
+    rules = WebhookRules([pair for f in found if f.ref.kind in WEBHOOK_KINDS
+                          for hook in _webhooks(cluster.request("GET", f.path), f.ref.kind) for pair in hook.rules])
 
     def stage(f: Found) -> str:
         entry = inventory.entries.get(f.ref.key) if inventory else None

@@ -261,10 +261,14 @@ class Registries:
             answer = json.loads(resp.body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             answer = None
-        token = (answer.get("token") or answer.get("access_token")) if isinstance(answer, dict) else None
-        if not isinstance(token, str) or not token:
+        # Each of the two names Docker's token spec allows, when present, is a string: a token of
+        # another type is no token (never one taken from its other name instead).
+        given = {k: answer[k] for k in ("token", "access_token") if answer.get(k) is not None} \
+            if isinstance(answer, dict) else {}
+        token = given.get("token") or given.get("access_token")
+        if not given or not all(isinstance(v, str) for v in given.values()) or not token:
             raise RegistryError(f"{loc.image}: the token server {parts.netloc} did not answer with a token "
-                                "(expected JSON with `token` or `access_token`)")
+                                "(expected JSON with `token` or `access_token`, a string)")
         redact.register(token)
         return _header_safe(token, f"the token from {parts.netloc}")
 
@@ -316,7 +320,7 @@ class Registries:
             manifest = json.loads(resp.body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             manifest = None
-        if not isinstance(manifest, dict) or not any(k in manifest for k in ("schemaVersion", "manifests", "layers")):
+        if not _is_manifest(manifest):
             raise RegistryError(f"{loc.image}: {loc.api_host} answered with something that is not a manifest "
                                 f"({len(resp.body)} bytes of {clean(resp.headers.get('content-type', 'no type'), 80)})")
         said = resp.headers.get("docker-content-digest", "").strip()
@@ -324,6 +328,16 @@ class Registries:
             raise RegistryError(f"{loc.image}: {loc.api_host} says the manifest is {clean(said, 100)}, "
                                 f"but it hashes to {digest}")
         return digest
+
+
+def _is_manifest(doc) -> bool:
+    """An OCI or Docker image index or manifest, by the types of its fields: schemaVersion 2,
+    mediaType a string, manifests and layers lists of mappings (what a runtime pulls by)."""
+    if not isinstance(doc, dict) or not any(k in doc for k in ("schemaVersion", "manifests", "layers")):
+        return False
+    version, media = doc.get("schemaVersion", 2), doc.get("mediaType", "")
+    return type(version) is int and version == 2 and isinstance(media, str) and all(
+        isinstance(doc.get(k, []), list) and all(isinstance(i, dict) for i in doc.get(k, [])) for k in ("manifests", "layers"))
 
 
 def _registry_message(resp: Response) -> str:

@@ -65,10 +65,10 @@ def check_output_dir(directory: str | Path) -> set[str]:
 
 def is_ours(index: Path) -> bool:
     """Whether `index` is a kustomization.yaml written by `render --output-dir`."""
-    return _our_index(index) is not None
+    return our_index(index) is not None
 
 
-def _our_index(index: Path) -> str | None:
+def our_index(index: Path) -> str | None:
     """The text of `index` when `render --output-dir` wrote it (a regular file, never a symlink,
     starting with our marker), else None."""
     try:
@@ -87,7 +87,7 @@ def owned_files(directory: Path) -> set[str]:
     out: set[str] = set()
     root = directory.resolve()
     for index in sorted(directory.rglob("kustomization.yaml")):
-        text = _our_index(index)
+        text = our_index(index)
         if text is None:
             continue
         folder = index.parent

@@ -140,10 +140,12 @@ def check_objects(live_crds: list[dict], target_crds: list[dict], live_resources
             version = _version_of(obj)
             schema = target_schemas.get(version)
             ident = identity(obj)
-            if schema is None or ident is None or own(obj):
+            if schema is None or (ident is not None and own(obj)):
                 continue
-            try:
-                meta = Meta.read(Cursor.of(ident[1] or "object", obj), k8s_names=True)
+            try:  # an object whose metadata, apiVersion or kind does not fit is named, never skipped
+                meta = Meta.read(Cursor.of(ident[1] if ident and ident[1] else "object", obj), k8s_names=True)
+                if ident is None:
+                    raise Unreadable("object", meta.display, "apiVersion and kind", "strings")
             except Unreadable as exc:
                 findings.append(Finding(crd_name, OBJECTS_UNREAD, f"{exc}; it cannot be checked", version=version,
                                         blocking=True))

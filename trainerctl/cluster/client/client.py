@@ -36,7 +36,8 @@ from trainerctl.cluster.client import kubeconfig as kubeconfig_files
 from trainerctl.cluster.client.api_shape import check_body
 from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.net.proxy import proxy_for
-from trainerctl.net.transport import RequestTimeout, Response, Transport, Unreachable, retry_after_seconds
+from trainerctl.net.transport import (RequestTimeout, Response, ResponseTooLarge, Transport, Unreachable,
+                                      retry_after_seconds)
 from trainerctl.errors import InputError, TrainerctlError, WaitTimeout
 from trainerctl.safe_text import clean
 
@@ -66,9 +67,13 @@ class ApiError(TrainerctlError):
         self.retry_after: str | None = None
 
     @property
-    def causes(self) -> list[dict]:
+    def causes(self) -> list[dict[str, str]]:
+        """The Status's details.causes (metav1.StatusCause: type, message, field, all strings); a
+        cause of another shape says nothing trainerctl can read, and the error's message stands."""
         causes = self.details.get("causes")
-        return [c for c in causes if isinstance(c, dict)] if isinstance(causes, list) else []
+        keys = ("type", "message", "field")
+        return [{k: c.get(k) or "" for k in keys} for c in causes if isinstance(c, dict) and
+                all(isinstance(c.get(k) or "", str) for k in keys)] if isinstance(causes, list) else []
 
 
 class BadResponse(TrainerctlError):
@@ -100,6 +105,9 @@ class Cluster:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _pause: threading.Event = field(default_factory=threading.Event, repr=False)
     part: str = ""  # set by within(): what the deadline is for, when it is not the command's
+    # Logs given up on (endless, dripping, too large), by pod path, container and previous: shared
+    # by every part of the command (within() copies the reference), so no log costs its limit twice.
+    _given_up: dict = field(default_factory=dict, repr=False)
 
     def within(self, seconds: float, what: str) -> "Cluster":
         """The same connection for one part of the command, whose requests all end by `seconds`
@@ -148,9 +156,20 @@ class Cluster:
 
     def text(self, path: str, *, query: dict | None = None) -> str:
         """GET a plain-text answer, a container's log, within the "log" and "log-time" limits
-        (whatever tailLines or limitBytes the query asks the server for); errors as for request()."""
-        return self.call("GET", path, query=query, accept="text/plain, */*", timeout=seconds_for("log-time"),
-                         raw=True, limit="log")[1]
+        (whatever tailLines or limitBytes the query asks the server for); errors as for request().
+        A log those limits ended (an endless or dripping one) is not asked for again by this
+        command: the status, the diagnosis and the support bundle all read the same logs, and each
+        read would cost the whole limit again."""
+        key = (path, (query or {}).get("container"), (query or {}).get("previous"))
+        if key in self._given_up:
+            raise type(self._given_up[key])(f"{self._given_up[key]} (earlier in this command; not asked again)")
+        try:
+            return self.call("GET", path, query=query, accept="text/plain, */*", timeout=seconds_for("log-time"),
+                             raw=True, limit="log")[1]
+        except (RequestTimeout, ResponseTooLarge) as exc:
+            if time.monotonic() < self.deadline:  # the log's own limit ended it, not the part's or command's
+                self._given_up[key] = exc
+            raise
 
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",

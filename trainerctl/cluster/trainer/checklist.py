@@ -210,7 +210,7 @@ class Facts:
     def helm(self) -> helm_handover.HelmState:
         """Releases of the Trainer chart, and those owning a rendered object (by Helm's marks on it)."""
         owners = {owner for p in self.live() if (owner := helm.owner_of((p.live or {}).get("metadata")))}
-        return helm_handover.trainer_releases(self.helm_releases(), owners)
+        return helm_handover.trainer_releases(self.helm_releases(), owners, self.helm_unreadable)
 
     def upgrade_report(self) -> Any:
         """The upgrade report if the upgrade check ran (never asks)."""

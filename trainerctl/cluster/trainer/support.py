@@ -29,7 +29,7 @@ from trainerctl import __version__
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.cluster.client.views import CRD, Deployment, Pod, Unreadable
+from trainerctl.cluster.client.views import CRD, Deployment, Pod, ServerVersion, Unreadable
 from trainerctl.cluster.operations import bundle as b
 from trainerctl.cluster.operations import collect as parts
 from trainerctl.cluster.manager import diagnose
@@ -154,8 +154,9 @@ def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory
 
 def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[Deployment]) -> None:
     try:
-        server = cluster.request("GET", "/version", timeout=15)
-    except ApiError as exc:
+        version = ServerVersion.read(cluster.request("GET", "/version", timeout=15))
+        server = {"gitVersion": version.git_version, "platform": version.platform, "goVersion": version.go_version}
+    except (ApiError, Unreadable) as exc:
         bundle.note("the server version", exc)
         server = {}
     images = {dep.meta.display: [c.image for c in dep.containers] for dep in deployments}
@@ -163,8 +164,7 @@ def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[D
     source = inventory.source if inventory else {}
     bundle.add_json("versions.json", {
         "client": {"trainerctl": __version__, "python": sys.version.split()[0], "platform": platform.platform()},
-        "server": {k: server[k] for k in ("gitVersion", "platform", "goVersion") if isinstance(server.get(k), str)
-                   and server[k]},
+        "server": {k: v for k, v in server.items() if v},
         "trainer": {"recorded": source.get("trainer_version") or "", "releases": source.get("releases") or [],
                     "controllerImages": images},
         "jobset": {"running": jobset[0], "from": jobset[1]} if jobset else {"running": ""},

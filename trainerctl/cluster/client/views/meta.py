@@ -28,6 +28,7 @@ class Meta:
     owners: tuple[OwnerRef, ...] = ()
     deleting: bool = False  # deletionTimestamp is set
     created: _dt.datetime | None = None
+    finalizers: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, obj: Cursor, *, name_required: bool = True, k8s_names: bool = False) -> "Meta":
@@ -42,7 +43,8 @@ class Meta:
                    meta.string("namespace", rule=ns_rule, expected=DNS_LABEL if k8s_names else ""),
                    meta.string("uid"), meta.string("resourceVersion"),
                    meta.integer("generation", 0, INT64, 0), meta.string_map("labels"), meta.string_map("annotations"),
-                   owners, meta.time("deletionTimestamp") is not None, meta.time("creationTimestamp"))
+                   owners, meta.time("deletionTimestamp") is not None, meta.time("creationTimestamp"),
+                   meta.strings("finalizers"))
 
     @property
     def display(self) -> str:
