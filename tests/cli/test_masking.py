@@ -67,6 +67,8 @@ _SERIALIZE_ALLOWED = {
     "trainerctl.cluster.operations.lock": "the lock holder written to the server",
     "trainerctl.upgrade.schema.validate": "a value quoted in a validation message as the API server quotes it "
                                           "(Go's JSON); the message is masked like any other",
+    "trainerctl.cluster.trainer.controller_log": "a value a controller's log names, quoted in the cause line as "
+                                                 "JSON shows it; the line is masked like any other",
 }
 # The modules that write to the terminal: what they print passed safe_text or serialize.
 _WRITERS = {"trainerctl.stdio", "trainerctl.ui", "trainerctl.cli.output"}

@@ -32,8 +32,8 @@ from typing import Any, Callable, Iterator
 
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery, Resource
-from trainerctl.cluster.client.views import Meta, read_each
-from trainerctl.cluster.client.views.fields import Cursor, shown_value
+from trainerctl.cluster.client.views import meta_of, read_each
+from trainerctl.cluster.client.views.fields import shown_value
 from trainerctl.cluster.manager.diagnose import LogCause, LogExplainer
 from trainerctl.cluster.manager.log_text import texts
 from trainerctl.cluster.operations import access
@@ -128,7 +128,7 @@ class _Reader:
                 held = next((v for v in _values(raw, path) if _json_type(v, value)), _NONE)
                 if held is _NONE:
                     continue
-                metas = read_each(lambda r: Meta.read(Cursor.of(kind, r)), [raw], [])
+                metas = read_each(lambda r: meta_of(kind, r), [raw], [])
                 if not metas:
                     continue
                 if len(found) < EXAMPLES:

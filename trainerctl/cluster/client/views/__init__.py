@@ -31,12 +31,12 @@ from trainerctl.cluster.client.views.fields import Unreadable, parse_time
 from trainerctl.cluster.client.views.helm import HelmRecord, HelmRelease
 from trainerctl.cluster.client.views.history import HistoryRecord
 from trainerctl.cluster.client.views.inventory import Entry, InventoryRecord
-from trainerctl.cluster.client.views.meta import Condition, Meta, condition
+from trainerctl.cluster.client.views.meta import Condition, Meta, condition, meta_of
 from trainerctl.cluster.client.views.network import EndpointSlice, Service
 from trainerctl.cluster.client.views.rbac import RoleBinding
 from trainerctl.cluster.client.views.version import ServerVersion
 
-__all__ = ["AccessReview", "CRD", "Condition", "ConfigMap", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
+__all__ = ["meta_of", "AccessReview", "CRD", "Condition", "ConfigMap", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
            "HelmRelease", "HistoryRecord", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "RoleBinding", "Selector", "Service", "ServerVersion",
            "Unreadable", "UserReview", "VIEWS", "Webhook", "WebhookConfiguration", "by_time", "condition", "parse_time",
            "read_each"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
+from typing import Any
 
 from trainerctl.cluster.client.views.fields import DNS_LABEL, DNS_SUBDOMAIN, INT64, LABEL_NAME, SUBDOMAIN_NAME, Cursor
 
@@ -74,3 +75,8 @@ NO_CONDITION = Condition("", "")
 def condition(conditions: tuple[Condition, ...], type_: str) -> Condition:
     """The condition of that type, else an empty one."""
     return next((c for c in conditions if c.type == type_), NO_CONDITION)
+
+
+def meta_of(kind: str, raw: Any) -> Meta:
+    """The metadata of an object of any kind read as `kind` (one a command lists or made)."""
+    return Meta.read(Cursor.of(kind, raw))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainerctl.cluster.client.views import Condition, Meta, condition
+from trainerctl.cluster.client.views import Condition, Meta, condition, meta_of
 from trainerctl.cluster.client.views.fields import Cursor
 
 
@@ -58,4 +58,4 @@ class TrainJob:
 
 def meta(kind: str, raw: Any) -> Meta:
     """The metadata of an object of any kind verify made or lists (a Namespace, a Job)."""
-    return Meta.read(Cursor.of(kind, raw))
+    return meta_of(kind, raw)
