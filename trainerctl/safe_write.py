@@ -8,7 +8,8 @@ pointed to, perhaps outside the directory, is never touched. A reader sees the o
 file, never half of one; an interrupted write leaves the old file and no temporary behind.
 
 The folders of trainerctl's cache are made and opened by trainerctl.cachedir, never through a
-symlink either.
+symlink either; the folders of a user's output (`--output-dir`, `--write-migrated`) are made by
+`write_tree`, which refuses a folder that is a symlink rather than write through it.
 """
 
 from __future__ import annotations
@@ -56,3 +57,37 @@ def remove_quietly(path: str | Path) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+class LinkedFolder(OSError):
+    """A folder on the way to a file is a symlink: writing there would leave the user's folder."""
+
+    def __init__(self, folder: str):
+        super().__init__(f"{folder} is a symlink, expected a folder")
+        self.folder = folder
+
+
+def write_tree(directory: str | Path, files: dict[str, str]) -> list[Path]:
+    """Write `files` (relative path -> text) under `directory`, making the folders they need, each
+    file with write_atomic. LinkedFolder when a folder between `directory` and a file is a
+    symlink (nothing is written through it); OSError otherwise."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rel, text in files.items():
+        path = directory / rel
+        linked = linked_folder(directory, path)
+        if linked:
+            raise LinkedFolder(linked)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+        written.append(path)
+    return written
+
+
+def linked_folder(directory: Path, path: Path) -> str | None:
+    """The first folder between `directory` and `path` that is a symlink, if any."""
+    for folder in reversed(list(path.relative_to(directory).parents)[:-1]):
+        if (directory / folder).is_symlink():
+            return folder.as_posix()
+    return None

@@ -13,7 +13,7 @@ from pathlib import Path
 from trainerctl.bounded_read import os_problem, shown_path
 from trainerctl.cluster.client.views.fields import LABEL_NAME, SUBDOMAIN_NAME
 from trainerctl.errors import InputError
-from trainerctl.safe_write import write_atomic
+from trainerctl.safe_write import LinkedFolder, write_tree
 from trainerctl.serialize import yaml_text
 
 FLAG = "--write-migrated"
@@ -38,26 +38,22 @@ def check_dir(directory: str) -> Path:
 
 def write(directory: Path, migrated: list, header: str) -> tuple[list[Path], list[str]]:
     """Write each converted object the target accepts; the files, and a line for each one not written."""
-    written, skipped = [], []
+    files, skipped = {}, []
+    for m in migrated:
+        ref = f"{m.namespace}/{m.name}"
+        if m.problems or not m.obj:
+            skipped.append(f"{ref}: not written, the target still rejects the conversion: {'; '.join(m.problems)}")
+            continue
+        if not LABEL_NAME.fullmatch(m.namespace) or not SUBDOMAIN_NAME.fullmatch(m.name):
+            skipped.append(f"{ref}: not written, not a Kubernetes name")
+            continue
+        notes = "".join(f"#   {note}\n" for note in m.notes)
+        files[f"{m.namespace}/{m.name}.yaml"] = (f"{header}# was: {m.state}\n" + (f"# changes:\n{notes}" if notes else "")
+                                                + yaml_text(m.obj))
     shown = shown_path(str(directory))
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        for m in migrated:
-            ref = f"{m.namespace}/{m.name}"
-            if m.problems or not m.obj:
-                skipped.append(f"{ref}: not written, the target still rejects the conversion: {'; '.join(m.problems)}")
-                continue
-            if not LABEL_NAME.fullmatch(m.namespace) or not SUBDOMAIN_NAME.fullmatch(m.name):
-                skipped.append(f"{ref}: not written, not a Kubernetes name")
-                continue
-            folder = directory / m.namespace
-            if folder.is_symlink():
-                raise InputError(f"{FLAG} {shown}: {m.namespace} is a symlink, expected a folder")
-            folder.mkdir(exist_ok=True)
-            notes = "".join(f"#   {note}\n" for note in m.notes)
-            text = f"{header}# was: {m.state}\n" + (f"# changes:\n{notes}" if notes else "") + yaml_text(m.obj)
-            write_atomic(folder / f"{m.name}.yaml", text)
-            written.append(folder / f"{m.name}.yaml")
+        return write_tree(directory, files), skipped
+    except LinkedFolder as exc:
+        raise InputError(f"{FLAG} {shown}: {exc}") from None
     except OSError as exc:
         raise InputError(f"{FLAG} {shown}: cannot write: {os_problem(exc)}") from None
-    return written, skipped
