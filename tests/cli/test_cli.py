@@ -443,6 +443,32 @@ def test_a_second_ctrl_c_leaves_at_once_without_credentials(tmp_path):
     assert _leftovers(tmp) == []
 
 
+_SAY_THEN_SIGNAL = """
+import os, signal, sys
+from trainerctl import interrupts, stdio
+stdio.install(); interrupts.arm_hard_exit(); interrupts.install()
+order = sys.argv[1]
+if order == "said-first":
+    interrupts.say_interrupted(stdio.error)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    pass
+if order == "between":
+    interrupts.say_interrupted(stdio.error)
+os.kill(os.getpid(), signal.SIGINT)  # the second one: the hard exit
+"""
+
+
+@pytest.mark.parametrize("order", ["said-first", "between", "hard-exit-only"])
+def test_the_interrupted_line_is_said_once_whichever_path_ends_the_command(order):
+    """The command's own `error: interrupted` and the hard exit's on a second signal: whichever
+    comes first says it, the other stays quiet (the second Ctrl-C used to say it again)."""
+    proc = subprocess.run([sys.executable, "-c", _SAY_THEN_SIGNAL, order], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    assert (proc.returncode, proc.stderr) == (130, "error: interrupted\n")
+
+
 def _leftovers(tmp: Path) -> list[str]:
     return [p.name for p in tmp.iterdir() if p.name.startswith("trainerctl-kubeconfig-")]
 

@@ -105,10 +105,13 @@ def _run(argv: list[str]) -> int:
     try:
         rc = _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
     except TrainerctlError as exc:
-        print_error(str(exc))
+        if exc.exit_code == EXIT_INTERRUPTED and str(exc) == "interrupted":
+            interrupts.say_interrupted(print_error)  # the hard exit may say it too: once
+        else:
+            print_error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        print_error("interrupted")
+        interrupts.say_interrupted(print_error)
         return EXIT_INTERRUPTED
     except typer.Abort:  # a prompt got EOF
         print_error("aborted")
