@@ -52,9 +52,9 @@ class Limit:
 
     name: str  # the key callers use
     env: str  # raises it
-    default: int  # bytes, or seconds for a time limit
+    default: int  # bytes, or seconds for a time limit, or a count
     what: str  # for the docs and messages
-    unit: str = "bytes"  # or "seconds"
+    unit: str = "bytes"  # or "seconds", or "objects"
 
 
 LIMITS = {limit.name: limit for limit in (
@@ -79,6 +79,8 @@ LIMITS = {limit.name: limit for limit in (
     Limit("decoded", "TRAINERCTL_MAX_DECODED", 64 * _MI,
           "a payload inside a server object once decoded and decompressed (a Helm release record)"),
     Limit("log", "TRAINERCTL_MAX_LOG", 4 * _MI, "one container log read (diagnosis, support bundle)"),
+    Limit("upgrade-objects", "TRAINERCTL_MAX_UPGRADE_OBJECTS", 100_000,
+          "custom resources upgrade-check reads of each CRD version it checks", "objects"),
     Limit("request-time", "TRAINERCTL_REQUEST_TIMEOUT", 60, "one API request, from connecting to the last byte",
           "seconds"),
     Limit("log-time", "TRAINERCTL_LOG_TIMEOUT", 30, "one container log read", "seconds"),
@@ -167,6 +169,8 @@ def _kind(mode: int) -> str:
         return "a socket"
     if stat.S_ISDIR(mode):
         return "a directory"
+    if stat.S_ISLNK(mode):
+        return "a symlink"
     return "not a regular file"
 
 
@@ -184,11 +188,12 @@ def os_problem(exc: OSError) -> str:
     }.get(exc.errno, (exc.strerror or str(exc)).lower())
 
 
-def read_input(path: str, label: str, limit: str, *, stdin: bool = False) -> bytes:
+def read_input(path: str, label: str, limit: str, *, stdin: bool = False, follow: bool = True) -> bytes:
     """The bytes of the file at `path`, for the message prefix `label` (e.g. "--config x.yaml").
 
-    `stdin`: "-" means standard input. Raises InputError (one line, exit 2) for anything that is
-    not a readable file of at most the limit.
+    `stdin`: "-" means standard input. `follow=False`: a symlink at `path` is refused, not read
+    through (a file of trainerctl's cache: trainerctl.cachedir). Raises InputError (one line,
+    exit 2) for anything that is not a readable file of at most the limit.
     """
     max_bytes = limit_for(limit)
     if stdin and path == "-":
@@ -199,14 +204,15 @@ def read_input(path: str, label: str, limit: str, *, stdin: bool = False) -> byt
         return _read_fd(sys.stdin.fileno(), label, limit, max_bytes)
     if not isinstance(path, str) or not path or "\0" in path:
         raise InputError(f"{label}: expected a file path")
-    stream_ok = bool(_STREAM_PATH.match(path))
+    stream_ok = follow and bool(_STREAM_PATH.match(path))
     try:
-        before = os.stat(path)
+        before = os.stat(path) if follow else os.lstat(path)
         if not stat.S_ISREG(before.st_mode) and not (stream_ok and (stat.S_ISFIFO(before.st_mode)
                                                                      or stat.S_ISSOCK(before.st_mode)
                                                                      or stat.S_ISCHR(before.st_mode))):
             raise InputError(f"{label}: {_kind(before.st_mode)}; expected a regular file")
-        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC | (0 if stream_ok else os.O_NONBLOCK))
+        fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_CLOEXEC | (0 if stream_ok else os.O_NONBLOCK)
+                     | (0 if follow else os.O_NOFOLLOW))
     except OSError as exc:
         raise InputError(f"{label}: cannot read: {os_problem(exc)}") from None
     try:

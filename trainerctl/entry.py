@@ -39,7 +39,7 @@ def run(argv: list[str] | None = None) -> int:
 
         rc = cli_main(argv)
     except KeyboardInterrupt:  # before the command line could take over
-        stdio.error("interrupted")
+        interrupts.say_interrupted(stdio.error)
         rc = EXIT_INTERRUPTED
     return stdio.finish(rc)
 

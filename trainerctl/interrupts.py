@@ -4,7 +4,8 @@ The first signal aborts every request in flight (so worker threads stop at once 
 waiting for a silent server) and unwinds the main thread like Ctrl-C, so cleanups run and the
 command says what it did. If the process has not ended `GRACE_SECONDS` later, or on a second
 signal, it leaves at once with exit 130. (A test calling the CLI in-process never gets the hard
-exit: only the real process arms it, see trainerctl.entry.)
+exit: only the real process arms it, see trainerctl.entry.) Either way the command says
+`error: interrupted` once: whichever path ends it first says it (`say_interrupted`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 _abort_callbacks: list[Callable[[], None]] = []
 _interrupted = threading.Event()
 _hard_exit = False
+_said = threading.Event()
+_LINE = b"error: interrupted\n"
 
 
 def on_interrupt(callback: Callable[[], None]) -> None:
@@ -44,10 +47,44 @@ def _leave_now() -> None:
             import faulthandler
 
             faulthandler.dump_traceback(all_threads=True)
-        os.write(2, b"error: interrupted\n")
+        if not _said.is_set():
+            _said.set()
+            os.write(2, _LINE)
     except (OSError, ValueError, RuntimeError):
         pass
     os._exit(EXIT_INTERRUPTED)
+
+
+def say_interrupted(write: Callable[[str], None]) -> None:
+    """Say the interrupted line through `write` unless the hard exit said it already.
+
+    The signals are held back meanwhile: a second Ctrl-C landing between the line and the mark
+    would otherwise say it twice, or leave having said nothing.
+    """
+    held = _hold_signals()
+    try:
+        if not _said.is_set():
+            write("interrupted")
+            _said.set()
+    finally:
+        _release_signals(held)
+
+
+def _hold_signals():
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _release_signals(held) -> None:
+    if held is not None:
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        except (OSError, ValueError):
+            pass
 
 
 def _handler(signum, frame):
@@ -73,6 +110,7 @@ def install() -> dict:
     if threading.current_thread() is not threading.main_thread():
         return {}
     _interrupted.clear()
+    _said.clear()
     previous = {}
     for sig in SIGNALS:
         try:
@@ -91,4 +129,4 @@ def restore(previous: dict) -> None:
     _abort_callbacks.clear()
 
 
-__all__ = ["GRACE_SECONDS", "arm_hard_exit", "install", "interrupted", "on_interrupt", "restore"]
+__all__ = ["GRACE_SECONDS", "arm_hard_exit", "install", "interrupted", "on_interrupt", "restore", "say_interrupted"]

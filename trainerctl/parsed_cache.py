@@ -16,8 +16,9 @@ The rules (docs/trust.md):
   that can carry a Secret's payload (a secretGenerator, a Helm chart's values, an inline
   document). So no Secret's payload reaches the disk here, whatever bytes it would be written as;
   an entry that reads back holding a Secret object (not one this code wrote) is removed unused;
-- the folder is the owner's alone (0700, never through a symlink) and each file is 0600,
-  written atomically (trainerctl.safe_write); reads are bounded (trainerctl.bounded_read).
+- the folder is the owner's alone (0700, made and opened by trainerctl.cachedir, never through
+  a symlink) and each file is 0600, written atomically (trainerctl.safe_write); reads are bounded
+  and never follow a symlink (trainerctl.bounded_read).
 Callers store only values that JSON gives back exactly as their parse gave them (string keys,
 no NaN or infinity, no subclasses carrying more than the dict or list).
 """
@@ -31,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from trainerctl.bounded_read import read_input
+from trainerctl.cachedir import cache_folder, cached_folder
 from trainerctl.errors import InputError
-from trainerctl.safe_write import private_dir, remove_quietly, write_atomic
+from trainerctl.safe_write import remove_quietly, write_atomic
 
 _KINDS = (".json", ".text")
 # Keys of a kustomization (any letter case: kustomize decodes its fields as Go's JSON does) whose
@@ -157,6 +159,7 @@ class ParsedCache:
         self.keep = keep
         self._pruned = False  # stale entries are removed once per process, at the first store
         self._held: dict[Path, bytes] | None = None  # see hold()
+        self._looked: bool | None = None  # the folder is a real one of ours (cachedir), once looked at
 
     def hold(self) -> None:
         """Keep what is stored from now on in memory until `flush`: a command that fails before
@@ -196,12 +199,20 @@ class ParsedCache:
             remove_quietly(path)
             return None
 
+    def _folder(self) -> bool:
+        """Whether the folder may be read and its entries removed: a real folder of ours, not a
+        symlink to one elsewhere (cachedir.cached_folder; a link is removed)."""
+        if self._looked is None:
+            self._looked = cached_folder(self.dir.parent, self.dir.name) is not None
+        return self._looked
+
     def drop(self, key: str) -> None:
         """Remove the entry under `key` (one found holding what this code never stores)."""
         path = self._path(key)
         if self._held is not None:
             self._held.pop(path, None)
-        remove_quietly(path)
+        if self._folder():
+            remove_quietly(path)
 
     def get_text(self, key: str) -> str | None:
         """The text of a `Storable.text` stored under `key`, or None when there is none that can be used."""
@@ -222,8 +233,10 @@ class ParsedCache:
     def _read(self, path: Path) -> bytes | None:
         if self._held is not None and path in self._held:
             return self._held[path]
+        if not self._folder():
+            return None
         try:
-            data = read_input(str(path), str(path), "cache-file")
+            data = read_input(str(path), str(path), "cache-file", follow=False)
         except InputError:  # missing (the usual miss), unreadable, too large
             return None
         try:
@@ -246,7 +259,8 @@ class ParsedCache:
             self._held[path] = data
             return True
         try:
-            private_dir(self.dir)
+            cache_folder(self.dir.parent, self.dir.name)
+            self._looked = True
             write_atomic(path, data, mode=0o600)
             if not self._pruned:
                 self._pruned = True

@@ -22,12 +22,11 @@ theirs. Files trainerctl writes never hold a URL's user info at all (`strip_user
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import re
 import threading
 from typing import Any
-
-from trainerctl.bounded_read import Undecodable, b64decode
 
 MASK = "REDACTED"
 URL_PASSWORD_MASK = "xxxxx"
@@ -50,17 +49,23 @@ _LONG_TEXT = 4096
 # authority (which ends at '/', '?', '#' or a space), so a raw '@' in a password is covered too.
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#\s]*)@")
 _HIDE_USER_SCHEMES = ("http://", "https://")
+# The runs of whitespace a one-line message collapses into one space (safe_text.clean).
+WHITESPACE = re.compile(r"[ \t\r\n\v\f\u2028\u2029\x85]+")
 
 
 def _forms(value: str) -> set[str]:
-    """The ways a value can appear in text: as is, per line, JSON- or repr-escaped, base64."""
+    """The ways a value can appear in text: as is, per line, with its runs of whitespace collapsed
+    as a one-line message shows it (a message made one line before the value was registered),
+    JSON- or repr-escaped, base64."""
     if len(value.strip()) < MIN_LENGTH:
         return set()
-    forms = {value, value.strip()}
+    collapsed = WHITESPACE.sub(" ", value).strip()
+    forms = {value, value.strip(), collapsed}
     for line in value.splitlines():
         forms.add(line.strip())
-    forms.add(json.dumps(value)[1:-1])
-    forms.add(json.dumps(value, ensure_ascii=False)[1:-1])
+    for text in {value, collapsed}:
+        forms.add(json.dumps(text)[1:-1])
+        forms.add(json.dumps(text, ensure_ascii=False)[1:-1])
     forms.add(repr(value)[1:-1])
     forms.add(repr(value.encode("utf-8", "surrogateescape"))[2:-1])
     try:
@@ -148,6 +153,12 @@ def scrub(value: Any) -> Any:
     return _replaced(value)
 
 
+def mask(value: Any) -> Any:
+    """A copy of `value` with every registered credential taken out of every string, mapping keys
+    included; a Secret's values are the caller's to show (`diff` shows them as kubectl diff does)."""
+    return _replaced(value, blank=False)
+
+
 _BLANKED = re.compile(re.escape(MASK) + r" \(\d+ bytes\)")
 
 
@@ -178,33 +189,40 @@ def _register_secrets(value: Any) -> None:
                     continue
                 register(item)
                 if key == "data":
-                    try:
-                        register(b64decode(item))
-                    except Undecodable:
-                        pass
+                    decoded = _b64(item)
+                    if decoded is not None:
+                        register(decoded)
+
+
+def _b64(text: str) -> bytes | None:
+    """A Secret's data value decoded (strict base64), None when it is not base64. Base64 only
+    shrinks what is already in memory (a bounded API answer or file), so no limit of its own."""
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _secret_size(value: Any, b64: bool) -> int:
     if not isinstance(value, str):
         return 0
-    try:
-        return len(b64decode(value)) if b64 else len(value.encode("utf-8", "surrogateescape"))
-    except Undecodable:
-        return len(value)
+    decoded = _b64(value) if b64 else value.encode("utf-8", "surrogateescape")
+    return len(value) if decoded is None else len(decoded)
 
 
-def _replaced(value: Any) -> Any:
+def _replaced(value: Any, blank: bool = True) -> Any:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        out = {_replaced(k) if isinstance(k, str) else k: _replaced(v) for k, v in value.items()}
-        for key, values in _secret_values(value):
+        out = {_replaced(k) if isinstance(k, str) else k: _replaced(v, blank) for k, v in value.items()}
+        for key, values in _secret_values(value) if blank else ():
+            out.pop(redact(key), None)  # a value spelled inside "stringData" masked the key: one key stays
             out[key] = {redact(k) if isinstance(k, str) else k:
                         v if isinstance(v, str) and _BLANKED.fullmatch(v) else
                         f"{MASK} ({_secret_size(v, key == 'data')} bytes)" for k, v in values.items()}
         return out
     if isinstance(value, (list, tuple)):
-        return [_replaced(v) for v in value]
+        return [_replaced(v, blank) for v in value]
     return value
 
 

@@ -7,14 +7,14 @@ target. A symlink standing where the file should be is replaced by the file, and
 pointed to, perhaps outside the directory, is never touched. A reader sees the old or the new
 file, never half of one; an interrupted write leaves the old file and no temporary behind.
 
-`private_dir` makes (or checks) a directory only its owner can enter, for caches that may hold
-parsed user input.
+The folders of trainerctl's cache are made and opened by trainerctl.cachedir, never through a
+symlink either; the folders of a user's output (`--output-dir`, `--write-migrated`) are made by
+`write_tree`, which refuses a folder that is a symlink rather than write through it.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -51,33 +51,43 @@ def write_atomic(path: str | Path, data: bytes | str, *, mode: int | None = None
         os.close(dir_fd)
 
 
-def private_dir(path: str | Path) -> Path:
-    """`path` as a directory only its owner can use (0700), made if missing; an existing symlink or
-    a directory of another user is refused (OSError), so nothing is written where it points."""
-    path = Path(path)
-    try:
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        pass
-    except FileNotFoundError:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            pass
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
-        raise OSError(20, "not a directory of its own (a symlink or a file stands there)", str(path))
-    if info.st_uid != os.getuid():
-        raise OSError(1, "belongs to another user", str(path))
-    if stat.S_IMODE(info.st_mode) & 0o077:
-        os.chmod(path, 0o700)
-    return path
-
-
 def remove_quietly(path: str | Path) -> None:
     """Remove a file (never a directory, never through a symlink: a symlink itself is removed)."""
     try:
         os.unlink(path)
     except OSError:
         pass
+
+
+class LinkedFolder(OSError):
+    """A folder on the way to a file is a symlink: writing there would leave the user's folder."""
+
+    def __init__(self, folder: str):
+        super().__init__(f"{folder} is a symlink, expected a folder")
+        self.folder = folder
+
+
+def write_tree(directory: str | Path, files: dict[str, str]) -> list[Path]:
+    """Write `files` (relative path -> text) under `directory`, making the folders they need, each
+    file with write_atomic. LinkedFolder when a folder between `directory` and a file is a
+    symlink (nothing is written through it); OSError otherwise."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for rel, text in files.items():
+        path = directory / rel
+        linked = linked_folder(directory, path)
+        if linked:
+            raise LinkedFolder(linked)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+        written.append(path)
+    return written
+
+
+def linked_folder(directory: Path, path: Path) -> str | None:
+    """The first folder between `directory` and `path` that is a symlink, if any."""
+    for folder in reversed(list(path.relative_to(directory).parents)[:-1]):
+        if (directory / folder).is_symlink():
+            return folder.as_posix()
+    return None

@@ -171,8 +171,8 @@ def install() -> None:
 
 
 def error(message: str) -> None:
-    """The one `error:` line of a failed command: redacted, control characters shown, one line."""
-    line = "error: " + clean(redact.redact(str(message)), LINE_LIMIT)
+    """The one `error:` line of a failed command: masked, control characters shown, one line (clean)."""
+    line = "error: " + clean(str(message), LINE_LIMIT)
     try:
         print(line, file=sys.stderr, flush=True)
     except (OSError, ValueError):

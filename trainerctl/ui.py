@@ -1,4 +1,8 @@
-"""Where messages go: stderr, with colour and progress only on a terminal outside CI."""
+"""Where messages go: stderr, with colour and progress only on a terminal outside CI.
+
+Every text passes safe_text.clean before it is printed or handed to rich: credentials masked,
+one line, cut, before rich wraps it at the terminal's width (a credential folded across two
+lines would no longer be found by the stream's line-by-line mask)."""
 
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ class Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress as RichProgress, TextColumn, TimeElapsedColumn
 
             console = Console(stderr=True, no_color="NO_COLOR" in os.environ)
-            self._rich = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            self._rich = RichProgress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                                       TimeElapsedColumn(), console=console, transient=True)
             self._rich.start()
             self._task = self._rich.add_task("starting", total=total)
@@ -67,7 +71,7 @@ class Progress:
     def stage(self, name: str, count: int) -> None:
         with self._lock:
             if self._rich is not None:
-                self._rich.update(self._task, description=f"{name}")
+                self._rich.update(self._task, description=clean(name, LINE_LIMIT))
             else:
                 self._line(f"stage {name}: {count} object(s)")
 
@@ -84,7 +88,7 @@ class Progress:
     def waiting(self, what: str, seconds: float) -> None:
         with self._lock:
             if self._rich is not None:
-                self._rich.update(self._task, description=f"waiting {seconds:.0f}s for {what}")
+                self._rich.update(self._task, description=clean(f"waiting {seconds:.0f}s for {what}", LINE_LIMIT))
             elif what != self._last_wait or int(seconds) % 10 == 0 and seconds >= 1 and int(seconds) != getattr(self, "_last_s", -1):
                 self._last_s = int(seconds)
                 self._line(f"waiting for {what} ({seconds:.0f}s)")

@@ -11,6 +11,7 @@ verify_cmd  # cli/verify_cmd.py
 completion, bash, zsh, fish, powershell  # cli/completion_cmd.py: the command and its shells
 images_command, kustomize, render_command, fetch_command, upgrade_check  # the other commands
 history_cmd, rollback_cmd  # cli/history_cmd.py
+channels_cmd  # cli/channels_cmd.py
 _.coerce  # cli/typer_support.py: click calls a ParamType's coerce
 _.__signature__, _.__annotations__  # cli/flags.py: what typer reads of a command function
 

@@ -95,6 +95,12 @@ FILES: dict[str, str | bytes] = {
                                         "on the next run.\nmetadata:\n  annotations:\n    trainerctl.io/gitops: flux\n"
                                         "resources: []\n",
     "broken-folder/stages/00-crds/kustomization.yaml": "resources:\n- gone.yaml\n",
+    # marked indexes a hand edit broke: each field is read by the type render writes
+    **{f"{name}-folder/kustomization.yaml": "# Written by `trainerctl render --output-dir`; files listed here are "
+                                            "replaced on the next run.\n" + body
+       for name, body in (("list-index", "- a\n- b\n"), ("list-meta", "metadata: [a]\nresources: []\n"),
+                          ("list-annotations", "metadata:\n  annotations: [1, 2]\nresources: []\n"),
+                          ("mapping-value", "metadata:\n  annotations: {trainerctl.io/gitops: {a: b}}\nresources: []\n"))},
     # trainerctl.yaml variants (--config)
     "cfg/binary.yaml": b"namespace: \xff\xfe\n",
     "cfg/bad.yaml": "namespace: [\n",
@@ -128,6 +134,9 @@ FILES: dict[str, str | bytes] = {
     "cfg/timeout-bool.yaml": "timeout: true\n",
     "cfg/lock-timeout-negative.yaml": "lockTimeout: -1\n",
     "cfg/field-manager-empty.yaml": "fieldManager: ''\n",
+    "cfg/channel-and-source.yaml": "channel: stable\nsource: {ref: v2.3.0}\n",
+    "cfg/channel-unknown.yaml": "channel: nightly\n",
+    "cfg/channel-number.yaml": "channel: 3.5\n",
     # lock files (--lock)
     "locks/binary.lock": b"source:\n  url: \xff\xfe\n",
     "locks/bad.lock": "source: [\n",
@@ -193,8 +202,21 @@ def _cases() -> dict[str, Case]:
         c[f"{cmd}: stray argument"] = Case([cmd, "stray"], BAD, "stray")
     c["kustomize: no directory"] = Case(["kustomize"], BAD, "DIR")
     c["kustomize: two directories"] = Case(["kustomize", "adir", "adir"], BAD, "adir")
-    for flag in ("--source", "--ref", "--overlay", "-n", "--image", "--set", "-o", "--config", "--lock"):
+    for flag in ("--source", "--ref", "--overlay", "-n", "--image", "--set", "-o", "--config", "--lock", "--channel"):
         c[f"render: {flag} without a value"] = Case(["render", flag], BAD, flag)
+    # -- release channels: an unknown one, one beside another source, one with -f ---------------
+    for cmd in ("render", "fetch", "install", "diff", "check", "upgrade-check", "images"):
+        c[f"{cmd}: --channel unknown"] = Case([cmd, "--channel", "9.9"], BAD, "--channel '9.9': unknown channel")
+    c["render: --channel ''"] = Case(["render", "--channel", ""], BAD, "--channel '': expected a value")
+    c["render: --channel and --source"] = Case(["render", "--channel", "3.5", *tiny], BAD, "--channel 3.5 and --source")
+    c["render: --channel and --ref"] = Case(["render", "--channel", "3.5", "--ref", "odh-3.5.0"], BAD, "choose one")
+    c["install: --channel with -f"] = Case(["install", "-f", "one.yaml", "--channel", "3.5"], BAD, "--channel")
+    c["render: --config channel and source"] = Case(["render", "--config", "cfg/channel-and-source.yaml"], BAD,
+                                                    "cfg/channel-and-source.yaml: channel: a channel is a pinned source")
+    c["render: --config channel unknown"] = Case(["render", "--config", "cfg/channel-unknown.yaml"], BAD,
+                                                 "cfg/channel-unknown.yaml: channel: 'nightly': unknown channel")
+    c["render: --config channel a number"] = Case(["render", "--config", "cfg/channel-number.yaml"], BAD,
+                                                  "cfg/channel-number.yaml: channel: expected a string")
     for flag in ("--kubeconfig", "--context", "-f", "--timeout"):
         c[f"install: {flag} without a value"] = Case(["install", flag], BAD, flag)
     c["install: --dry-run=yes"] = Case(["install", "--dry-run=yes"], BAD, "--dry-run")
@@ -358,7 +380,11 @@ def _cases() -> dict[str, Case]:
              "a scalar": ("scalar.yaml", "document 1"), "a sequence": ("seq.yaml", "document 1"),
              "bad YAML": ("bad.yaml", "bad.yaml"), "a tab": ("tab.yaml", "tab.yaml"),
              "second document bad": ("second-bad.yaml", "document 2"),
-             "a broken GitOps folder": ("broken-folder", "gone.yaml")}
+             "a broken GitOps folder": ("broken-folder", "gone.yaml"),
+             "a folder whose index is a list": ("list-index-folder", "expected a Kustomization (a mapping)"),
+             "a folder whose metadata is a list": ("list-meta-folder", "metadata: expected a mapping"),
+             "a folder whose annotations are a list": ("list-annotations-folder", "metadata.annotations: expected"),
+             "a folder with a mapping as annotation": ("mapping-value-folder", "metadata.annotations: expected")}
     for cmd in (*target_cmds, "status"):
         for name, (path, says) in files.items():
             c[f"{cmd}: -f {name}"] = Case([cmd, "-f", path], BAD, says)

@@ -26,11 +26,12 @@ import pytest
 
 import trainerctl
 from trainerctl.cli import full_app, main
+from trainerctl.source.pins import channels
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ["kustomize", "render", "fetch", "install", "uninstall", "diff", "status", "upgrade-check", "check",
             "support-bundle", "completion", "images", "history", "rollback",
-            "verify"]
+            "verify", "channels"]
 
 
 def _entry() -> list[str]:
@@ -191,6 +192,8 @@ def test_completion_of_values():
     assert _complete("trainerctl render --platform ") == ["kubernetes", "openshift"]
     assert _complete("trainerctl install -o j") == ["json"]
     assert set(_complete("trainerctl render -c ")) == {"manifests", "runtimes", "imagestreams"}
+    assert _complete("trainerctl install --channel ") == list(channels())
+    assert _complete("trainerctl render --channel v2.2") == ["v2.2.1", "v2.2.0"]
 
 
 def test_completion_of_images_values(tmp_path):
@@ -235,7 +238,9 @@ def test_render_and_kustomize_import_only_what_they_use(shared_dir):
                                                                                      "trainerctl.render"}
 
 
-ENGINES = ("trainerctl.kustomize.top", "trainerctl.render.pipeline", "trainerctl.source.cache", "trainerctl.source.gitrepo")
+ENGINES = ("trainerctl.kustomize.top", "trainerctl.render.pipeline", "trainerctl.source.cache", "trainerctl.source.gitrepo",
+           # install takes the upgrade guard; the check behind it loads only when it runs
+           "trainerctl.upgrade.checks", "trainerctl.upgrade.schema.validate")
 
 
 def test_install_f_loads_no_build_engine(tmp_path):
@@ -255,7 +260,7 @@ def test_install_f_loads_no_build_engine(tmp_path):
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == [3, []]
 
 
-@pytest.mark.parametrize("package", ["trainerctl.kustomize", "trainerctl.render", "trainerctl.source"])
+@pytest.mark.parametrize("package", ["trainerctl.kustomize", "trainerctl.render", "trainerctl.source", "trainerctl.upgrade"])
 def test_a_lazy_package_loads_none_of_its_modules(package):
     """Importing the package (as importing any one of its modules does) runs only its __init__."""
     code = (f"import sys, json, {package}\n"
@@ -436,6 +441,32 @@ def test_a_second_ctrl_c_leaves_at_once_without_credentials(tmp_path):
         server.close()
     assert proc.returncode == 130 and err == "error: interrupted\n", err
     assert _leftovers(tmp) == []
+
+
+_SAY_THEN_SIGNAL = """
+import os, signal, sys
+from trainerctl import interrupts, stdio
+stdio.install(); interrupts.arm_hard_exit(); interrupts.install()
+order = sys.argv[1]
+if order == "said-first":
+    interrupts.say_interrupted(stdio.error)
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+except KeyboardInterrupt:
+    pass
+if order == "between":
+    interrupts.say_interrupted(stdio.error)
+os.kill(os.getpid(), signal.SIGINT)  # the second one: the hard exit
+"""
+
+
+@pytest.mark.parametrize("order", ["said-first", "between", "hard-exit-only"])
+def test_the_interrupted_line_is_said_once_whichever_path_ends_the_command(order):
+    """The command's own `error: interrupted` and the hard exit's on a second signal: whichever
+    comes first says it, the other stays quiet (the second Ctrl-C used to say it again)."""
+    proc = subprocess.run([sys.executable, "-c", _SAY_THEN_SIGNAL, order], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    assert (proc.returncode, proc.stderr) == (130, "error: interrupted\n")
 
 
 def _leftovers(tmp: Path) -> list[str]:

@@ -136,3 +136,52 @@ def test_every_name_a_module_exports_is_defined():
         loaded = importlib.import_module(module)
         missing = [name for name in getattr(loaded, "__all__", ()) if not hasattr(loaded, name)]
         assert not missing, f"{module}.__all__ names {missing}, which it does not define"
+
+
+# The one module that sends a DELETE (every delete is proved on the live object there), and the
+# modules that carry a request's method through from their callers (the API client, the
+# transport, the registry client) rather than choosing one.
+THE_DELETE = "trainerctl.cluster.manager.delete"
+CARRIES_A_METHOD = {"trainerctl.cluster.client.client", "trainerctl.net.transport", "trainerctl.registry.client"}
+_SENDS = ("request", "call", "_call_once", "putrequest")
+
+
+def _deletes(source: str, carries_a_method: bool = False) -> list[str]:
+    """Where a module's source spells the DELETE method, or (unless it `carries_a_method`) sends a
+    request whose method it does not spell out."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.upper() == "DELETE" \
+                and node.value != "delete":  # "delete" is the access-review verb and kustomize's $patch
+            found.append(f"line {node.lineno}: {node.value!r}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SENDS \
+                and not carries_a_method:
+            method = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "method"), None)
+            if method is not None and not (isinstance(method, ast.Constant) and isinstance(method.value, str)):
+                found.append(f"line {node.lineno}: {node.func.attr}({ast.unparse(method)}, ...)")
+    return found
+
+
+def test_only_the_one_delete_sends_a_delete():
+    """Every DELETE goes through cluster/manager/delete.py, which proves ownership on the live
+    object first: no other module spells the method, or sends a request whose method it does not
+    spell (which could be one)."""
+    modules = _modules()
+    assert "DELETE" in modules[THE_DELETE].read_text()
+    for module, path in sorted(modules.items()):
+        if module == THE_DELETE:
+            continue
+        found = _deletes(path.read_text(), module in CARRIES_A_METHOD)
+        assert not found, f"{module} sends a DELETE outside {THE_DELETE}: {found}"
+
+
+def test_the_delete_scan_finds_each_way_to_send_one():
+    for source in ('cluster.request("DELETE", path)', 'cluster.call("DELETE", path, body={})',
+                   "cluster.request('Delete', path)", 'cluster.request(method="DELETE", path=p)',
+                   "verb = 'DELETE'", "cluster.request(verb, path)", "self.transport.request(m, target)"):
+        assert _deletes(source), source
+    assert _deletes('self.transport.request("DELETE", target)', carries_a_method=True)
+    assert not _deletes("self.transport.request(method, target)", carries_a_method=True)
+    for source in ('cluster.request("GET", path)', 'Need(Permission("delete", "", "namespaces"))',
+                   '{"$patch": "delete"}', "cluster.items(path)"):
+        assert not _deletes(source), source

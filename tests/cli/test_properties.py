@@ -74,6 +74,33 @@ def test_f_documents(tmp_path_factory, data):
                             for d in docs)
 
 
+# -- -f DIR: a folder `render --output-dir` wrote, as anyone may have edited it ----------------------
+MARKER = "# Written by `trainerctl render --output-dir`; files listed here are replaced on the next run.\n"
+index_docs = (documents | json_values | st.fixed_dictionaries({"metadata": st.fixed_dictionaries(
+    {"annotations": json_values | st.dictionaries(keys | st.just("trainerctl.io/gitops"), json_values, max_size=3)})},
+    optional={"resources": json_values})).map(yamlish)
+
+
+@PROPERTY
+@given(index=index_docs | texts, stages=st.lists(st.tuples(st.sampled_from(["00-a", "01-b", "x"]),
+                                                           texts | documents.map(yamlish)), max_size=3))
+def test_f_folders(tmp_path_factory, index, stages):
+    """Whatever a marked folder holds, -f DIR reads its objects or says why in one line (exit 2)."""
+    from trainerctl.gitops.folder import load_folder
+
+    root = tmp_path_factory.mktemp("folder")
+    (root / "kustomization.yaml").write_bytes(MARKER.encode() + index)
+    for name, text in stages:
+        (root / "stages" / name).mkdir(parents=True, exist_ok=True)
+        (root / "stages" / name / "kustomization.yaml").write_bytes(text)
+    try:
+        folder = load_folder(root)
+    except TrainerctlError as exc:
+        assert exc.exit_code == 2, str(exc)  # one line: the error line folds the parser's own lines
+        return
+    assert folder.objects and all(isinstance(d, dict) for d in folder.objects)
+
+
 # -- params.env ------------------------------------------------------------------------------------
 @PROPERTY
 @given(st.text(max_size=300))
@@ -182,7 +209,7 @@ def test_api_error_bodies(status, body, retry_after):
 
     err = _api_error(Response(status, "X", {}, body), "GET", "/x", "ctx", "https://h")
     assert len(str(err)) <= 1200 and "\n" not in str(err) and "\x1b" not in str(err)
-    assert isinstance(err.causes, list)
+    assert isinstance(err.causes, list) and all(isinstance(v, str) for c in err.causes for v in c.values())
     wait = retry_after_seconds(retry_after)
     assert wait is None or wait >= 0
 

@@ -18,7 +18,7 @@ from tests.cli.test_properties import PROPERTY
 from trainerctl.cli import main
 from trainerctl.errors import InputError
 from trainerctl.settings import CONFIG_FILE, FIELD_MANAGER, LOCK_TIMEOUT, NAMESPACE, TIMEOUT, Settings, setting_of
-from trainerctl.settings.build import build
+from trainerctl.settings.build import CONFLICTS, build
 from trainerctl.settings.spec import specs
 
 SETTINGS = dict(specs(Settings))
@@ -154,6 +154,28 @@ def test_what_follows_from_several_settings_is_derived_while_building(workdir):
     assert (s.source_path, s.source_url, s.ref) == (str(workdir), None, None)
     with pytest.raises(InputError, match=r"^--ref v1: a local checkout \(--source "):
         build({"source": str(workdir), "ref": "v1"})
+
+
+@pytest.mark.parametrize("first, second, why", CONFLICTS)
+def test_settings_that_contradict_each_other_are_refused_whoever_set_them(workdir, capsys, first, second, why):
+    """Both on, from flags or from the file and a flag: one line naming both, exit 2; either alone is fine."""
+    flag = {name: (not SETTINGS[name].negate) if SETTINGS[name].takes is bool else "x" for name in (first, second)}
+    for alone in (first, second):
+        build({alone: flag[alone]})
+    with pytest.raises(InputError, match=rf"^{SETTINGS[first].flag} and {SETTINGS[second].flag}: choose one \({why}\)$"):
+        build(flag)
+    if SETTINGS[first].key is None:  # no file key: flags and variables only
+        return
+    (workdir / CONFIG_FILE).write_text(f"{SETTINGS[first].key}: true\n")
+    with pytest.raises(InputError, match=rf"^trainerctl.yaml: {SETTINGS[first].key}: and {SETTINGS[second].flag}: "):
+        build({second: flag[second]})
+
+
+def test_contradictory_render_flags_are_one_line_and_exit_2(workdir, capsys):
+    assert main(["render", "--offline", "--refresh"]) == 2
+    err = capsys.readouterr().err
+    assert err == "error: --offline and --refresh: choose one (--offline never asks the git remote, --refresh " \
+                  "always does)\n"
 
 
 def test_kustomize_reads_neither_the_settings_file_nor_the_environment(workdir, monkeypatch, capsys, shared_dir):

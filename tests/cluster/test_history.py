@@ -170,7 +170,13 @@ def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_clu
     code, err = rollback()
     assert (code, err) == (2, f"error: nothing to roll back to: the install history of namespace {namespace} holds "
                               "revision 1 only (name a revision to install it again)\n")
+    # A local checkout is never chosen by the record: named with --source, it is rendered and checked.
     code, err = rollback("1")
+    assert code == 2 and err == (f"error: revision 1 was installed from the local checkout {checkout}, which "
+                                 "trainerctl does not pin; a record on the cluster never chooses a local folder or a "
+                                 f"host by itself: name it with --source {checkout} to render it again (its tree "
+                                 f"digest must be sha256:{'0' * 64})\n")
+    code, err = rollback("1", "--source", str(checkout))
     assert code == 1 and err.startswith(f"error: rollback refused: revision 1 was rendered from tree digest "
                                         f"sha256:{'0' * 64}, but its source now renders tree digest sha256:")
     history.record(api, namespace, history.NewRevision({"file": "rendered.yaml"}, dict(ENTRIES)),
@@ -187,20 +193,14 @@ def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_clu
 
 
 def test_the_crd_guard_names_a_stored_version_the_target_does_not_serve(api, namespace):
-    from tests.support.cluster import wait_served
+    from tests.support.cluster import versioned_crd, wait_served
     from trainerctl.cluster.trainer.stored_versions import dropped, refuse_dropped
     from trainerctl.errors import PreflightError
 
     group = f"{namespace}.example.com"
-    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
 
     def crd(*versions: tuple[str, bool, bool]) -> dict:
-        return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                "metadata": {"name": f"widgets.{group}"},
-                "spec": {"group": group, "scope": "Namespaced",
-                         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                         "versions": [{"name": n, "served": served, "storage": storage, "schema": schema}
-                                      for n, served, storage in versions]}}
+        return versioned_crd(group, "Widget", *versions)
 
     def create(version: str, name: str) -> None:
         api.request("POST", f"/apis/{group}/{version}/namespaces/{namespace}/widgets",
@@ -225,3 +225,85 @@ def test_the_crd_guard_names_a_stored_version_the_target_does_not_serve(api, nam
                                              r"revision 1 does not serve v2;"):
         refuse_dropped(api, [older], what="revision 1")
     assert dropped(api, [crd(("v1", True, False), ("v2", True, True))]) == []
+
+
+def test_a_record_never_chooses_a_local_folder_or_a_host(api, test_cluster, namespace, tmp_path, capsys):
+    """The sample: a revision whose recipe names a local path and no digest is not rendered from
+    that path (its file never read, nothing sent): one line, exit 2, naming what to give. So for a
+    file:// URL, another repository, a recorded mirror or ownership label the user did not name,
+    and an overlay that climbs out of the tree."""
+    outside = tmp_path / "outside"
+    (outside / "manifests" / "overlays" / "x").mkdir(parents=True)
+    (outside / "manifests" / "overlays" / "x" / "kustomization.yaml").write_text("resources:\n- /etc/hostname\n")
+    pinned = {"url": "https://github.com/kubeflow/trainer.git", "ref": "v2.2.0",
+              "commit": "dc7656ad878916f526cd401f30a347574cd47877",
+              "digest": "sha256:f91afd8f7e7c76174e364a13f85c5fb177c7b9012ee8d53460152959db7427fd"}
+    cases = [
+        ({"path": str(outside / "manifests"), "overlay": "overlays/x"}, {},
+         f"the local checkout {outside}, which trainerctl does not pin; a record on the cluster never chooses a local "
+         f"folder or a host by itself: name it with --source {outside} to render it again\n"),
+        ({"url": f"file://{outside}", "ref": "main", "commit": "a" * 40, "digest": "sha256:" + "b" * 64}, {},
+         f"file://{outside} at ref main, which trainerctl does not pin"),
+        ({**pinned, "url": "https://evil.example/kubeflow/trainer.git"}, {},
+         "https://evil.example/kubeflow/trainer.git at ref v2.2.0, which trainerctl does not pin"),
+        ({**pinned, "ref": "main"}, {}, "https://github.com/kubeflow/trainer.git at ref main, which trainerctl does"),
+        (pinned, {"remoteMirrors": ["https://github.com/=http://evil.example/"]},
+         "rendered with --remote-mirror https://github.com/=http://evil.example/; a record on the cluster never "
+         "chooses a host by itself: give --remote-mirror https://github.com/=REPLACEMENT"),
+        (pinned, {"ownerLabel": "app=anything"}, "installed with the ownership label app=anything, not "
+                                                "platform.opendatahub.io/part-of=trainer: give --owner-label app=anything"),
+        (pinned, {"overlay": "../../../../etc"}, "render.overlay '../../../../etc': expected a directory path inside "
+                                                 "manifests/ (no '..')"),
+    ]
+    for source, render, said in cases:
+        history.record(api, namespace, history.NewRevision(source, dict(ENTRIES), render), history_max=0,
+                       field_manager="t")
+        revision = history.revisions(api, namespace)[-1]
+        code = main(["rollback", str(revision), "--dry-run", "--offline", "--cache-dir", str(tmp_path / "cache"),
+                     "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace])
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and err.count("\n") == 1, (source, render, err)
+        assert said in err and err.startswith(f"error: revision {revision}"), (said, err)
+    assert not (tmp_path / "cache").exists()  # nothing fetched, nothing cached
+    # --ref alone names no source: the record's URL would still choose the host.
+    code = main(["rollback", "1", "--ref", "v2.2.0", "--kubeconfig", str(test_cluster.admin_kubeconfig),
+                 "-n", namespace])
+    assert code == 2 and "--ref: name the source it is a ref of with --source" in capsys.readouterr().err
+
+
+def test_hand_made_revision_numbers_never_break_an_install(api, test_cluster, namespace, capsys):
+    """A labelled record named beyond the highest revision is unreadable and left out of the
+    numbering; a history at the top, or a name taken by a ConfigMap of someone else's, leaves the
+    install unrecorded with a line, never failed."""
+    def plant(name: str, revision: str, labels: dict | None = None) -> None:
+        body = history.to_configmap(namespace, 1, _new("v2.0.0"), when=__import__("datetime").datetime.now(
+            __import__("datetime").timezone.utc), who="someone")
+        body["metadata"]["name"] = name
+        body["data"]["revision"] = revision
+        if labels is not None:
+            body["metadata"]["labels"] = labels
+        api.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body)
+
+    history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="t")
+    plant("trainerctl-history.v9999999999", "9999999999")
+    assert history.revisions(api, namespace) == [1]
+    second = history.record(api, namespace, _new("v2.3.0"), history_max=10, field_manager="t")
+    assert second["revision"] == 2 and second["recorded"]
+    assert history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="t")["revision"] == 3
+    assert main(["history", "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace]) == 0
+    out, err = capsys.readouterr()
+    assert [row.split()[0] for row in out.splitlines()[1:]] == ["1", "2", "3"]
+    assert err == (f"warning: unreadable ConfigMap {namespace}/trainerctl-history.v9999999999: metadata.name: "
+                   "expected trainerctl-history.vN, N a revision 1..2147483647 (left out)\n")
+    plant("trainerctl-history.v4", "4", labels={})  # not a record: no history label
+    taken = history.record(api, namespace, _new("v2.3.0"), history_max=10, field_manager="t")
+    assert taken["recorded"] is False and taken["message"].startswith(
+        f"not recorded: ConfigMap {namespace}/trainerctl-history.v4 is already there without the label")
+    plant(history.name(history.MAX_REVISION), str(history.MAX_REVISION))
+    top = history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="t")
+    assert top == {"revision": history.MAX_REVISION, "recorded": False,
+                   "message": f"not recorded: revision {history.MAX_REVISION} is the highest the history numbers "
+                              f"(ConfigMap {namespace}/{history.name(history.MAX_REVISION)} looks made by hand: "
+                              "delete it)"}
+    assert main(["rollback", "99999999999", "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace]) == 2
+    assert "REVISION 99999999999: expected a revision number 1..2147483647" in capsys.readouterr().err

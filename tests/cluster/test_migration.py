@@ -283,8 +283,12 @@ def test_hand_over_refuses_what_would_undo_it_before_writing():
 
 
 def test_unfinished_trainjobs_protect_their_runtime_only():
-    from trainerctl.cluster.trainer.in_use import is_finished, referenced_by, runtime_key
+    from trainerctl.cluster.trainer.in_use import referenced_by, runtime_key
+    from trainerctl.cluster.trainer.verify.views import TrainJob
     from trainerctl.cluster.manager.objects import Ref
+
+    def is_finished(job: dict) -> bool:
+        return TrainJob.read({"metadata": {"name": "j", "namespace": "team-a"}, **job}).finished
 
     done = {"status": {"conditions": [{"type": "Complete", "status": "True"}]}}
     failed = {"status": {"conditions": [{"type": "Failed", "status": "True"}]}}

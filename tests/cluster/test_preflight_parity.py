@@ -76,6 +76,15 @@ def _namespace(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(3)}"
 
 
+def _helm_record(cluster, ns: str, release: dict) -> None:
+    """Revision 1 of release kubeflow-trainer, as Helm's Secret driver stores it."""
+    cluster.request("POST", f"/api/v1/namespaces/{ns}/secrets", body={
+        "apiVersion": "v1", "kind": "Secret", "type": helm.RELEASE_TYPE,
+        "metadata": {"name": "sh.helm.release.v1.kubeflow-trainer.v1", "namespace": ns,
+                     "labels": {"owner": "helm", "name": "kubeflow-trainer", "status": "deployed", "version": "1"}},
+        "data": {"release": base64.b64encode(encode_payload(release).encode()).decode()}})
+
+
 # -- on a fresh API server (cluster-wide state) -------------------------------------------------
 def test_a_helm_release_of_the_chart_is_refused_by_both(env, objects, tmp_path):
     chart = yaml.safe_load((CHARTS / "kubeflow-trainer-2.3.0" / "Chart.yaml").read_text())
@@ -84,11 +93,7 @@ def test_a_helm_release_of_the_chart_is_refused_by_both(env, objects, tmp_path):
     release = {"name": "kubeflow-trainer", "namespace": ns, "version": 1, "info": {"status": "deployed"},
                "chart": {"metadata": {"name": chart["name"], "version": chart["version"]}},
                "manifest": "", "hooks": []}
-    env.cluster.request("POST", f"/api/v1/namespaces/{ns}/secrets", body={
-        "apiVersion": "v1", "kind": "Secret", "type": helm.RELEASE_TYPE,
-        "metadata": {"name": "sh.helm.release.v1.kubeflow-trainer.v1", "namespace": ns,
-                     "labels": {"owner": "helm", "name": "kubeflow-trainer", "status": "deployed", "version": "1"}},
-        "data": {"release": base64.b64encode(encode_payload(release).encode()).decode()}})
+    _helm_record(env.cluster, ns, release)
     refusal, report = _both(env.cluster, objects, ns)
     _assert_same(refusal, report, "helm", EXIT_PREFLIGHT)
     assert "kubeflow-trainer" in report.failed[0].message and "--take-over-helm" in report.failed[0].message
@@ -100,6 +105,21 @@ def test_a_helm_release_of_the_chart_is_refused_by_both(env, objects, tmp_path):
                           stdin=subprocess.DEVNULL)
     assert proc.returncode == EXIT_PREFLIGHT, proc.stdout + proc.stderr
     assert "FAIL  helm: Trainer here was installed by Helm (" in proc.stdout and "first: helm:" in proc.stderr
+
+
+def test_a_helm_record_that_does_not_fit_is_refused_by_both(env, objects):
+    """A record whose release holds `info` as a string: its chart is unknown, so whether Helm holds
+    Trainer cannot be judged; both refuse with the record's line (exit 3)."""
+    ns = "kubeflow-system"
+    env.cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
+    release = {"name": "kubeflow-trainer", "namespace": ns, "version": 1, "info": "deployed",
+               "chart": {"metadata": {"name": "kubeflow-trainer", "version": "2.3.0"}}, "manifest": ""}
+    _helm_record(env.cluster, ns, release)
+    refusal, report = _both(env.cluster, objects, ns)
+    _assert_same(refusal, report, "helm", EXIT_PREFLIGHT)
+    assert str(refusal).startswith(f"unreadable Secret {ns}/sh.helm.release.v1.kubeflow-trainer.v1: release.info: "
+                                   "expected a mapping, got 'deployed'; whether Helm installed Trainer here cannot be "
+                                   "judged"), str(refusal)
 
 
 def test_the_go_operator_is_refused_by_both(env, objects):
@@ -129,6 +149,20 @@ def test_a_jobset_below_the_floor_is_refused_by_both(env, objects):
                                                   and o["metadata"]["name"] == crd["metadata"]["name"])]
     refusal, report = _both(env.cluster, without_jobset, "kubeflow-system")
     _assert_same(refusal, report, "jobset", EXIT_PREFLIGHT)
+
+
+def test_a_consumer_that_needs_a_newer_trainer_is_refused_by_both(env, objects):
+    """Kueue v0.17.3 runs (found in any namespace); the target says it is Trainer 2.1.0."""
+    ns = "kueue-system"
+    env.cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
+    labels = {"control-plane": "controller-manager"}
+    env.cluster.request("POST", f"/apis/apps/v1/namespaces/{ns}/deployments", body={
+        "metadata": {"name": "kueue-controller-manager", "labels": labels},
+        "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels}, "spec": {
+            "containers": [{"name": "manager", "image": "registry.k8s.io/kueue/kueue:v0.17.3"}]}}}})
+    refusal, report = _both(env.cluster, objects, "kubeflow-system", source={"trainer_version": "2.1.0"})
+    _assert_same(refusal, report, "consumers", EXIT_PREFLIGHT)
+    assert "Kueue v0.17.3" in str(refusal) and "Trainer 2.1.0" in str(refusal) and "kueue/pull/10127" in str(refusal)
 
 
 # -- on the session's API server, each in a namespace of its own --------------------------------

@@ -39,7 +39,7 @@ def _status_doc(**over) -> dict:
     doc = {"namespace": "ns", "installed": True, "ready": health.is_ready(conds),
            "source": {"path": "/src/trainer/manifests", "digest": "sha256:0", "overlay": "rhoai",
                       "trainer_version": "2.1.0", "releases": [{"name": "Kubeflow Trainer", "version": "2.1.0"}]},
-           "trainerVersion": "2.1.0", "releases": [{"name": "Kubeflow Trainer", "version": "2.1.0"}],
+           "trainerVersion": "2.1.0", "channel": "", "releases": [{"name": "Kubeflow Trainer", "version": "2.1.0"}],
            "conditions": conds, "objects": objects, "deployments": deployments, "summary": {"present": 1}}
     doc.update(over)
     return doc

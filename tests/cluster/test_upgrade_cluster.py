@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
-from trainerctl.cli import main
 from trainerctl.cluster.client.client import connect
 from trainerctl.upgrade import check_cluster
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, STORED_VERSION_UNSERVED, VALIDATION_ADDED
 from tests.support.upgrade_cases import REMOVED_NESTED, REMOVED_TOP, TRAINJOBS, fixture_trainjobs, load_crds, target_dropping_stored_version, target_removing_fields
-from tests.support.upgrade_cases import oracle
+from tests.support.upgrade_cases import oracle, run_cli, write_target
 from tests.support.waiting import wait_until
 
 APPLY = "application/apply-patch+yaml"
@@ -82,19 +80,6 @@ def jobs(test_cluster, odh34):
     for job in fixture_trainjobs(ns):
         custom.create_namespaced_custom_object("trainer.kubeflow.org", "v1alpha1", ns, "trainjobs", job)
     return ns
-
-
-def write_target(tmp_path, crds: list[dict]) -> str:
-    path = tmp_path / "target.yaml"
-    path.write_text(yaml.safe_dump_all(crds, sort_keys=False))
-    return str(path)
-
-
-def run_cli(capsys, *args) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = main(list(args))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_report_names_the_removed_field_and_the_trainjob(test_cluster, odh34, jobs):

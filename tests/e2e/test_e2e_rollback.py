@@ -1,11 +1,12 @@
 """The install history and `rollback` on the e2e cluster, judged by the real controllers.
 
 v2.2.0 is installed, a TrainJob starts, v2.3.0 is installed over it: `history` shows both;
-`rollback` brings back the v2.2.0 controller (the process kubelet runs the v2.2.0 binary) and
-its runtimes, the TrainJob is still there, and `status` and `history` show the rollback as a new
-revision. Then a CRD is given a version that neither older revision serves, an object is stored
-at it, and the rollback is refused naming the CRD, the version and the objects; a revision that
-is not there is one line.
+`rollback` (naming the checkout the revision was installed from, which the record alone may not)
+brings back the v2.2.0 controller (the process kubelet runs the v2.2.0 binary) and its runtimes,
+the TrainJob is still there, and `status` and `history` show the rollback as a new revision.
+Then a CRD is given a version that neither older revision serves, an object is stored at it, and
+the rollback is refused naming the CRD, the version and the objects; a revision that is not there
+is one line.
 """
 
 from __future__ import annotations
@@ -66,13 +67,19 @@ def test_history_and_rollback_to_v2_2_0_keeps_the_trainjob(clean_slate, tctl, ap
     assert [r["source"]["path"].rsplit("/", 2)[-2] for r in listed] == ["v2.2.0", "v2.3.0"]
     assert listed[0]["render"]["remoteMirrors"] == tctl.mirrors and listed[0]["objectCount"] > 20
 
-    dry = tctl.run("rollback", "-n", KF_NS, "--dry-run")
+    # Installed from local checkouts: the record never chooses the folder, the user names it.
+    unnamed = tctl.run("rollback", "-n", KF_NS, "--dry-run", expect=2)
+    assert unnamed.stderr.startswith("error: revision 1 was installed from the local checkout ") and \
+        "/kubeflow-trainer/v2.2.0 to render it again" in unnamed.stderr and unnamed.stderr.count("\n") == 1, \
+        unnamed.stderr
+    named = ["--source", str(tctl.source("v2.2.0")), *(f for m in tctl.mirrors for f in ("--remote-mirror", m))]
+    dry = tctl.run("rollback", "-n", KF_NS, "--dry-run", *named)
     assert "image:" in dry.stdout  # the diff: the controller's image goes back
     assert "would be configured" in dry.stdout and "history:" not in dry.stdout
     assert _controller_runs(api, "v2.3.0") and len(json.loads(tctl.run("history", "-n", KF_NS, "-o", "json")
                                                               .stdout)["revisions"]) == 2
 
-    back = tctl.run("rollback", "-n", KF_NS, "--timeout", str(h.INSTALL_TIMEOUT), "-o", "json")
+    back = tctl.run("rollback", "-n", KF_NS, *named, "--timeout", str(h.INSTALL_TIMEOUT), "-o", "json")
     report = json.loads(back.stdout)
     # The rollback ends with verify's default tiers, on stderr: the v2.2.0 controller reconciles.
     verified = back.stderr.splitlines()
@@ -112,7 +119,8 @@ def test_history_and_rollback_to_v2_2_0_keeps_the_trainjob(clean_slate, tctl, ap
     api.request("POST", f"/apis/trainer.kubeflow.org/v1alpha2/namespaces/{JOBS_NS}/trainjobs", stored)
     h.wait_until(lambda: "v1alpha2" in (api.request("GET", TRAINJOBS_CRD).get("status") or {}).get(
         "storedVersions", []), 60, "storedVersions to list v1alpha2")
-    refused = tctl.run("rollback", "2", "-n", KF_NS, expect=3)
+    refused = tctl.run("rollback", "2", "-n", KF_NS, "--source", str(tctl.source("v2.3.0")),
+                       *named[2:], expect=3)
     assert ("rollback refused: CRD trainjobs.trainer.kubeflow.org version v1alpha2 has 2 object(s) that may be "
             "stored at it (status.storedVersions: v1alpha1, v1alpha2), and revision 2 does not serve v1alpha2"
             in refused.stderr), refused.stderr

@@ -68,6 +68,12 @@ def test_conflict_message_names_the_manager_and_fields():
         {"reason": "FieldManagerConflict", "message": 'conflict with "gitops" using v1', "field": ".data.x"}]})
     msg = conflict_message(exc, Ref("", "ConfigMap", "ns", "c"))
     assert msg.startswith('conflict with field manager "gitops" on .data.x') and "--force-conflicts" in msg
+    # A cause of another shape (a list as message, a number as field) says nothing: it is left out.
+    odd = ApiError(409, "Conflict", 'Apply failed: conflict with "gitops" using v1', {"causes": [
+        {"message": ["x"], "field": ".data.y"}, {"message": 'conflict with "argo" using v1', "field": 7},
+        {"message": 'conflict with "flux" using v1', "field": None}, "not-a-cause"]})
+    assert [set(c) for c in odd.causes] == [{"type", "message", "field"}] and odd.causes[0]["field"] == ""
+    assert conflict_message(odd, Ref("", "ConfigMap", "ns", "c")).startswith('conflict with field manager "flux";')
 
 
 @pytest.mark.parametrize("old,new,refused", [("v2.2.0", "v2.4.0", True), ("2.1.0", "2.5.1", True),

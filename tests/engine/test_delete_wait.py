@@ -9,7 +9,7 @@ import time
 import pytest
 
 from trainerctl.cluster.client.client import connect
-from trainerctl.cluster.manager.apply import delete_and_wait
+from trainerctl.cluster.manager.delete import Proof, Target, delete_and_wait
 
 LEGACY = "example.com/legacy"
 OTHER = "example.com/other-legacy"
@@ -46,8 +46,11 @@ def test_a_finalizer_put_back_before_the_delete_is_stripped_while_waiting(test_c
     path = f"/api/v1/namespaces/{namespace}/configmaps/held"
     cluster.request("POST", f"/api/v1/namespaces/{namespace}/configmaps",
                     body={"apiVersion": "v1", "kind": "ConfigMap",
-                          "metadata": {"name": "held", "namespace": namespace, "finalizers": list(strip)}})
+                          "metadata": {"name": "held", "namespace": namespace, "finalizers": list(strip),
+                                       "labels": {"example.com/owner": "test"}}})
     remarking = Remarking(cluster, path, list(strip))
-    assert delete_and_wait(remarking, path, time.monotonic() + 60, strip_finalizers=strip) is True
+    target = Target("", "v1", "configmaps", True, namespace, "held", "ConfigMap")
+    proof = Proof("the test", label="example.com/owner", value="test")
+    assert delete_and_wait(remarking, target, proof, time.monotonic() + 60, strip_finalizers=strip).deleted is True
     assert remarking.remarked >= 1  # the race happened: the finalizer came back before the DELETE
     assert cluster.get_or_none(path) is None

@@ -7,7 +7,8 @@ endless or dripping logs), each command ends in time, with at most one `error:` 
 line), one of the documented exit codes, no traceback, no terminal escape sequence, no line of
 unbounded length, and no credential sent anywhere but to the server it was meant for. Where a
 command can go on past an object that does not fit (status, the support bundle, install past a
-Helm record), it names the object and goes on; the lock cannot, and refuses (exit 3).
+Helm record), it names the object and goes on; where it cannot, it refuses (exit 3) before writing,
+and a Lease that does not fit is a lock held by an unknown holder (waited for, exit 4).
 """
 
 from __future__ import annotations
@@ -22,23 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.hostile_api import LEASE_VARIANTS, MODES, WORLD_MODES, HostileServer
+from tests.support.hostile_api import ANSWER_VARIANTS, LEASE_VARIANTS, MODES, OBJECTS, WORLD_MODES, HostileServer
 
-OBJECTS = """apiVersion: v1
-kind: ConfigMap
-metadata: {name: c1, namespace: opendatahub}
-data: {a: b}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: d1, namespace: opendatahub}
-spec:
-  replicas: 1
-  selector: {matchLabels: {a: b}}
-  template:
-    metadata: {labels: {a: b}}
-    spec: {containers: [{name: c, image: busybox}]}
-"""
 
 # Every command that talks to a cluster, with the flags that make it reach the server quickly.
 # (Commands added later belong here too.)
@@ -73,13 +59,14 @@ def _cases() -> list[tuple[str, str, int]]:
 
 
 def _run_case(cmd: str, mode: str, after: int, tmp: Path, *, variant: str = "",
-              env_extra: dict | None = None) -> tuple[subprocess.CompletedProcess, list, list]:
+              env_extra: dict | None = None, extra: tuple[str, ...] = ()) -> tuple[subprocess.CompletedProcess, list, list]:
     """One command against one server; a bad-lease world's variant, unless given, by the command
     (so the matrix meets every wrong-shaped Lease)."""
     tmp.mkdir(parents=True, exist_ok=True)
     objects = tmp / "objects.yaml"
     objects.write_text(OBJECTS)
-    variant = variant or LEASE_VARIANTS[list(COMMANDS).index(cmd) % len(LEASE_VARIANTS)]
+    variants = list(ANSWER_VARIANTS) if mode == "bad-answers" else LEASE_VARIANTS
+    variant = variant or variants[list(COMMANDS).index(cmd) % len(variants)]
     with HostileServer("healthy", tls=True) as elsewhere, \
             HostileServer(mode, healthy_requests=after, tls=True, drip_seconds=1.0,
                           redirect_to=elsewhere.url, variant=variant) as server:
@@ -87,7 +74,7 @@ def _run_case(cmd: str, mode: str, after: int, tmp: Path, *, variant: str = "",
         env = {**os.environ, "TRAINERCTL_COMMAND_TIMEOUT": str(COMMAND_TIMEOUT), "TRAINERCTL_MAX_API_RESPONSE": "4Mi",
                "HOME": str(tmp), "TRAINERCTL_CACHE_DIR": str(tmp / "cache"), "NO_COLOR": "1", "CI": "true",
                "KUBECONFIG": str(kubeconfig), **LIMITS, **(env_extra or {})}
-        args = [a.format(objects=objects) for a in COMMANDS[cmd]]
+        args = [a.format(objects=objects) for a in COMMANDS[cmd]] + list(extra)
         proc = _ended(subprocess.run, [*_entry(), *args], capture_output=True, text=True, env=env, cwd=tmp,
                       stdin=subprocess.DEVNULL, timeout=HANG)
         return proc, list(server.requests), list(elsewhere.requests)
@@ -160,18 +147,61 @@ LEASE_FIELDS = {"duration-abc": "spec.leaseDurationSeconds: expected an integer 
 
 
 @pytest.mark.parametrize("variant", LEASE_VARIANTS)
-def test_a_lease_that_does_not_fit_refuses_the_lock_and_status_names_it(tmp_path, variant):
+def test_a_lease_that_does_not_fit_is_waited_for_and_status_names_it(tmp_path, variant):
+    """A Lease that does not fit names no holder: install and uninstall wait for it like any held
+    lock and time out with the lock's code (4), the field in the line, nothing written. The answer
+    to our own create must fit (it is what we renew and release by): exit 3."""
     for cmd in ("install", "uninstall"):
-        proc, requests, _ = _run_case(cmd, "bad-lease", 0, tmp_path / cmd, variant=variant)
+        proc, requests, _ = _run_case(cmd, "bad-lease", 0, tmp_path / cmd, variant=variant,
+                                      extra=("--lock-timeout", "0"))
         last = proc.stderr.splitlines()[-1]
-        assert proc.returncode == 3 and last.startswith(
-            f"error: unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}"), proc.stderr
-        assert "stopped before changing anything" in last
+        if variant == "create-no-rv":
+            assert proc.returncode == 3 and last.startswith(
+                f"error: unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}"), proc.stderr
+            assert "stopped before changing anything" in last
+        else:
+            assert proc.returncode == 4 and last.startswith(
+                "error: timed out after 0s waiting for the install lock (Lease opendatahub/trainerctl-lock), which "
+                f"cannot be read (unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}"), proc.stderr
+            assert "nothing was changed" in last
         assert not [r for r in requests if r.method in ("PATCH", "PUT") or "/leases" not in r.path and r.method != "GET"]
     proc, _, _ = _run_case("status", "bad-lease", 0, tmp_path / "status", variant=variant)
     assert proc.returncode == 1 and "not Ready" in proc.stderr.splitlines()[-1], proc.stderr  # went on to the end
     if variant != "create-no-rv":  # status only reads a Lease that is there
         assert f"unreadable Lease opendatahub/trainerctl-lock: {LEASE_FIELDS[variant]}" in proc.stdout
+
+
+# What each command decides by, answered with a field of the wrong type: the command refuses with
+# the view's line naming the field (exit 3), and writes nothing after that read.
+DECIDED_BY = {
+    "review-allowed-string": ("unreadable SelfSubjectAccessReview of ", "status.allowed: expected true or false, "
+                              "got 'false'", ("install", "check", "verify")),
+    "review-denied-string": ("unreadable SelfSubjectAccessReview of ", "status.denied: expected true or false, "
+                             "got 'true'", ("install", "check", "verify")),
+    "whoami-list": ("unreadable SelfSubjectReview (without a name): ", "status.userInfo.username: expected a string, "
+                    "got a list of 2", ("install", "check", "verify")),
+    "version-numbers": ("unreadable version.Info /version: ", "major: expected a string, got 1",
+                        ("install", "check")),
+    "operator-namespace-list": ("unreadable Trainer default-trainer: ", "spec.appNamespace: expected a Kubernetes "
+                                "name", ("install", "check")),
+}
+
+
+@pytest.mark.parametrize("variant", list(ANSWER_VARIANTS))
+def test_an_answer_of_the_wrong_type_refuses_before_any_write(tmp_path, variant):
+    head, field, commands = DECIDED_BY[variant]
+    assert set(DECIDED_BY) == set(ANSWER_VARIANTS)
+    for cmd in commands:
+        proc, requests, _ = _run_case(cmd, "bad-answers", 0, tmp_path / cmd, variant=variant)
+        lines = proc.stderr.splitlines()
+        # (check lists every check, and its error line names the first that failed, with the same line)
+        assert proc.returncode == 3 and lines[-1].startswith("error: ") and head in lines[-1] \
+            and f": {field}" in lines[-1], (cmd, proc.stderr)
+        assert sum(line.startswith("error: ") for line in lines) == 1 and "Traceback" not in proc.stderr
+        writes = [f"{r.method} {r.path}" for r in requests if r.method in ("POST", "PUT", "PATCH", "DELETE")
+                  and "/leases" not in r.path and not r.path.split("?")[0].endswith(
+                      ("selfsubjectaccessreviews", "selfsubjectreviews"))]
+        assert not writes, (cmd, writes)  # nothing created, applied or deleted (the lock's own Lease aside)
 
 
 def test_wrong_shaped_pods_and_replicasets_are_named_and_the_rest_diagnosed(tmp_path):
@@ -228,6 +258,18 @@ def test_the_support_bundle_is_written_and_lists_what_it_could_not_read(tmp_path
     assert all(".." not in name for name in files)
 
 
+@pytest.mark.parametrize("mode", ["endless-log", "drip-log"])
+def test_a_log_that_never_ends_costs_its_limit_once_per_command(tmp_path, mode):
+    """status, the diagnosis and the bundle read the same logs: a log its limits ended (endless,
+    dripping) is not asked for again, so a bundle's time is not that limit times the readers."""
+    proc, requests, _ = _run_case("support-bundle", mode, 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
+    assert proc.returncode == 0, proc.stderr
+    logs = [r.path for r in requests if r.path.split("?")[0].endswith("/log")]
+    asked = [(path.split("?")[0], "previous=true" in path) for path in logs]
+    assert asked and len(asked) == len(set(asked)), logs  # the current and the previous log, once each
+    assert "(earlier in this command; not asked again)" in _bundle(tmp_path)["README.txt"]
+
+
 @pytest.mark.parametrize("mode, said", [("endless-log", "is larger than the 4 MiB limit for one container log read"),
                                         ("drip-log", "did not answer completely in time")])
 def test_a_log_that_never_ends_is_reported_and_status_goes_on(tmp_path, mode, said):
@@ -239,21 +281,41 @@ def test_a_log_that_never_ends_is_reported_and_status_goes_on(tmp_path, mode, sa
     assert said in proc.stdout  # the log read's own bound ended it: status went on to its verdict
 
 
-def test_helm_records_that_do_not_fit_are_named_and_install_goes_on(tmp_path):
-    proc, _, _ = _run_case("install", "bad-helm", 0, tmp_path, env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"})
-    assert proc.returncode == 0, proc.stderr
-    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: unreadable ")]
-    expected = {"info-string": "release.info: expected a mapping, got 'deployed'",
-                "chart-list": "release.chart: expected a mapping, got a list of 1",
-                "long-revision": "metadata.name: expected sh.helm.release.v1.NAME.vREVISION with a revision",
-                "revision-digits": "release.version: expected an integer 0..2147483647, got a number of about 401",
-                "deep-json": "nested deeper than 200 levels", "deep-yaml": "exceeded maximum nesting depth",
-                "bomb": "larger than the 64 MiB limit for a payload inside a server object",
-                "not-base64": "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): not base64",
-                "in-a-configmap": "release.info: expected a mapping, got 7"}
-    for name, why in expected.items():
-        assert any(f".{name}." in w and why in w for w in warnings), (name, warnings)
-    assert len(warnings) == len(expected)
+HELM_LINES = {"info-string": "release.info: expected a mapping, got 'deployed'",
+              "chart-list": "release.chart: expected a mapping, got a list of 1",
+              "long-revision": "metadata.name: expected sh.helm.release.v1.NAME.vREVISION with a revision",
+              "revision-digits": "release.version: expected an integer 0..2147483647, got a number of about 401",
+              "deep-json": "nested deeper than 200 levels", "deep-yaml": "exceeded maximum nesting depth",
+              "bomb": "larger than the 64 MiB limit for a payload inside a server object",
+              "not-base64": "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): not base64",
+              "in-a-configmap": "release.info: expected a mapping, got 7"}
+
+
+def test_helm_records_that_do_not_fit_refuse_install_before_it_writes(tmp_path):
+    """A record that does not fit says nothing of its chart, so whether Helm holds Trainer here
+    cannot be judged: install (with or without the hand-over, also --dry-run) refuses with the
+    first record's line (exit 3) and writes nothing; each record's own line is what the record
+    reading gives (every one named, the others skipped on)."""
+    for extra in ((), ("--take-over-helm",), ("--dry-run",)):
+        proc, requests, _ = _run_case("install", "bad-helm", 0, tmp_path / "-".join(extra or ("plain",)),
+                                      env_extra={"TRAINERCTL_COMMAND_TIMEOUT": "40"}, extra=extra)
+        last = proc.stderr.splitlines()[-1]
+        assert proc.returncode == 3 and last.startswith("error: unreadable "), proc.stderr
+        assert any(why in last for why in HELM_LINES.values()) and f"({len(HELM_LINES) - 1} more record(s) do not fit)" \
+            in last and "stopped before changing anything" in last, last
+        assert not [r for r in requests if r.method != "GET" and "/leases" not in r.path
+                    and not r.path.endswith(("selfsubjectaccessreviews", "selfsubjectreviews"))], requests
+    from trainerctl.cluster.client.client import connect
+    from trainerctl.cluster.operations import helm
+
+    with HostileServer("bad-helm", tls=True) as server:
+        cluster = connect(str(server.kubeconfig(tmp_path / "kubeconfig", token="hostile-test-token-0123456789")))
+        skipped: list[str] = []
+        releases = helm.find_releases(cluster, "opendatahub", skipped)
+    lines = skipped + [line for r in releases for line in r.unreadable]
+    for name, why in HELM_LINES.items():
+        assert any(f".{name}." in line and why in line for line in lines), (name, lines)
+    assert len(lines) == len(HELM_LINES)
 
 
 FUZZ_SEEDS = int(os.environ.get("TRAINERCTL_FUZZ_SEEDS", "4"))  # more: TRAINERCTL_FUZZ_SEEDS=200

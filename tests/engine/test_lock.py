@@ -7,6 +7,7 @@ tests/cluster/test_lock_installs.py; these exercise the Lease protocol itself wi
 
 from __future__ import annotations
 
+import json
 import threading
 from datetime import datetime
 
@@ -60,6 +61,130 @@ def test_lease_state_reads_the_annotation_and_survives_a_foreign_lease():
     foreign = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: "{nope"}},
                                       "spec": {"holderIdentity": "someone-else"}})
     assert foreign.description == "someone-else" and foreign.since() == "since an unknown time"
+    # Server text in every waiting line: cut like any (a 1 MB holder, a 2000-character host).
+    huge = lock_mod.LeaseState.of({"metadata": {}, "spec": {"holderIdentity": "H" * (1 << 20)}})
+    assert huge.holder == "H" * (1 << 20) and huge.description == "H" * 1000 + " …(cut)"
+    host = Holder("ann", "h" * 2000, 12, "install")
+    far = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: host.to_json()}},
+                                  "spec": {"holderIdentity": host.identity}})
+    assert len(far.description) == 1000 + len(" …(cut)") and far.description.startswith("ann@hhh")
+
+
+# -- a Lease that does not fit its view ------------------------------------------------------------
+class _OneLease:
+    """An API server holding one Lease as given, of any shape (a real one refuses to store these):
+    updates guarded by resourceVersion, as the API server guards them."""
+
+    def __init__(self, lease: dict | None):
+        self.lease, self.writes, self.server = lease, [], "https://fake"
+
+    def get_or_none(self, path):
+        return json.loads(json.dumps(self.lease)) if self.lease is not None else None
+
+    def request(self, method, path, body=None, query=None):
+        from trainerctl.cluster.client.client import ApiError
+
+        self.writes.append(method)
+        current = (self.lease or {}).get("metadata", {}).get("resourceVersion") if isinstance(self.lease, dict) else None
+        if method == "POST":
+            if self.lease is not None:
+                raise ApiError(409, "AlreadyExists", "exists")
+        elif method in ("PUT", "DELETE"):
+            wanted = (body.get("metadata") or {}).get("resourceVersion") if method == "PUT" else \
+                body["preconditions"]["resourceVersion"]
+            if self.lease is None or wanted != current:
+                raise ApiError(409, "Conflict", "changed")
+            if method == "DELETE":
+                self.lease = None
+                return {}
+        self.lease = json.loads(json.dumps(body))
+        self.lease["metadata"].update(resourceVersion=str(int(current or 0) + 100), uid="uid-lease")
+        return self.get_or_none(path)
+
+    def resume(self):
+        pass
+
+
+BAD_SPECS = {"an acquire time without a zone": {"acquireTime": "2026-01-01T00:00:00"},
+             "a duration of 'abc'": {"leaseDurationSeconds": "abc"},
+             "an infinite duration": {"leaseDurationSeconds": json.loads("1e400")},
+             "a duration of 10^400": {"leaseDurationSeconds": 10 ** 400},
+             "a list as holder": {"holderIdentity": ["a", "b"], "acquireTime": 12345},
+             "transitions of 'abc'": {"leaseTransitions": "abc", "leaseDurationSeconds": 2}}
+
+
+def _bad_lease(spec: dict, rv: str | None = "7") -> dict:
+    meta = {"name": "trainerctl-lock", "namespace": "ns", **({"resourceVersion": rv} if rv else {})}
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": meta,
+            "spec": {"holderIdentity": "ci@runner pid 1 #abc", "leaseDurationSeconds": 20,
+                     "acquireTime": "2026-01-01T00:00:00.000000Z", **spec}}
+
+
+@pytest.mark.parametrize("spec", BAD_SPECS.values(), ids=list(BAD_SPECS))
+def test_a_lease_that_cannot_be_read_is_waited_for_with_the_lock_codes(spec, monkeypatch):
+    """Nobody can be named as its holder: the run waits as for any holder, says why in its lines,
+    and times out with the lock's code (4), nothing written; the field is in the line."""
+    server = _OneLease(_bad_lease(spec))
+    messages: list[str] = []
+    monkeypatch.setattr(lock_mod, "time", FakeClock())
+    with pytest.raises(LockTimeout) as timed_out:
+        Lock(server, "ns", Holder("me", "h", 2, "install"), field_manager=FIELD_MANAGER,
+             on_message=messages.append).acquire(5)
+    line = str(timed_out.value)
+    assert timed_out.value.exit_code == 4 and "\n" not in line
+    assert line.startswith("timed out after 5s waiting for the install lock (Lease ns/trainerctl-lock), which cannot "
+                           "be read (unreadable Lease ns/trainerctl-lock: spec."), line
+    assert line.endswith("nothing was changed (if no run holds it, delete the Lease: "
+                         "docs/lock.md#one-run-at-a-time-the-install-lock)"), line
+    assert server.writes == ["POST"]  # the create that found it; nothing after
+    assert messages[0].startswith("waiting for the install lock (Lease ns/trainerctl-lock): it cannot be read "
+                                  "(unreadable Lease ns/trainerctl-lock: spec.")
+
+
+@pytest.mark.parametrize("spec", BAD_SPECS.values(), ids=list(BAD_SPECS))
+def test_a_lease_that_cannot_be_read_and_stays_unchanged_is_taken_over(spec, monkeypatch):
+    """No trainerctl run can renew it (its renewal reads it back and loses the lock): unchanged for
+    the lock's own duration, as watched from here, it is taken over by an update guarded by its
+    resourceVersion, and the run says so."""
+    server = _OneLease(_bad_lease(spec))
+    messages: list[str] = []
+    clock = FakeClock()
+    monkeypatch.setattr(lock_mod, "time", clock)
+    started = clock.now
+    taker = Lock(server, "ns", Holder("me", "h", 2, "install"), field_manager=FIELD_MANAGER,
+                 on_message=messages.append, renew_every=3600)
+    taker.acquire(30)
+    assert lock_mod.DURATION_SECONDS <= clock.now - started < lock_mod.DURATION_SECONDS + 1.1
+    assert server.writes == ["POST", "PUT"] and server.lease["metadata"]["resourceVersion"] == "107"
+    assert server.lease["spec"]["holderIdentity"] == taker.holder.identity
+    assert server.lease["spec"]["leaseTransitions"] == 1  # the old count cannot be read: counted from 0
+    [took] = [m for m in messages if m.startswith("took over")]
+    assert "it could not be read (unreadable Lease ns/trainerctl-lock: spec." in took and "unchanged for 20s" in took
+    taker.release()
+    assert server.lease is None
+
+
+def test_a_lease_without_a_readable_version_is_never_taken(monkeypatch):
+    """Without a resourceVersion neither a change can be seen nor a take guarded: only the wait."""
+    for meta in ({"resourceVersion": 7}, {"labels": ["x"], "resourceVersion": "7"}):
+        lease = _bad_lease({"leaseDurationSeconds": "abc"})
+        lease["metadata"].update(meta)
+        server = _OneLease(lease)
+        monkeypatch.setattr(lock_mod, "time", FakeClock())
+        with pytest.raises(LockTimeout):
+            Lock(server, "ns", Holder("me", "h", 2, "install"), field_manager=FIELD_MANAGER).acquire(60)
+        assert server.writes == ["POST"]
+
+
+def test_a_holder_whose_lease_becomes_unreadable_has_lost_the_lock(monkeypatch):
+    server = _OneLease(None)
+    held = Lock(server, "ns", Holder("me", "h", 2, "install"), field_manager=FIELD_MANAGER, renew_every=3600)
+    held.acquire(0)
+    server.lease = _bad_lease({"leaseDurationSeconds": "abc"}, rv="999")  # edited by someone
+    assert held.renew() is False
+    with pytest.raises(LockLost) as lost:
+        held.check()
+    assert lost.value.exit_code == 1 and "the Lease no longer fits (unreadable Lease" in str(lost.value)
 
 
 # -- on the API server --------------------------------------------------------------------

@@ -176,6 +176,15 @@ def _release(**fields) -> dict:
      "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): nested deeper than 200"),
     (helm_record("kubeflow-trainer", "1", helm_payload(b'{"version": 1' + b"0" * 5000 + b"}")),
      "data.release: expected Helm's encoding of a release (base64 of gzip of JSON): not JSON trainerctl reads"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(
+        manifest="apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: [a, b]\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: expected a Kubernetes object"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(
+        manifest="---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: runtimes}\ndata: [runtimes.yaml]\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: ConfigMap runtimes: data: expected a "
+     "mapping of strings"),
+    (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="just text\n"))),
+     "release.manifest: expected a YAML stream of objects (manifest: document 1: expected a Kubernetes object"),
     (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="a: " + "[" * 20000))),
      "release.manifest: expected a YAML stream of objects (manifest: not YAML: exceeded maximum nesting depth"),
     (helm_record("kubeflow-trainer", "1", helm_payload(_release(manifest="a: &a [x, x]\n" + "".join(
@@ -264,6 +273,11 @@ def test_the_inventory_is_read_by_its_view():
         InventoryRecord.read({"metadata": {"name": "trainerctl-inventory", "namespace": "ns"}, "data": data})
     with pytest.raises(Unreadable, match=r"data.source.images: expected a mapping of strings"):
         InventoryRecord.read({"metadata": {"name": "i"}, "data": {"source": json.dumps({"images": ["x"]})}})
+    for field in ("channel", "trainer_version", "ref"):  # what status and history print, each by its type
+        with pytest.raises(Unreadable, match=rf"data.source.{field}: expected a string"):
+            InventoryRecord.read({"metadata": {"name": "i"}, "data": {"source": json.dumps({field: ["stable"]})}})
+    assert InventoryRecord.read({"metadata": {"name": "i"}, "data": {"source": json.dumps(
+        {"channel": "stable"})}}).source == {"channel": "stable"}
 
 
 # -- the whole class: any JSON, for every view ------------------------------------------------------
@@ -315,6 +329,15 @@ SAMPLES = {
          "rules": [{"apiGroups": ["x.io"], "resources": ["xs"]}]}]},
     "MutatingWebhookConfiguration": {"metadata": {"name": "m"}, "webhooks": [
         {"name": "m.x.io", "clientConfig": {"url": "https://example.com/m"}, "rules": [{"apiGroups": ["x.io"]}]}]},
+    "SelfSubjectAccessReview": {"kind": "SelfSubjectAccessReview", "status": {"allowed": True, "denied": False,
+                                                                            "reason": "RBAC", "evaluationError": ""}},
+    "SubjectAccessReview": {"kind": "SubjectAccessReview", "status": {"allowed": False, "reason": "no rule"}},
+    "SelfSubjectReview": {"kind": "SelfSubjectReview", "status": {"userInfo": {"username": "admin"}}},
+    "version.Info": {"major": "1", "minor": "27+", "gitVersion": "v1.27.3-gke.100", "platform": "linux/amd64",
+                     "goVersion": "go1.20"},
+    "ClusterRoleBinding": {"metadata": {"name": "b"}, "roleRef": {"apiGroup": "rbac.authorization.k8s.io",
+                                                                "kind": "ClusterRole", "name": "r"},
+                           "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": NS}]},
 }
 
 

@@ -26,7 +26,7 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.support.hostile_api import HOSTILE_NAME, HostileServer
+from tests.support.hostile_api import HOSTILE_NAME, HostileServer, strings
 from tests.support.properties import EXAMPLES, PROPERTY
 from trainerctl import redact
 from trainerctl.cluster.operations import bundle as b
@@ -70,19 +70,6 @@ def _touches_mask(secret: str) -> bool:
     return False
 
 
-def _strings(value):
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, str):
-            yield node
-        elif isinstance(node, dict):
-            stack.extend(node.keys())
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-
-
 def _leaks(members: dict[str, bytes], secrets) -> list[str]:
     """Where a secret shows, in the bytes of a member or in what its JSON or YAML reads back as."""
     found = []
@@ -90,9 +77,9 @@ def _leaks(members: dict[str, bytes], secrets) -> list[str]:
         text = data.decode("utf-8")
         read = [text]
         if name.endswith(".json"):
-            read += list(_strings(json.loads(text)))
+            read += list(strings(json.loads(text)))
         elif name.endswith(".yaml"):
-            read += list(_strings(yaml.safe_load(text)))
+            read += list(strings(yaml.safe_load(text)))
         for secret in secrets:
             for form in _encodings(secret):
                 if any(form in s for s in read):
@@ -109,6 +96,7 @@ def _members(archive: Path) -> dict[str, bytes]:
         return {m.name.split("/", 1)[1]: tar.extractfile(m).read() for m in tar.getmembers() if m.isfile()}
 
 
+SECRET_WORDS = "apiVersion: v1\nkind: Secret\ndata:\nstringData:\n"
 _SECRET = st.text(min_size=redact.MIN_LENGTH, max_size=300).filter(lambda s: len(s.strip()) >= redact.MIN_LENGTH)
 _SECRETS = st.lists(_SECRET, min_size=1, max_size=3, unique=True)
 
@@ -120,7 +108,8 @@ def test_no_secret_in_any_member_in_any_encoding(tmp_path_factory, secrets, toke
     """Secrets (a Secret's data and stringData) and a registered credential (a kubeconfig token),
     planted in every kind of member: text, JSON and YAML values, keys, long lines YAML folds,
     members added before the Secret was read."""
-    assume(not any(_touches_mask(s) for s in [*secrets, token]))
+    # A value spelled inside the Secret's own field names ("stringDa") is not hidden by them.
+    assume(not any(_touches_mask(s) or s in SECRET_WORDS for s in [*secrets, token]))
     redact.forget_all()
     redact.register(token)
     planted = [*secrets, token]
@@ -155,7 +144,7 @@ def test_every_report_is_redacted_before_it_is_serialized(token):
     report = {"message": f"failed: {token}", "long": "word " * 40 + token, token: [token], "n": 1}
     for text in (json_text(report), json_text(report, ensure_ascii=False), yaml_text(report),
                  yaml_text(report, allow_unicode=True)):
-        read = [text, *_strings(yaml.safe_load(text))]
+        read = [text, *strings(yaml.safe_load(text))]
         assert not [f for f in _encodings(token) if any(f in s for s in read)]
 
 

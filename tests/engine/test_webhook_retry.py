@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from trainerctl.cluster.manager import webhook_retry
-from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_one, remove_finalizer
+from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_one
+from trainerctl.cluster.manager.delete import remove_finalizer
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.client.discovery import Resource
 from trainerctl.cluster.manager.fields import take_over

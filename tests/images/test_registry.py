@@ -222,6 +222,8 @@ def hostile_tls(registry_stack, tmp_path_factory):
     ("huge", "larger than the 4 MiB limit for one container registry response body .a manifest, a token. .raise it with TRAINERCTL_MAX_REGISTRY_RESPONSE=SIZE."),
     ("no-challenge", "answered 401 without a Basic or Bearer challenge"),
     ("token-garbage", "did not answer with a token"),
+    ("token-typed", "did not answer with a token .expected JSON with `token` or `access_token`, a string."),
+    ("manifest-typed", "answered with something that is not a manifest"),
     ("token-huge", "larger than the 4 MiB limit"),
     ("http-realm", "which is not https"),
     ("redirect-loop", "more than 5 redirects"),

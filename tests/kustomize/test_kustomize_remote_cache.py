@@ -215,3 +215,36 @@ def test_a_password_never_reaches_a_kept_clone(tmp_path, cache):
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
+
+
+# -- every field that names a file takes an http(s) URL, as kustomize's loader reads it --------------
+_WIDGET = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {size: 1}\n"
+_URL_FIELDS = {
+    # field: (what the server holds at /f, the kustomization's lines naming URL)
+    "configurations": ("namePrefix:\n- path: metadata/name\n  kind: Widget\n", "configurations:\n- URL\n"),
+    "patches": ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {b: '2'}\n",
+                "patches:\n- path: URL\n"),
+    "configMapGenerator files": ("payload\n", "configMapGenerator:\n- name: gen\n  files:\n  - URL\n"),
+    "configMapGenerator envs": ("k1=v1\n", "configMapGenerator:\n- name: gen\n  envs:\n  - URL\n"),
+    "crds": ('{"definitions": {"com.example.v1.Widget": {"properties": {"spec": {"properties": {"ref": '
+             '{"x-kubernetes-object-ref-kind": "ConfigMap", "x-kubernetes-object-ref-api-version": "v1"}}}}}}}\n',
+             "crds:\n- URL\n"),
+}
+
+
+@pytest.mark.kubectl
+@pytest.mark.parametrize("field", sorted(_URL_FIELDS))
+def test_a_url_in_a_field_that_names_a_file_is_fetched_as_kubectl_fetches_it(tmp_path, server, cache, field):
+    from tests.support.kubectl import kustomize as kubectl_kustomize
+
+    body, lines = _URL_FIELDS[field]
+    server.bodies["/f"] = (200, body.encode())
+    root = tmp_path / "k"
+    write_tree(root, {"kustomization.yaml": "namePrefix: p-\nresources:\n- r.yaml\n" + lines.replace("URL", f"{server.base}/f"),
+                      "r.yaml": CM.format("cm") + "data: {a: '1'}\n---\n" + _WIDGET})
+    theirs = kubectl_kustomize(root)
+    assert theirs.returncode == 0, theirs.stderr
+    assert build_yaml(str(root)) == theirs.stdout
+    server.bodies["/f"] = (404, b"gone")  # not kept: the URL can change (no version, no commit)
+    with pytest.raises(KustomizeError, match=rf"^{root}: fetching {server.base}/f: HTTP 404$"):
+        build_yaml(str(root))

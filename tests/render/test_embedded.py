@@ -1,6 +1,6 @@
-"""The pinned release inside the wheel: what the build embeds and from where, what a render of the
-default source reads (the copy, checked against the pinned digest and the lock; no git, no socket,
-nothing in the source cache), and every way an altered copy is refused."""
+"""The default channel's tree inside the wheel: what the build embeds and from where, what a render
+of the default source reads (the copy, checked against the pinned digest and the lock; no git, no
+socket, nothing in the source cache), and every way an altered copy is refused."""
 
 from __future__ import annotations
 
@@ -15,21 +15,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.properties import PROPERTY
+from tests.support.render import OPERATOR_TREE
 from trainerctl.render import RenderOptions, render
 from trainerctl.source import Lock, PinError, embedded, gitrepo
 from trainerctl.source.embedded import DamagedInstallation, embedded_release, embedded_source
 from trainerctl.source.embedding import ENV, EmbedError, embed, find_tree
-from trainerctl.source.pins import default_ref, default_url, pinned_commit, pinned_digest
+from trainerctl.source.pins import default_channel, default_ref, default_url, pinned_commit, pinned_digest
 from trainerctl.source.tree import walk_tree
 
 ROOT = Path(__file__).resolve().parents[2]
-URL, REF = "https://github.com/opendatahub-io/trainer.git", "odh-3.5.0"
-COMMIT = "d063877c480bbd9a35512691ded96c97d8937b44"
+# The default channel, stable: a commit on opendatahub-io/trainer main (no tag), so its ref is its commit.
+URL, COMMIT = "https://github.com/opendatahub-io/trainer.git", "d140e85264020f29d1e5a8d959ab2fde4aec6681"
+REF = COMMIT
 
 
 @pytest.fixture(scope="session")
-def odh_35(shared_dir) -> Path:
-    return shared_dir / "upstream" / "opendatahub-trainer" / REF
+def stable_tree(shared_dir) -> Path:
+    """The operator's synced tree, which the default channel pins."""
+    return shared_dir.joinpath("upstream", *OPERATOR_TREE)
 
 
 @pytest.fixture
@@ -48,24 +51,27 @@ def offline(monkeypatch, tmp_path):
 
 
 def test_the_pins_cover_the_default_with_a_digest():
-    assert (default_url(), default_ref()) == (URL, REF)
+    assert default_channel().name == "stable" and (default_url(), default_ref()) == (URL, REF)
     assert pinned_commit(URL, REF) == COMMIT and pinned_digest(COMMIT).startswith("sha256:")
 
 
-def test_the_build_embeds_the_pinned_tree_and_records_it(embedded_copy, odh_35):
+def test_the_build_embeds_the_pinned_tree_and_records_it(embedded_copy, stable_tree):
     record = json.loads((embedded_copy / "source.json").read_text())
     assert record == {"url": URL, "ref": REF, "commit": COMMIT, "digest": pinned_digest(COMMIT)}
-    assert walk_tree(embedded_copy / "manifests") == walk_tree(odh_35 / "manifests") == pinned_digest(COMMIT)
+    assert walk_tree(embedded_copy / "manifests") == walk_tree(stable_tree / "manifests") == pinned_digest(COMMIT)
 
 
-def test_the_build_finds_shared_beside_the_repository(tmp_path, odh_35):
+@pytest.mark.parametrize("name", ["main-d140e85", "any-name"])
+def test_the_build_finds_shared_beside_the_repository(tmp_path, stable_tree, name):
+    """By its digest: a tree under the commit's short name that is another tree is passed over,
+    and the right one is found under any name."""
     repo = tmp_path / "checkout" / "trainerctl"
     (tmp_path / "checkout" / "shared" / "upstream" / "some-name").mkdir(parents=True)
-    wrong = tmp_path / "checkout" / "shared" / "upstream" / "aaa-other" / REF
-    shutil.copytree(odh_35.parent / "odh-3.4.0", wrong)  # right name, wrong tree
-    os.symlink(odh_35, tmp_path / "checkout" / "shared" / "upstream" / "some-name" / REF)
+    wrong = tmp_path / "checkout" / "shared" / "upstream" / "aaa-other" / "main-d140e85"
+    shutil.copytree(stable_tree.parent / "odh-3.5.0", wrong)  # right name, wrong tree
+    os.symlink(stable_tree, tmp_path / "checkout" / "shared" / "upstream" / "some-name" / name)
     manifests, where, scratch = find_tree(repo, env={}, fetch=_no_fetch)
-    assert scratch is None and where.endswith(f"some-name/{REF}") and walk_tree(manifests) == pinned_digest(COMMIT)
+    assert scratch is None and where.endswith(f"some-name/{name}") and walk_tree(manifests) == pinned_digest(COMMIT)
 
 
 def _no_fetch(url, ref, cache):
@@ -73,7 +79,8 @@ def _no_fetch(url, ref, cache):
 
 
 def test_the_build_fetches_when_no_checkout_is_at_hand(tmp_path, mirrors):
-    """The last resort is trainerctl's own fetch (here from a local mirror of the same tree)."""
+    """The last resort is trainerctl's own fetch (here from a local mirror of the same tree, where
+    it is tagged main-d140e85; tests/render/test_channels.py fetches the commit itself)."""
     from trainerctl.source.cache import resolve_source
 
     mirror = f"file://{mirrors['opendatahub-trainer']}"
@@ -81,7 +88,7 @@ def test_the_build_fetches_when_no_checkout_is_at_hand(tmp_path, mirrors):
 
     def fetch(url, ref, cache):
         seen.append((url, ref, cache))
-        return resolve_source(mirror, ref, cache_dir=cache, refresh=True).manifests
+        return resolve_source(mirror, OPERATOR_TREE[1], cache_dir=cache, refresh=True).manifests
 
     line = embed(tmp_path / "_embedded", tmp_path / "lonely", env={}, fetch=fetch, log=lambda line: None)
     assert seen and seen[0][:2] == (URL, REF) and not seen[0][2].exists()  # the throwaway cache is gone
@@ -89,10 +96,11 @@ def test_the_build_fetches_when_no_checkout_is_at_hand(tmp_path, mirrors):
 
 
 def test_the_builds_own_fetch_names_the_url_and_no_temporary_path(tmp_path, monkeypatch):
-    def unreachable(repo, url, ref):
+    def unreachable(repo, url, *refs):
         raise gitrepo.FetchError(f"cannot reach {url}: Could not resolve host: github.com")
 
     monkeypatch.setattr(gitrepo, "ls_remote", unreachable)
+    monkeypatch.setattr(gitrepo, "fetch_commit", unreachable)  # the default channel is fetched by its commit
     with pytest.raises(EmbedError) as err:
         embed(tmp_path / "_embedded", tmp_path / "lonely", env={}, log=lambda line: None)
     message = str(err.value)
@@ -100,13 +108,13 @@ def test_the_builds_own_fetch_names_the_url_and_no_temporary_path(tmp_path, monk
     assert "trainerctl-embed-" not in message and str(tmp_path) not in message.split(" holds no tree")[1]
 
 
-def test_the_build_fails_in_one_line_when_nothing_verifies(tmp_path, odh_35):
+def test_the_build_fails_in_one_line_when_nothing_verifies(tmp_path, stable_tree):
     with pytest.raises(EmbedError) as err:
         embed(tmp_path / "_embedded", tmp_path / "lonely", env={}, fetch=_no_fetch, log=lambda line: None)
     message = str(err.value)
     assert "\n" not in message and ENV in message and "no network here" in message and COMMIT in message
     assert not (tmp_path / "_embedded").exists()
-    wrong = odh_35.parent / "odh-3.4.0"
+    wrong = stable_tree.parent / "odh-3.5.0"
     with pytest.raises(EmbedError, match=f"{ENV}={wrong}: its manifests/ hash to sha256:"):
         embed(tmp_path / "_embedded", ROOT, env={ENV: str(wrong)}, fetch=_no_fetch, log=lambda line: None)
     with pytest.raises(EmbedError, match="not a readable tree"):
@@ -114,20 +122,23 @@ def test_the_build_fails_in_one_line_when_nothing_verifies(tmp_path, odh_35):
               log=lambda line: None)
 
 
-def test_a_render_of_the_default_reads_the_copy_offline(installed_copy, offline, odh_35):
+def test_a_render_of_the_default_reads_the_copy_offline(installed_copy, offline, stable_tree):
     result = render(RenderOptions())
     assert result.source.embedded and (result.source.url, result.source.ref, result.source.commit) == (URL, REF, COMMIT)
-    assert result.source.digest == pinned_digest(COMMIT)
-    reference = render(RenderOptions(source_path=odh_35))
-    assert result.objects == reference.objects
+    assert result.source.digest == pinned_digest(COMMIT) and result.source.channel == "stable"
+    assert result.source.trainer_version == "2.3.0"
+    reference = render(RenderOptions(source_path=stable_tree))
+    assert result.objects == reference.objects and reference.source.channel == "stable"
     assert not (offline / "repos").exists() and not (offline / "trees").exists()
-    # the same for --ref at the pinned tag or commit, and with --offline
-    for options in (RenderOptions(ref=REF), RenderOptions(ref=COMMIT, source_url=URL + "/"), RenderOptions(offline=True)):
+    # the same for --channel stable, --ref at the pinned commit, and with --offline
+    for options in (RenderOptions(channel="stable"), RenderOptions(ref=COMMIT, source_url=URL + "/"),
+                    RenderOptions(offline=True)):
         assert render(options).source.embedded
 
 
 def test_other_refs_and_refresh_still_fetch(installed_copy):
-    assert embedded_source(URL, "odh-3.4.0") is None
+    assert embedded_source(URL, "odh-3.4.0") is None and embedded_source(URL, "odh-3.5.0") is None
+    assert embedded_source(URL, "main") is None  # the branch moves; the channel is its pinned commit
     assert embedded_source("https://github.com/kubeflow/trainer.git", REF) is None
     assert embedded_source(URL, REF) is not None
 
@@ -207,8 +218,10 @@ def test_status_names_the_embedded_copy():
     from trainerctl.cluster.status import _source_line
     from trainerctl.render.options import SourceInfo
 
-    info = SourceInfo(URL, REF, COMMIT, pinned_digest(COMMIT), "rhoai", "2.1.0", embedded=True)
-    assert source_dict(info)["embedded"] is True
-    assert _source_line(source_dict(info)) == \
-        f"source: the copy of {URL} ref {REF} embedded in trainerctl, commit {COMMIT}"
-    assert _source_line({"url": URL, "ref": REF, "commit": COMMIT, "embedded": False}).startswith(f"source: {URL}")
+    info = SourceInfo(URL, REF, COMMIT, pinned_digest(COMMIT), "rhoai", "2.3.0", embedded=True, channel="stable")
+    assert source_dict(info)["embedded"] is True and source_dict(info)["channel"] == "stable"
+    assert _source_line(source_dict(info)) == f"source: the copy of {URL} at commit {COMMIT} embedded in trainerctl"
+    assert _source_line({"url": URL, "ref": REF, "commit": COMMIT, "embedded": False}) == f"source: {URL} commit {COMMIT}"
+    tagged = {"url": URL, "ref": "odh-3.5.0", "commit": "d063877c480bbd9a35512691ded96c97d8937b44"}
+    assert _source_line({**tagged, "embedded": True}) == \
+        f"source: the copy of {URL} ref odh-3.5.0 embedded in trainerctl, commit {tagged['commit']}"

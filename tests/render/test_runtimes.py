@@ -1,4 +1,5 @@
-"""runtimes/ and imagestreams/ install what the Go operator installs.
+"""runtimes/ and imagestreams/ install what the Go operator installs, with the default channel's
+manifests (the tree the operator ships today) as with any other.
 
 The operator's side is built from ../shared/operator with the real `kubectl kustomize`, then put
 through what the operator's controller does to a rendered set (internal/controller/manifests.go at
@@ -18,6 +19,7 @@ import yaml
 
 from tests.support.kubectl import kustomize as kubectl_kustomize
 from tests.support.cluster import require_shared
+from tests.support.render import OPERATOR_TREE
 from trainerctl.render import RenderOptions, render
 
 OWNER_KEY = "platform.opendatahub.io/part-of"
@@ -75,12 +77,14 @@ def by_identity(objects: list[dict], drop_label: str | None = None) -> dict[tupl
 
 
 def ours(variables: dict[str, str], owner: tuple[str, str] = (OWNER_KEY, "trainer")) -> list[dict]:
-    checkout = require_shared() / "upstream" / ODH_350[0] / ODH_350[1]
+    checkout = require_shared().joinpath("upstream", *OPERATOR_TREE)  # the default channel's tree
     return render(RenderOptions(source_path=checkout, components={"runtimes", "imagestreams"}, platform="openshift",
                                 env=variables, owner_label=owner)).objects
 
 
-def test_render_matches_the_operator_object_for_object(tmp_path, capsys, monkeypatch):
+def test_render_matches_the_operator_object_for_object(tmp_path, capsys, monkeypatch, installed_copy):
+    """The default render (the wheel's copy of the default channel, no source flags) and a render
+    of 3.5's tree give the operator's runtimes and ImageStreams."""
     from trainerctl.cli import main
 
     operator = by_identity(operator_render(tmp_path, {}))
@@ -88,11 +92,20 @@ def test_render_matches_the_operator_object_for_object(tmp_path, capsys, monkeyp
     for var in [v for v in os.environ if v.startswith("RELATED_IMAGE_")]:
         monkeypatch.delenv(var)
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRAINERCTL_CACHE_DIR", str(tmp_path / "cache"))
     checkout = require_shared() / "upstream" / ODH_350[0] / ODH_350[1]
-    code = main(["render", "-c", "runtimes", "-c", "imagestreams", "--platform", "openshift", "--source", str(checkout)])
+    for source in ([], ["--source", str(checkout)]):
+        code = main(["render", "-c", "runtimes", "-c", "imagestreams", "--platform", "openshift", *source])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+        assert by_identity(list(yaml.safe_load_all(captured.out))) == operator
+    # The whole default render on OpenShift: its runtimes and ImageStreams are the operator's, and
+    # the operator's tree ships none of its own that ours would replace.
+    assert main(["render", "--platform", "openshift"]) == 0
     captured = capsys.readouterr()
-    assert code == 0, captured.err
-    assert by_identity(list(yaml.safe_load_all(captured.out))) == operator
+    whole = by_identity(list(yaml.safe_load_all(captured.out)))
+    assert {k: v for k, v in whole.items() if k[1] in ("ClusterTrainingRuntime", "ImageStream")} == operator
+    assert "replaced by trainerctl's" not in captured.err
     # With another ownership label, that label is the only difference.
     mine = by_identity(ours({}, ("example.com/owner", "ml-platform")), drop_label="example.com/owner")
     assert mine == by_identity(operator.values(), drop_label=OWNER_KEY)

@@ -158,7 +158,9 @@ def test_default_source_without_network_is_clear(tmp_path, monkeypatch, capsys):
     if code == 0:
         pytest.skip("github.com is reachable from here")
     assert code == 1
-    assert err.startswith("error: cannot reach https://github.com/opendatahub-io/trainer.git")
+    # the default channel, stable, is a commit on a branch: fetched by its commit
+    assert err.startswith("error: cannot fetch d140e85264020f29d1e5a8d959ab2fde4aec6681 from "
+                          "https://github.com/opendatahub-io/trainer.git: ")
     assert err.count("\n") == 1
 
 
@@ -185,9 +187,15 @@ def test_moved_tag_is_refused(tmp_path, mirrors, monkeypatch):
                   expected_commit("https://github.com/kubeflow/trainer.git", "v2.3.0", None))
 
 
-def test_pins_cover_the_default():
+def test_pins_cover_the_channels_tags_and_commits():
+    """odh-3.5.0 (channel 3.5) by its tag; stable, the default, by its commit (no tag names it)."""
     assert expected_commit("https://github.com/opendatahub-io/trainer.git", "odh-3.5.0", None) == \
         "d063877c480bbd9a35512691ded96c97d8937b44"
+    stable = "d140e85264020f29d1e5a8d959ab2fde4aec6681"
+    assert expected_commit("https://github.com/opendatahub-io/trainer.git", stable, None) == stable
+    with pytest.raises(PinError, match=f"pinned to {'1' * 40}"):  # a lock of a commit ref holds it to its commit
+        lock = Lock("https://github.com/opendatahub-io/trainer.git", stable, "1" * 40, "sha256:" + "0" * 64)
+        check_pin(lock.url, stable, stable, expected_commit(lock.url, stable, lock))
 
 
 def test_lock_digest_mismatch_is_refused(tmp_path, mirrors):

@@ -67,7 +67,7 @@ def test_v22_to_v23_known_changes(shared_dir):
     assert ("trainingruntimes", FIELD_REMOVED,
             "spec.template.spec.replicatedJobs[*].template.spec.template.spec.workloadRef") in by
     assert not report.blocking  # nothing installed uses the removed field
-    text = report.to_text()
+    text = report.text()
     assert "immutability rule" in text and "self == oldSelf" in text
     assert "result: nothing blocks the upgrade" in text
 

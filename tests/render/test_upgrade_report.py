@@ -40,7 +40,7 @@ def test_removed_field_in_use_blocks_and_names_objects(shared_dir):
     assert rule.path == "spec.trainer.image" and rule.immutable and rule.message == "image is immutable"
     # data in a removed field is pruned: used removed fields block
     assert report.blocking and report.exit_code == 1
-    text = report.to_text()
+    text = report.text()
     assert f"BLOCKING field removed: v1alpha1 {REMOVED_TOP}" in text
     assert "TrainJob team-a/overrides" in text and "TrainJob team-a/secret-env" in text
     assert "immutability rule" in text
@@ -58,7 +58,7 @@ def test_removed_field_unused_does_not_block(shared_dir):
     report = check(live, target_removing_fields(live), {TRAINJOBS: fixture_trainjobs("team-a")[:1]})
     assert any(f.kind == FIELD_REMOVED for f in report.findings)
     assert report.usages == [] and not report.blocking and report.exit_code == 0
-    assert "used by no existing object" in report.to_text()
+    assert "used by no existing object" in report.text()
 
 
 def test_dropping_stored_version_blocks(shared_dir):
@@ -81,4 +81,4 @@ def test_crd_dropped_from_target_is_reported_not_blocking(shared_dir):
 def test_fresh_install_has_nothing_to_compare(shared_dir):
     report = check([], load_crds(shared_dir, "opendatahub-trainer/odh-3.5.0"), {})
     assert not report.findings and not report.blocking
-    assert "fresh install" in report.to_text()
+    assert "fresh install" in report.text()

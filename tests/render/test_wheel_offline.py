@@ -1,6 +1,7 @@
 """The README's first command with the installed wheel, on a machine without network and with an
-empty HOME: `trainerctl render` exits 0 and prints exactly what a render of the same ref from a
-checkout prints."""
+empty HOME: `trainerctl render` exits 0 and prints exactly what a render of the default channel's
+tree from a checkout prints; and the default channel, the tree the wheel carries and the tree the
+Go operator ships today are one tree."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.render import OPERATOR_TREE
+
 ROOT = Path(__file__).resolve().parents[2]
-REF = "odh-3.5.0"
 
 
 def _installed() -> bool:
@@ -71,10 +73,13 @@ def test_render_works_without_network_and_matches_a_checkout(wheel_bin, tmp_path
     offline = _no_network()
     run = subprocess.run([*offline, trainerctl, "render"], cwd=work, env=_clean_env(home), capture_output=True)
     assert run.returncode == 0, run.stderr.decode()
-    checkout = subprocess.run([trainerctl, "render", "--source", str(shared_dir / "upstream/opendatahub-trainer" / REF)],
+    checkout = subprocess.run([trainerctl, "render", "--source", str(shared_dir.joinpath("upstream", *OPERATOR_TREE))],
                               cwd=work, env=_clean_env(tmp_path / "other-home"), capture_output=True)
     assert checkout.returncode == 0, checkout.stderr.decode()
     assert run.stdout == checkout.stdout and run.stdout.startswith(b"apiVersion: ")
+    channel = subprocess.run([*offline, trainerctl, "render", "--channel", "stable"], cwd=work, env=_clean_env(home),
+                             capture_output=True)
+    assert channel.returncode == 0 and channel.stdout == run.stdout, channel.stderr.decode()
     # Nothing was fetched or put into the source cache; only the engine's parse cache may be there.
     cache = home / ".cache" / "trainerctl"
     assert not (cache / "repos").exists() and not (cache / "trees").exists()
@@ -84,16 +89,25 @@ def test_render_works_without_network_and_matches_a_checkout(wheel_bin, tmp_path
         refresh = subprocess.run([*offline, trainerctl, "render", "--refresh"], cwd=work, env=_clean_env(home),
                                  capture_output=True, text=True)
         assert refresh.returncode == 1 and refresh.stdout == ""
-        assert refresh.stderr.startswith("error: cannot reach https://github.com/opendatahub-io/trainer.git")
+        # the default channel is a commit on a branch: fetched by its commit
+        assert refresh.stderr.startswith("error: cannot fetch d140e85264020f29d1e5a8d959ab2fde4aec6681 from "
+                                         "https://github.com/opendatahub-io/trainer.git")
         assert refresh.stderr.count("\n") == 1
 
 
-def test_the_installed_wheel_carries_the_release(wheel_bin, tmp_path):
+def test_the_default_channel_the_wheels_copy_and_the_operators_tree_agree(wheel_bin, tmp_path, shared_dir):
+    """The installed wheel's copy is the default channel's commit and digest, hashed again where pip
+    put it, and that is the digest of the tree the operator ships (its manifests/trainer)."""
     out = subprocess.run([str(wheel_bin / "python"), "-I", "-c",
-                          "from trainerctl.source.embedded import embedded_release as e; r = e(); "
-                          "print(r.ref, r.commit, r.digest)"], capture_output=True, text=True, cwd=tmp_path)
+                          "from trainerctl.source.embedded import embedded_release as e; "
+                          "from trainerctl.source.pins import default_channel as d; "
+                          "from trainerctl.source.tree import walk_tree as w; r = e(); c = d(); "
+                          "print(r.url, r.ref, r.commit, r.digest, w(r.manifests), c.name, c.url, c.commit, c.digest)"],
+                         capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    from trainerctl.source.pins import pinned_digest
+    from trainerctl.source.tree import walk_tree
 
-    assert out.stdout.split() == [REF, "d063877c480bbd9a35512691ded96c97d8937b44",
-                                  pinned_digest("d063877c480bbd9a35512691ded96c97d8937b44")]
+    operator_tree = walk_tree(shared_dir.joinpath("upstream", *OPERATOR_TREE) / "manifests")
+    url, commit = "https://github.com/opendatahub-io/trainer.git", "d140e85264020f29d1e5a8d959ab2fde4aec6681"
+    assert out.stdout.split() == [url, commit, commit, operator_tree, operator_tree, "stable", url, commit,
+                                  operator_tree]

@@ -119,6 +119,19 @@ def podmonitor_crd() -> dict:
     }
 
 
+def versioned_crd(group: str, kind: str, *versions: tuple[str, bool, bool]) -> dict:
+    """A namespaced CRD of `kind` in `group` (plural: kind lower-cased + s) with these (name,
+    served, storage) versions, any object fitting each."""
+    schema = {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}
+    plural = f"{kind.lower()}s"
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"{plural}.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": plural, "singular": kind.lower(), "kind": kind},
+                     "versions": [{"name": n, "served": served, "storage": storage, "schema": schema}
+                                  for n, served, storage in versions]}}
+
+
 def prepare_cluster_for_odh(cluster: Cluster) -> None:
     """What an ODH target cluster already has: JobSet and the PodMonitor API."""
     for crd in (jobset_crd(), podmonitor_crd()):
@@ -255,7 +268,7 @@ def env(fresh_servers, request):
     kube-controller-manager a deleted namespace never goes, so the fixed namespaces the overlays
     name cannot be cleaned between tests either. These are the `env` tests of tests/cluster
     (install, install_faults, install_ownership, install_upgrade, lock_installs, helm_handover,
-    migration, manager_options_install, status, uninstall, diff, dependencies, fake_controller)
+    migration, manager_options_install, status, uninstall, diff, dependencies, fake_controller, consumers)
     and of tests/render (runtimes, gitops). Tests that write nothing cluster-wide use
     `shared_env`, or `test_cluster` and a `namespace` of their own (tests/conftest.py)."""
     require_shared()

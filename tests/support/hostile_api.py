@@ -17,6 +17,11 @@ gets the hostile `mode`:
   429-forever  always 429 with Retry-After: 1
   bad-status   not HTTP at all          wrong-shape   discovery documents of the wrong types
   500-json-list  500 whose body is a JSON list
+  endless-list   every list answers no items and a new continue token: it never ends
+  same-continue  every list answers no items and the same continue token
+  many-groups    /apis lists 1,001 API group versions (no aggregated discovery)
+  stored-versions  a CRD's status.storedVersions lists 20,000 versions (v1 served and stored, the
+                 rest gone), its objects a page of 1 and remainingItemCount 41
 
 The world modes answer like a small cluster with Trainer installed (an inventory listing the
 Deployment d1, which is not available: a crash-looping pod, its ReplicaSet, events, logs, a node,
@@ -38,6 +43,13 @@ an old cluster or anyone allowed to create it in the namespace could write:
                Deployment's annotations and env, the recorded source, events, logs, a node, a CRD
   bad-names    the inventory lists objects named `../../../../tmp/pwned` (and in such a namespace,
                of such a kind), and the server answers each GET with an object named so
+  bad-answers  one answer a command decides by has a field of the wrong type: `variant` picks one
+               of ANSWER_VARIANTS (an access review, /version, the Go operator's CR)
+  talkative    every text the world holds is one of the `planted` messages (long, each holding a
+               secret where the test put it): conditions, container states, events, logs, the
+               recorded source, two install-history records; Trainer's runtime API is there, and
+               a dry-run TrainJob is denied by a webhook, an apply answered 422, a DELETE 500,
+               each with such a message
 
 With `tls=True` it serves https with a throwaway CA (`ca_pem`), so credentials are sent to it (kubectl
 and trainerctl send none over plain http). Every request is recorded (method, path, headers).
@@ -52,6 +64,7 @@ import functools
 import gzip
 import http.server
 import json
+import urllib.parse
 import socket
 import ssl
 import tempfile
@@ -60,11 +73,19 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-WORLD_MODES = ("bad-lease", "bad-pods", "bad-events", "bad-helm", "endless-log", "drip-log", "planted", "bad-names")
+WORLD_MODES = ("bad-lease", "bad-pods", "bad-events", "bad-helm", "endless-log", "drip-log", "planted", "bad-names",
+               "bad-answers", "talkative")
 MODES = ("garbage", "null", "array", "string", "number", "deep", "truncated", "drip", "drip-body", "silent",
          "close", "huge", "huge-error", "escapes", "redirect", "429-seconds", "429-date", "429-forever",
-         "bad-status", "wrong-shape", "500-json-list", *WORLD_MODES)
+         "bad-status", "wrong-shape", "500-json-list", "endless-list", "same-continue", "many-groups",
+         "stored-versions", *WORLD_MODES)
 LEASE_VARIANTS = ("duration-abc", "duration-1e400", "holder-list", "acquire-no-zone", "create-no-rv")
+# What a command decides by, answered with a field of the wrong type (mode bad-answers).
+ANSWER_VARIANTS = {"review-allowed-string": "an access review: status.allowed is the string \"false\"",
+                   "review-denied-string": "an access review: allowed, and status.denied is the string \"true\"",
+                   "whoami-list": "access reviews deny, and who the user is (SelfSubjectReview) is a list",
+                   "version-numbers": "/version: major and minor are numbers",
+                   "operator-namespace-list": "the Go operator's Trainer CR: spec.appNamespace is a list"}
 
 ESCAPES = ("\x1b[31mRED\x1b[0m \x1b]0;pwned-title\x07 \x1b]52;c;ZXZpbA==\x07 \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\"
            "\nerror: forged second line\r\u202eevil\u202c \x9b2J \x00nul")
@@ -75,6 +96,7 @@ class Recorded:
     method: str
     path: str
     headers: dict[str, str]
+    body: object = None  # the JSON body, when it was one
 
 
 def self_signed() -> tuple[bytes, bytes]:
@@ -120,10 +142,10 @@ class HostileServer:
                  planted: tuple[str, ...] = ("planted-secret-value-0123",)):
         if mode not in MODES + ("healthy",):
             raise ValueError(mode)
-        if variant and variant not in LEASE_VARIANTS:
+        if variant and variant not in (*LEASE_VARIANTS, *ANSWER_VARIANTS):
             raise ValueError(variant)
         self.mode = mode
-        self.variant = variant or LEASE_VARIANTS[0]
+        self.variant = variant or (next(iter(ANSWER_VARIANTS)) if mode == "bad-answers" else LEASE_VARIANTS[0])
         self.planted = tuple(planted)
         self.healthy_requests = healthy_requests
         self.drip_seconds = drip_seconds
@@ -198,7 +220,8 @@ class HostileServer:
         except ValueError:
             h.trainerctl_body = None
         with self._lock:
-            self.requests.append(Recorded(h.command, h.path, {k.lower(): v for k, v in h.headers.items()}))
+            self.requests.append(Recorded(h.command, h.path, {k.lower(): v for k, v in h.headers.items()},
+                                          h.trainerctl_body))
             hostile = len(self.requests) > self.healthy_requests and self.mode != "healthy"
         try:
             if hostile:
@@ -254,7 +277,7 @@ class HostileServer:
     def _hostile(self, h) -> None:
         mode = self.mode
         if mode in WORLD_MODES:
-            return World(self, h).answer()
+            return (Talkative if mode == "talkative" else World)(self, h).answer()
         if mode == "garbage":
             return self._send(h, 200, b"<html><body>Welcome to nginx!</body></html>", "text/html")
         if mode in ("null", "array", "string", "number"):
@@ -324,6 +347,35 @@ class HostileServer:
                                                       "message": "slow down", "code": 429}).encode(),
                                   headers={"Retry-After": when})
             return self._healthy(h, b"")
+        if mode in ("endless-list", "same-continue"):
+            path = h.path.split("?", 1)[0]
+            if h.command != "GET" or not any(path.endswith("/" + r) for rs in _RESOURCES.values() for r, _, _ in rs):
+                return self._healthy(h, b"")
+            with self._lock:
+                token = "again" if mode == "same-continue" else f"page-{len(self.requests)}"
+            return self._json(h, 200, {"kind": "List", "apiVersion": "v1", "metadata": {"continue": token},
+                                       "items": []})
+        if mode == "many-groups" and h.path.split("?", 1)[0] == "/apis":
+            return self._json(h, 200, {"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": f"g{i}.example.com", "versions": [{"groupVersion": f"g{i}.example.com/v1", "version": "v1"}]}
+                for i in range(1001)]})
+        if mode == "many-groups":
+            return self._healthy(h, b"")
+        if mode == "stored-versions":
+            path = h.path.split("?", 1)[0]
+            name = path.rsplit("/", 1)[-1]
+            if "/customresourcedefinitions/" in path:
+                group, plural = name.split(".", 1)[1], name.split(".", 1)[0]
+                return self._json(h, 200, {
+                    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                    "metadata": {"name": name, "uid": "u", "resourceVersion": "1"},
+                    "spec": {"group": group, "scope": "Namespaced",
+                             "names": {"plural": plural, "singular": plural, "kind": "Widget"},
+                             "versions": [{"name": "v1", "served": True, "storage": True}]},
+                    "status": {"storedVersions": [f"v{i}" for i in range(1, 20001)]}})
+            return self._json(h, 200, {"kind": "List", "apiVersion": "v1",
+                                       "metadata": {"continue": "more", "remainingItemCount": 41},
+                                       "items": [{"metadata": {"name": "w"}}]})
         if mode == "wrong-shape":
             path = h.path.split("?", 1)[0]
             if path == "/api":
@@ -384,6 +436,39 @@ def _inventory(mode: str = "", planted: tuple[str, ...] = ()):
         "complete": "true", "objects": json.dumps(objects),
         "source": json.dumps({"url": "https://example.invalid/trainer.git", "ref": "v2.2.0",
                               "trainer_version": "2.2.0", "images": images})}}
+
+
+# The objects a test installs into the world (`-f`): the world's own ConfigMap c1 and Deployment d1.
+OBJECTS = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: c1, namespace: opendatahub}
+data: {a: b}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d1, namespace: opendatahub}
+spec:
+  replicas: 1
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec: {containers: [{name: c, image: busybox}]}
+"""
+
+
+def strings(value):
+    """Every string inside a JSON-shaped value, mapping keys too (where a planted secret may hide
+    once JSON's escapes or YAML's folds are read back)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
 
 
 def planted_forms(values: tuple[str, ...]) -> str:
@@ -537,11 +622,18 @@ class World:
     def answer(self) -> None:
         h, path, method = self.h, self.path, self.h.command
         if path == "/version":
+            if self.mode == "bad-answers" and self.variant == "version-numbers":
+                return self.json(200, {"major": 1, "minor": 37, "gitVersion": "v1.37.2"})
             return self.json(200, {"major": "1", "minor": "37", "gitVersion": "v1.37.2", "platform": "linux/amd64"})
         if path == "/api":
             return self.json(200, _DISCOVERY_CORE)
         if path == "/apis":
             return self.json(200, _WORLD_GROUPS)
+        if path.endswith("/trainers/default-trainer") and self.variant == "operator-namespace-list" \
+                and self.mode == "bad-answers" and method == "GET":
+            return self.json(200, {"apiVersion": "components.platform.opendatahub.io/v1alpha1", "kind": "Trainer",
+                                   "metadata": {"name": "default-trainer", "uid": "uid-cr", "resourceVersion": "1"},
+                                   "spec": {"appNamespace": ["opendatahub", "kube-system"]}})
         if path in _WORLD_RESOURCES:
             return self.json(200, {"kind": "APIResourceList", "groupVersion": path.split("/", 2)[-1], "resources": [
                 {"name": n, "kind": k, "namespaced": ns, "verbs": ["get", "list", "patch", "delete", "create", "update"]}
@@ -559,7 +651,13 @@ class World:
     def echo(self) -> None:
         doc = getattr(self.h, "trainerctl_body", None) or {}
         if self.path.endswith(("/selfsubjectaccessreviews", "/selfsubjectreviews")):  # every access is granted
-            return self.json(201, {**doc, "status": {"allowed": True, "userInfo": {"username": "hostile-admin"}}})
+            status = {"allowed": True, "userInfo": {"username": "hostile-admin"}}
+            if self.mode == "bad-answers" and self.variant.startswith("review-"):
+                status = {"allowed": "false"} if self.variant == "review-allowed-string" else \
+                    {"allowed": True, "denied": "true"}
+            if self.mode == "bad-answers" and self.variant == "whoami-list":
+                status = {"allowed": False, "userInfo": {"username": ["admin", "root"]}}
+            return self.json(201, {**doc, "status": status})
         if isinstance(doc, dict):
             doc.setdefault("metadata", {}).update(resourceVersion="2", uid="uid-applied")
         self.json(201 if self.h.command == "POST" else 200, doc)
@@ -685,6 +783,101 @@ class World:
                 return
 
 
+_TRAINER = "/apis/trainer.kubeflow.org/v1alpha1"
+_OURS = "platform.opendatahub.io/part-of"  # the default ownership label's key
+
+
+class Talkative(World):
+    """The talkative world: the installed world, with each text one of the server's `planted`
+    messages (taken in turn), and Trainer's runtime API for verify."""
+
+    _turn = 0  # which message is next, over every answer of every server (the handlers' threads share it)
+
+    def talk(self) -> str:
+        messages = self.server.planted
+        with self.server._lock:
+            Talkative._turn += 1
+            return messages[Talkative._turn % len(messages)]
+
+    def failure(self, status: int, reason: str, message: str) -> None:
+        self.json(status, {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": reason,
+                           "code": status, "message": message})
+
+    def answer(self) -> None:
+        path, method = self.path, self.h.command
+        if path == "/apis":
+            return self.json(200, {**_WORLD_GROUPS, "groups": [*_WORLD_GROUPS["groups"], {
+                "name": "trainer.kubeflow.org", "versions": [{"groupVersion": "trainer.kubeflow.org/v1alpha1",
+                                                              "version": "v1alpha1"}]}]})
+        if path == _TRAINER:
+            return self.json(200, {"kind": "APIResourceList", "groupVersion": "trainer.kubeflow.org/v1alpha1",
+                                   "resources": [{"name": n, "kind": k, "namespaced": ns,
+                                                  "verbs": ["get", "list", "create", "delete"]}
+                                                 for n, k, ns in (("clustertrainingruntimes", "ClusterTrainingRuntime",
+                                                                   False), ("trainingruntimes", "TrainingRuntime", True),
+                                                                  ("trainjobs", "TrainJob", True))]})
+        if path.endswith("/trainjobs") and method == "POST":
+            return self.failure(400, "BadRequest", 'admission webhook "validator.trainjob.trainer.kubeflow.org" '
+                                                   f"denied the request: {self.talk()}")
+        if path == f"{_TRAINER}/clustertrainingruntimes":
+            return self.items("ClusterTrainingRuntime", [{
+                "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "ClusterTrainingRuntime",
+                "metadata": {"name": "torch-distributed", "uid": "uid-rt", "resourceVersion": "1",
+                             "labels": {"trainer.kubeflow.org/framework": "torch"}}, "spec": {}}])
+        if path.startswith(_TRAINER) and method == "GET":  # no TrainJob, no namespaced runtime
+            return self.items("", [])
+        if path == f"/api/v1/namespaces/{NS}/configmaps" and "history" in self.query:
+            return self.items("ConfigMap", [self.record(1), self.record(2)])
+        if path == f"/apis/apps/v1/namespaces/{NS}/deployments" and method == "GET" \
+                and _OURS in urllib.parse.unquote(self.query):
+            return self.items("Deployment", [self.ours()])  # what uninstall finds, and fails to delete
+        if method == "DELETE" and "/leases" not in path:
+            return self.failure(500, "InternalError", self.talk())
+        if method == "PATCH" and "/configmaps/" in path:
+            return self.failure(422, "Invalid", self.talk())
+        return super().answer()
+
+    def record(self, revision: int) -> dict:
+        source = {"url": "https://example.invalid/trainer.git", "ref": self.talk(), "trainer_version": "2.2.0"}
+        return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(
+            f"trainerctl-history.v{revision}", labels={"trainerctl.io/history": "true"}), "data": {
+            "revision": str(revision), "time": _T, "who": self.talk(), "version": "0.1.0", "action": "install",
+            "description": self.talk(), "source": json.dumps(source), "render": json.dumps({"overlay": self.talk()}),
+            "objects": json.dumps({f"apps/Deployment/{NS}/d1": {"api_version": "apps/v1", "resource": "deployments",
+                                                                "namespaced": True, "stage": "controllers"}})}}
+
+    def ours(self) -> dict:
+        deployment = _deployment()
+        deployment["metadata"]["labels"] = {_OURS: "trainer"}
+        deployment["status"]["conditions"][0]["message"] = self.talk()
+        return deployment
+
+    def get(self, path: str) -> None:
+        if path == f"/apis/apps/v1/namespaces/{NS}/deployments/d1":
+            return self.json(200, self.ours())
+        if path == f"/api/v1/namespaces/{NS}/configmaps/trainerctl-inventory":
+            inventory = _inventory()
+            inventory["data"]["source"] = json.dumps({"url": "https://example.invalid/trainer.git",
+                                                      "ref": self.talk(), "trainer_version": "2.2.0"})
+            return self.json(200, inventory)
+        return super().get(path)
+
+    def pods(self) -> list:
+        pod = _pod()
+        status = pod["status"]
+        status["containerStatuses"][0]["state"]["waiting"]["message"] = self.talk()
+        status["containerStatuses"][0]["lastState"]["terminated"]["message"] = self.talk()
+        status.update(reason="Evicted", message=self.talk())
+        return [pod]
+
+    def events(self) -> list:
+        return [_event("e1", message=self.talk()), _event("e2", reason="FailedMount", message=self.talk())]
+
+    def log(self) -> None:
+        text = f"starting\nerror: {self.talk()}\n"
+        self.server._send(self.h, 200, text.encode(), "text/plain; charset=utf-8")
+
+
 def method_is_list(path: str) -> bool:
     """A collection path (its last segment a resource name) rather than one object."""
     parts = path.strip("/").split("/")
@@ -770,3 +963,26 @@ class MutatingProxy:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class LyingProxy(MutatingProxy):
+    """An https proxy in front of a real API server that answers as it does, except what
+    `lie(path, answer)` makes of each JSON answer (`path` with its query): a list holding items
+    outside its selector or namespace, objects of names no server allows. What is really there
+    stays the real server's, so what a command then deletes is what the real server deleted; every
+    request is recorded (`requests`)."""
+
+    def __init__(self, upstream: str, upstream_ca: bytes, token: str, lie):
+        super().__init__(upstream, upstream_ca, token, seed=0, rate=0.0)
+        self._lie = lie
+
+    @property
+    def requests(self) -> list[Recorded]:
+        return self._server.requests
+
+    def _mutate(self, path: str, data: bytes) -> bytes:
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return data
+        return json.dumps(self._lie(path, doc)).encode()

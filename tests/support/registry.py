@@ -101,10 +101,10 @@ def _b64url(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-def _serve(handler, pki: Pki | None, files: Path | None) -> http.server.ThreadingHTTPServer:
+def _serve(handler, pki: Pki | None, files: Path | None, bind: str = "127.0.0.1") -> http.server.ThreadingHTTPServer:
     """A loopback server on a thread of its own; https with the CA's server certificate when `pki`
     is given (its cert and key are written to `files`.crt and `files`.key)."""
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd = http.server.ThreadingHTTPServer((bind, 0), handler)
     if pki is not None:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         files.with_suffix(".crt").write_bytes(pki.cert_pem)
@@ -315,16 +315,20 @@ class HostileRegistry:
       token-huge     401 Bearer, and the realm answers 64 MiB
       http-realm     401 Bearer with a realm on another host over plain http
       redirect-loop  307 to itself, forever          redirect-http   307 from https to http (tls only)
+      redirect-elsewhere  307 to `elsewhere` (another host, plain http), to repository `landed`
       throttled      429 with Retry-After: 1 twice, then the manifest
       escapes        500 whose error message holds terminal escapes and a forged second line
+      token-typed    401 Bearer, and the realm answers a token that is a number (and a good access_token)
+      manifest-typed a manifest whose schemaVersion is "2" and layers a string (with its right digest)
     """
 
     MANIFEST = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                            "config": {}, "layers": []}).encode()
 
-    def __init__(self, tls_pki: Pki | None = None, work: Path | None = None):
+    def __init__(self, tls_pki: Pki | None = None, work: Path | None = None, bind: str = "127.0.0.1"):
         server = self
         self.seen: dict[str, int] = {}
+        self.elsewhere = ""  # HOST:PORT that redirect-elsewhere sends to
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -359,6 +363,8 @@ class HostileRegistry:
                 host = self.headers.get("Host", "")
                 if path == "/token-garbage":
                     return self._send(200, b"<html>not a token</html>", {"Content-Type": "text/html"})
+                if path == "/token-typed":
+                    return self._send(200, b'{"token": 5, "access_token": "t0ken"}', {"Content-Type": "application/json"})
                 if path == "/token-huge":
                     return self._send(200, b"", {"Content-Type": "application/json"}, length=64 << 20)
                 if mode == "garbage":
@@ -371,7 +377,12 @@ class HostileRegistry:
                     return self._send(200, b"", {"Content-Type": "application/json"}, length=64 << 20)
                 if mode == "no-challenge":
                     return self._send(401)
-                if mode in ("token-garbage", "token-huge"):
+                if mode == "manifest-typed":
+                    body = b'{"schemaVersion": "2", "layers": "none"}'
+                    return self._send(200, body, {"Docker-Content-Digest": "sha256:" + hashlib.sha256(body).hexdigest(),
+                                                  "Content-Type": "application/vnd.oci.image.manifest.v1+json"}
+                                      if self.command == "GET" else {})
+                if mode in ("token-garbage", "token-huge", "token-typed"):
                     scheme = "https" if tls_pki else "http"
                     return self._send(401, headers={"WWW-Authenticate": f'Bearer realm="{scheme}://{host}/{mode}",service="x"'})
                 if mode == "http-realm":
@@ -380,6 +391,8 @@ class HostileRegistry:
                     return self._send(307, headers={"Location": self.path})
                 if mode == "redirect-http":
                     return self._send(307, headers={"Location": f"http://{host}{self.path}"})
+                if mode == "redirect-elsewhere":
+                    return self._send(307, headers={"Location": f"http://{server.elsewhere}/v2/landed/image/manifests/1"})
                 if mode == "throttled" and server.seen[mode] <= 2:
                     return self._send(429, headers={"Retry-After": "1"})
                 if mode == "escapes":
@@ -389,8 +402,8 @@ class HostileRegistry:
                 return self._send(200, server.MANIFEST, {"Docker-Content-Digest": digest,
                                                         "Content-Type": "application/vnd.oci.image.manifest.v1+json"})
 
-        self.httpd = _serve(Handler, tls_pki, work / "hostile" if work else None)
-        self.host = f"127.0.0.1:{self.httpd.server_address[1]}"
+        self.httpd = _serve(Handler, tls_pki, work / "hostile" if work else None, bind)
+        self.host = f"{bind}:{self.httpd.server_address[1]}"
 
     def stop(self) -> None:
         self.httpd.shutdown()

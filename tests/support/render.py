@@ -16,6 +16,9 @@ import pytest
 SHARED = Path(__file__).resolve().parents[3] / "shared"
 UPSTREAM = SHARED / "upstream"
 REPOS = {"opendatahub-trainer": "opendatahub-io/trainer", "kubeflow-trainer": "kubeflow/trainer"}
+# The tree the Go operator ships today: its manifests/trainer is byte-identical to this folder
+# (synced from opendatahub-io/trainer main), and the default channel pins its commit.
+OPERATOR_TREE = ("opendatahub-trainer", "main-d140e85")
 
 
 def all_refs() -> list[tuple[str, str]]:
@@ -85,11 +88,12 @@ def remotes_outlive_each_test():
 
 @pytest.fixture(scope="session")
 def embedded_copy(tmp_path_factory, upstream) -> Path:
-    """trainerctl/_embedded as the wheel build writes it (from ../shared, named by its env var)."""
+    """trainerctl/_embedded as the wheel build writes it: the default channel's tree (from ../shared,
+    named by its env var)."""
     from trainerctl.source.embedding import ENV, embed
 
     root = tmp_path_factory.mktemp("wheel") / "_embedded"
-    embed(root, Path(__file__).resolve().parents[2], env={ENV: str(upstream / "opendatahub-trainer" / "odh-3.5.0")},
+    embed(root, Path(__file__).resolve().parents[2], env={ENV: str(upstream.joinpath(*OPERATOR_TREE))},
           log=lambda line: None)
     return root
 

@@ -51,6 +51,23 @@ def target_dropping_stored_version(crds: list[dict]) -> list[dict]:
     return out
 
 
+def write_target(tmp_path: Path, crds: list[dict], name: str = "target.yaml") -> str:
+    """The target CRDs as a rendered file, for `upgrade-check -f`."""
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(crds, sort_keys=False))
+    return str(path)
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """trainerctl in this process: (exit code, stdout, stderr)."""
+    from trainerctl.cli import main
+
+    capsys.readouterr()
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 def trainjob(name: str, namespace: str, spec_extra: dict | None = None) -> dict:
     spec = {"runtimeRef": {"name": "torch-distributed"},
             "trainer": {"numNodes": 1, "env": [{"name": "PLAIN", "value": "1"}]}}

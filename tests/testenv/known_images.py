@@ -48,15 +48,16 @@ class KnownImage:
 TRAINER = KnownImage(
     ("ghcr.io/kubeflow/trainer/trainer-controller-manager",),
     "github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+    # v2.1.0: the API before runtimePatches, for the 2.1 -> 2.2 upgrade story (tests/e2e/test_e2e_upgrade_story.py);
     # v2.2.0 is the last one that adds the legacy resource-in-use finalizer (upgrade and prune tests).
-    ("v2.2.0", "v2.3.0"),
+    ("v2.1.0", "v2.2.0", "v2.3.0"),
 )
 JOBSET = KnownImage(
     # The release manifests name the staging registry; Trainer's overlays rewrite it to registry.k8s.io.
     ("registry.k8s.io/jobset/jobset", "us-central1-docker.pkg.dev/k8s-staging-images/jobset/jobset"),
     "sigs.k8s.io/jobset",
-    # What Trainer v2.2.0 and v2.3.0 name in third-party/jobset.
-    ("v0.11.0", "v0.12.0"),
+    # What Trainer v2.1.0, v2.2.0 and v2.3.0 name in third-party/jobset.
+    ("v0.10.1", "v0.11.0", "v0.12.0"),
 )
 KNOWN: tuple[KnownImage, ...] = (TRAINER, JOBSET)
 

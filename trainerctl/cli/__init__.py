@@ -34,8 +34,9 @@ def command(name: str, **kwargs):
 def _version(value: bool) -> None:
     if value:
         from trainerctl import __version__
+        from trainerctl.cli.output import verbatim
 
-        print(f"trainerctl {__version__}")
+        verbatim(f"trainerctl {__version__}\n")
         raise typer.Exit(0)
 
 
@@ -53,7 +54,7 @@ COMMAND_MODULES = {
     "kustomize": "kustomize_cmd", "render": "render_cmd", "fetch": "render_cmd", "install": "cluster_cmd",
     "uninstall": "cluster_cmd", "diff": "cluster_cmd", "status": "cluster_cmd", "upgrade-check": "upgrade_cmd",
     "check": "cluster_cmd", "support-bundle": "cluster_cmd", "completion": "completion_cmd", "images": "images_cmd",
-    "history": "history_cmd", "rollback": "history_cmd", "verify": "verify_cmd",
+    "history": "history_cmd", "rollback": "history_cmd", "verify": "verify_cmd", "channels": "channels_cmd",
 }
 
 
@@ -104,10 +105,13 @@ def _run(argv: list[str]) -> int:
     try:
         rc = _app_for(argv)(args=argv, prog_name="trainerctl", standalone_mode=False)
     except TrainerctlError as exc:
-        print_error(str(exc))
+        if exc.exit_code == EXIT_INTERRUPTED and str(exc) == "interrupted":
+            interrupts.say_interrupted(print_error)  # the hard exit may say it too: once
+        else:
+            print_error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        print_error("interrupted")
+        interrupts.say_interrupted(print_error)
         return EXIT_INTERRUPTED
     except typer.Abort:  # a prompt got EOF
         print_error("aborted")
@@ -126,7 +130,9 @@ def _unexpected(exc: Exception) -> int:
     if type(exc).__name__ == "NoArgsIsHelpError":  # bare `trainerctl`: help, like kubectl
         text = exc.format_message()  # typer's rich help has printed itself already
         if text.strip():
-            print(text)
+            from trainerctl.cli.output import verbatim
+
+            verbatim(f"{text}\n")
         return EXIT_OK
     usage = usage_error_line(exc)
     if usage is not None:

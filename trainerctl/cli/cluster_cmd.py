@@ -14,7 +14,6 @@ import typer
 from trainerctl.cli import command
 from trainerctl.cli.flags import CLUSTER, REGISTRY, RENDER, SOURCE, takes
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, TrainerctlError, WaitTimeout
-from trainerctl.safe_text import terminal
 from trainerctl.settings import Settings
 
 
@@ -32,7 +31,9 @@ def hand_over_namespace(api, s: Settings) -> str | None:
         from trainerctl.cluster.operations import helm
         from trainerctl.cluster.trainer.helm_handover import trainer_releases
 
-        found = {r.namespace for r in trainer_releases(helm.find_releases(api, s.namespace)).releases}
+        skipped: list[str] = []
+        found = {r.namespace for r in trainer_releases(helm.find_releases(api, s.namespace, skipped),
+                                                         unreadable=skipped).releases}
         return found.pop() if len(found) == 1 else None
     return None
 
@@ -97,7 +98,7 @@ def uninstall_cmd(s: Settings) -> None:
 def diff_cmd(s: Settings) -> None:
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl import ui
-    from trainerctl.cli.output import errors_above_one
+    from trainerctl.cli.output import errors_above_one, verbatim
     from trainerctl.cli.options import session
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.client.client import connect
@@ -110,7 +111,7 @@ def diff_cmd(s: Settings) -> None:
         return Diff().run(session(s, api, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects)
 
     result = errors_above_one(compare)
-    sys.stdout.write(result.text())
+    verbatim(result.text())  # YAML made by serialize: escaped, masked, whole as kubectl diff shows it
     for kept in (d for d in result.diffs if d.state == "kept"):
         ui.info(f"diff: {kept.ref}: {kept.message}")
     if result.errors:
@@ -130,11 +131,10 @@ def status_cmd(s: Settings) -> None:
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
     from trainerctl import ui
     from trainerctl.cli.options import session
-    from trainerctl.cli.output import check_output
+    from trainerctl.cli.output import check_output, emit_data
     from trainerctl.cli.target import load_file
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.status import Status, not_ready_line, status_text
-    from trainerctl.serialize import json_text, yaml_text
 
     output = check_output(s.output)
     objects = load_file(s.filename) if s.filename else None
@@ -148,12 +148,7 @@ def status_cmd(s: Settings) -> None:
 
     st = Status(objects, s.timeout if s.wait else None, on_wait).run(session(s, api))
     ready = st["ready"]
-    if output == "json":
-        sys.stdout.write(json_text(st))
-    elif output == "yaml":
-        sys.stdout.write(yaml_text(st))
-    else:
-        sys.stdout.write(terminal(status_text(st)))
+    emit_data(st, status_text, output)
     if not ready:
         if s.wait:
             raise WaitTimeout(f"timed out after {s.timeout:g}s: {not_ready_line(st)}")
@@ -162,7 +157,7 @@ def status_cmd(s: Settings) -> None:
 
 @command("check")
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "output", "prune", "field_manager",
-       "images_check", "job_namespace")
+       "allow_breaking", "images_check", "job_namespace")
 def check_cmd(s: Settings) -> None:
     """Every check install makes before applying, all listed: the lock, the cluster, versions, JobSet,
     the Go operator, Helm, permissions, the upgrade check, with --images the images, with
@@ -205,6 +200,7 @@ def support_bundle_cmd(s: Settings) -> None:
 
     from trainerctl import ui
     from trainerctl.cli.options import session
+    from trainerctl.cli.output import verbatim
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.status import Status
     from trainerctl.cluster.support_bundle import SupportBundle
@@ -216,4 +212,4 @@ def support_bundle_cmd(s: Settings) -> None:
 
     written = SupportBundle(status, s.output_file).run(on)
     ui.info(written.line())
-    sys.stdout.write(written.path + "\n")
+    verbatim(written.path + "\n")

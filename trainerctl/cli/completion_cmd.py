@@ -8,12 +8,12 @@ none: it fails). Like `kubectl completion zsh` and `helm completion zsh`, the sh
 from __future__ import annotations
 
 import enum
-import sys
 
 import typer
 from typer._completion_shared import get_completion_script
 
 from trainerctl.cli import command
+from trainerctl.cli.output import verbatim
 
 
 class Shell(str, enum.Enum):
@@ -32,6 +32,6 @@ def completion(shell: Shell = typer.Argument(..., help="The shell to print the s
     zsh:  trainerctl completion zsh > "${fpath[1]}/_trainerctl"
     fish: trainerctl completion fish > ~/.config/fish/completions/trainerctl.fish
     """
-    sys.stdout.write(get_completion_script(prog_name="trainerctl", complete_var="_TRAINERCTL_COMPLETE",
-                                           shell=shell.value))
-    sys.stdout.write("\n")
+    verbatim(get_completion_script(prog_name="trainerctl", complete_var="_TRAINERCTL_COMPLETE",
+                                   shell=shell.value))
+    verbatim("\n")

@@ -15,11 +15,11 @@ from typing import Annotated, Any, Optional
 import typer
 
 from trainerctl.settings import Settings, setting_of
-from trainerctl.settings.spec import KUBECONFIG_CONTEXTS, OUTPUT_FORMATS, REGISTRY_HOSTS, Setting
+from trainerctl.settings.spec import CHANNELS, KUBECONFIG_CONTEXTS, OUTPUT_FORMATS, REGISTRY_HOSTS, Setting
 
 # The settings commands offer together.
 CLUSTER = ("kubeconfig", "context")  # which cluster
-SOURCE = ("config", "source", "ref", "cache_dir", "lock_file", "use_lock")  # where the manifests come from
+SOURCE = ("config", "channel", "source", "ref", "cache_dir", "lock_file", "use_lock")  # where the manifests come from
 RENDER = ("overlay", "platform", "images", "remote_mirrors", "require_registry", "offline", "refresh",
           "set_values", "ha", "images_from", "require_digests")  # how they are rendered
 GITOPS = ("gitops", "gitops_repo", "gitops_branch", "gitops_path")  # render --output-dir for a GitOps engine
@@ -64,7 +64,14 @@ def _output_formats(ctx: typer.Context, incomplete: str) -> list[str]:
     return [f for f in formats if f.startswith(incomplete)]
 
 
-_FOUND = {KUBECONFIG_CONTEXTS: _contexts, REGISTRY_HOSTS: _registry_hosts, OUTPUT_FORMATS: _output_formats}
+def _channels(ctx: typer.Context, incomplete: str) -> list[str]:
+    from trainerctl.source.pins import channels
+
+    return [name for name in channels() if name.startswith(incomplete)]
+
+
+_FOUND = {KUBECONFIG_CONTEXTS: _contexts, REGISTRY_HOSTS: _registry_hosts, OUTPUT_FORMATS: _output_formats,
+          CHANNELS: _channels}
 _TYPES: dict[type, Any] = {str: Optional[str], bool: bool, float: Optional[float], list: list[str]}
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from trainerctl.cli import command
 from trainerctl.cli.flags import REGISTRY, RENDER, SOURCE, takes
 from trainerctl.settings import Settings
@@ -14,6 +12,7 @@ from trainerctl.settings import Settings
 def images_command(s: Settings) -> None:
     """List every image the install would run, where each runs and what sets it; --pin-digests asks their registries."""
     from trainerctl.cli.options import registry_settings, render_options
+    from trainerctl.cli.output import verbatim
     from trainerctl.cli.target import target
     from trainerctl.errors import InputError
     from trainerctl.images.run import ImagesRequest, Rendered, images, render_for_images
@@ -27,4 +26,4 @@ def images_command(s: Settings) -> None:
     else:
         rendered = render_for_images(render_options(s))
     text, _ = images(rendered, request)
-    sys.stdout.write(text)
+    verbatim(text)  # image references, or a document made by serialize

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -21,6 +20,7 @@ def kustomize(
 ) -> None:
     """Build a kustomization and print it, byte-identical to `kubectl kustomize`."""
     from trainerctl.cachedir import default_cache_dir
+    from trainerctl.cli.output import verbatim
     from trainerctl.errors import InputError
     from trainerctl.kustomize import build_yaml
     from trainerctl.kustomize.cachedread import resource_cache
@@ -31,5 +31,5 @@ def kustomize(
         home = default_cache_dir()
     except InputError:
         home = None
-    sys.stdout.write(build_yaml(directory, remote_mirrors=list(s.remote_mirrors),
-                                parsed_cache=resource_cache(home) if home else None, cache_dir=home))
+    verbatim(build_yaml(directory, remote_mirrors=list(s.remote_mirrors),
+                        parsed_cache=resource_cache(home) if home else None, cache_dir=home))

@@ -1,8 +1,17 @@
-"""What the cluster commands share about output: formats, reports, exit codes."""
+"""Where a command's output goes: formats, reports, exit codes.
+
+With trainerctl.stdio and trainerctl.ui, the only module that writes to stdout or stderr
+(tests/cli/test_masking.py). A report goes out as `-o json` or `-o yaml` through
+trainerctl.serialize (masked and bounded as values, then serialized) or as text through
+safe_text.terminal (masked, then its control characters shown); what trainerctl made itself (a
+render, a completion script, a path) goes out as it is (`verbatim`). The stream under all of
+them masks once more, line by line (trainerctl.stdio).
+"""
 
 from __future__ import annotations
 
 import sys
+from typing import TextIO
 
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
 from trainerctl.safe_text import terminal
@@ -19,12 +28,36 @@ def check_output(output: str | None, formats=SUMMARY_FORMATS) -> str:
 
 
 def emit(report, output: str) -> None:
+    """A report (to_json, to_yaml, text) on stdout in the format asked for."""
     if output == "json":
         sys.stdout.write(report.to_json())
     elif output == "yaml":
         sys.stdout.write(report.to_yaml())
     else:
-        sys.stdout.write(terminal(report.text()))
+        show(report.text())
+
+
+def emit_data(data: dict, text, output: str) -> None:
+    """A report held as a mapping (status): JSON or YAML of it, else `text(data)`."""
+    from trainerctl.serialize import json_text, yaml_text
+
+    if output == "json":
+        sys.stdout.write(json_text(data))
+    elif output == "yaml":
+        sys.stdout.write(yaml_text(data))
+    else:
+        show(text(data))
+
+
+def show(text: str, stream: TextIO | None = None) -> None:
+    """Text built from a server's data (a report, a diff) on stdout, or `stream`."""
+    (stream or sys.stdout).write(terminal(text))
+
+
+def verbatim(text: str) -> None:
+    """What trainerctl made itself on stdout, byte for byte: a render, a build, a completion
+    script, a path."""
+    sys.stdout.write(text)
 
 
 def run_failed(exc, output: str) -> None:
@@ -33,11 +66,11 @@ def run_failed(exc, output: str) -> None:
     exc.report.error = exc.report.error or str(exc)
     blocked = exc.upgrade_report
     if blocked is not None and output == "text":
-        sys.stderr.write(terminal(blocked.to_text()))
+        show(blocked.text(), sys.stderr)
     if exc.diagnoses:  # the causes in full, before the one error line that names the first
         from trainerctl.cluster.manager.diagnose import lines
 
-        sys.stderr.write(terminal("".join(f"{line}\n" for line in lines(exc.diagnoses))))
+        show("".join(f"{line}\n" for line in lines(exc.diagnoses)), sys.stderr)
     if output != "text" or exc.report.objects:  # text: the error line says it all
         emit(exc.report, output)
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from trainerctl.cli import command
 from trainerctl.cli.flags import GITOPS, RENDER, SOURCE, takes
 from trainerctl.errors import InputError
@@ -16,6 +14,7 @@ def render_command(s: Settings) -> None:
     """Render the whole install set (upstream overlay, runtimes, imagestreams) to stdout."""
     from trainerctl import ui
     from trainerctl.cli.options import render_options
+    from trainerctl.cli.output import verbatim
     from trainerctl.render.output import FORMATS, check_output_dir, write_dir, write_stream
     from trainerctl.render.pipeline import engine_cache, render as do_render
     from trainerctl.source.fetch import check_update_lock, update_lock as write_lock
@@ -51,7 +50,7 @@ def render_command(s: Settings) -> None:
         files = write_dir(result.objects, s.output_dir)
         ui.info(f"render: wrote {len(files)} objects to {s.output_dir}")
     else:
-        sys.stdout.write(write_stream(result.objects, fmt, engine_cache(options)))
+        verbatim(write_stream(result.objects, fmt, engine_cache(options)))
 
 
 @command("fetch")

@@ -4,24 +4,29 @@ left out; the rest are listed."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.client.views import HistoryRecord
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.operations import history
+from trainerctl.safe_text import bounded, clean
+from trainerctl.serialize import json_text, yaml_text
 
-_COLUMNS = ("REVISION", "UPDATED", "STATUS", "ACTION", "TRAINER", "SOURCE", "WHO", "DESCRIPTION")
+_COLUMNS = ("REVISION", "UPDATED", "STATUS", "ACTION", "TRAINER", "CHANNEL", "SOURCE", "WHO", "DESCRIPTION")
 
 
 def record_dict(record: HistoryRecord, status: str) -> dict:
-    return {"revision": record.revision, "time": record.time.strftime("%Y-%m-%dT%H:%M:%SZ"), "status": status,
-            "action": record.action, "description": record.description,
-            **({"rollbackTo": record.rollback_to} if record.rollback_to is not None else {}),
-            "who": record.who, "trainerctlVersion": record.version,
-            "trainerVersion": record.source.get("trainer_version") or "", "source": record.source,
-            "render": record.render, "objectCount": record.object_count, "objects": sorted(record.entries)}
+    """A record as the report shows it: what it says is the server's, so each text is cut
+    (safe_text.bounded), and who made it and why are one line each (safe_text.clean)."""
+    return bounded({
+        "revision": record.revision, "time": record.time.strftime("%Y-%m-%dT%H:%M:%SZ"), "status": status,
+        "action": record.action, "description": clean(record.description),
+        **({"rollbackTo": record.rollback_to} if record.rollback_to is not None else {}),
+        "who": clean(record.who), "trainerctlVersion": record.version,
+        "trainerVersion": record.source.get("trainer_version") or "", "channel": record.source.get("channel") or "",
+        "source": record.source,
+        "render": record.render, "objectCount": record.object_count, "objects": sorted(record.entries)})
 
 
 def source_text(source: dict) -> str:
@@ -29,7 +34,9 @@ def source_text(source: dict) -> str:
     commit = str(source.get("commit") or "")[:12]
     if source.get("url"):
         where = "embedded " if source.get("embedded") is True else ""
-        return f"{where}{source['url']}@{source.get('ref') or commit}" + (f" ({commit})" if commit else "")
+        ref = source.get("ref") or commit
+        shown = commit if ref == source.get("commit") else ref  # a channel fetched by its commit: once, short
+        return f"{where}{source['url']}@{shown}" + (f" ({commit})" if commit and shown != commit else "")
     if source.get("path"):
         return f"{source['path']} (local, {str(source.get('digest') or '')[:19]})"
     if source.get("file") or source.get("folder"):
@@ -48,18 +55,17 @@ class History:
                 **({"unreadable": self.unreadable} if self.unreadable else {})}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
+        return json_text(self.to_dict())
 
     def to_yaml(self) -> str:
-        import yaml
-
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        return yaml_text(self.to_dict())
 
     def text(self) -> str:
         if not self.revisions:
             return f"no install history in namespace {self.namespace}\n"
         rows = [_COLUMNS] + [(str(r["revision"]), r["time"], r["status"], r["action"], r["trainerVersion"] or "?",
-                              source_text(r["source"]), r["who"], r["description"]) for r in self.revisions]
+                              r["channel"] or "-", source_text(r["source"]), r["who"], r["description"])
+                             for r in self.revisions]
         widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS) - 1)]
         return "".join("  ".join([*(c.ljust(w) for c, w in zip(row, widths)), row[-1]]).rstrip() + "\n"
                        for row in rows)

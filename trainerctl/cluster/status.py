@@ -24,12 +24,13 @@ from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.prune import resolve_entry
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.wait import deployment_is_available
-from trainerctl.cluster.trainer import conditions, dependencies, go_operator
+from trainerctl.cluster.trainer import conditions, controller_log, dependencies, go_operator
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.cluster.trainer.verify import consumers
 from trainerctl.errors import TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
+from trainerctl.safe_text import bounded
 from trainerctl.settings import FIELD_MANAGER
 
 _CRD_PREFIX = "apiextensions.k8s.io/CustomResourceDefinition//"
@@ -45,15 +46,17 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     """Objects from the render when given (drift checked by server-side dry-run), else the inventory
     (drift seen in our managed fields). A Deployment that is not available carries its causes
     (manager/diagnose.py; `logs`: with a crashed container's last log lines, and the consumers of
-    Trainer found on the cluster against the version each needs, verify's consumers tier)."""
+    Trainer found on the cluster against the version each needs, verify's consumers tier; what the
+    controller's log names, trainer/controller_log.py)."""
     discovery = Discovery(cluster)
     discovery.refresh()
     inventory = inv_mod.read(cluster, namespace)
     source = inventory.source if inventory else {}
-    out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": source,
-                 "trainerVersion": _text(source.get("trainer_version")),
-                 "releases": [r for r in source.get("releases") or [] if isinstance(r, dict)]
-                 if isinstance(source.get("releases"), list) else [], "conditions": [], "objects": [],
+    recorded = bounded(source)  # the server's copy: each text cut, as the report shows it
+    out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": recorded,
+                 "trainerVersion": _text(recorded.get("trainer_version")), "channel": _text(recorded.get("channel")),
+                 "releases": [r for r in recorded.get("releases") or [] if isinstance(r, dict)]
+                 if isinstance(recorded.get("releases"), list) else [], "conditions": [], "objects": [],
                  "deployments": []}
     unreadable: list[str] = []
     states: dict[str, str] = {}
@@ -95,8 +98,8 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
                 ok, why = False, str(exc)
             entry = {"namespace": ref.namespace, "name": ref.name, "available": ok, **({"reason": why} if why else {})}
             if not ok:
-                found = diagnose.deployment(cluster, ref.namespace, ref.name, logs=logs,
-                                            image_origins=source.get("images"))
+                found = diagnose.deployment(cluster, ref.namespace, ref.name, logs=logs, image_origins=source.get("images"),
+                                            explain_log=controller_log.explainer(cluster, out["trainerVersion"]))
                 entry["causes"] = [c.to_dict() for c in found.causes]
                 if found.causes:  # the cause, where the conditions and the not-Ready line show the reason
                     entry["reason"] = f"{why}: {found.short()}" if why else found.short()
@@ -178,10 +181,15 @@ def not_ready_line(st: dict) -> str:
 
 
 def _source_line(src: dict) -> str:
+    by_commit = bool(src.get("commit")) and src.get("ref") == src.get("commit")  # a channel without a tag
     if src.get("url") and src.get("embedded") is True:
+        if by_commit:
+            return f"source: the copy of {src['url']} at commit {src['commit']} embedded in trainerctl"
         return (f"source: the copy of {src['url']} ref {src.get('ref', '?')} embedded in trainerctl, "
                 f"commit {src.get('commit', '?')}")
     if src.get("url"):
+        if by_commit:
+            return f"source: {src['url']} commit {src['commit']}"
         return f"source: {src['url']} ref {src.get('ref', '?')} commit {src.get('commit', '?')}"
     if src.get("path"):
         digest = f" digest {src['digest']}" if src.get("digest") else ""
@@ -197,6 +205,8 @@ def status_text(st: dict) -> str:
         lines.append(f"Trainer is not installed by trainerctl in namespace {st['namespace']} (no inventory)")
     else:
         lines.append(_source_line(st["source"]))
+        if st.get("channel"):
+            lines.append(f"channel: {st['channel']} (`trainerctl channels`)")
         releases = ", ".join(f"{r.get('name', '?')} {r.get('version', '?')}" for r in st.get("releases") or [])
         lines.append(f"trainer version: {st.get('trainerVersion') or 'unknown'}" + (f" ({releases})" if releases else ""))
     for c in st["conditions"]:

@@ -16,11 +16,12 @@ from typing import Callable
 from trainerctl import ui
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.operations import history, lock
-from trainerctl.cluster.manager.apply import delete_and_wait
 from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.manager.delete import GONE, REFUSED, Proof, Target, delete_and_wait
 from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.client.views import Webhook, WebhookConfiguration
 from trainerctl.cluster.manager.listing import CRD, Found, candidate_types, count_custom_resources, find_labelled
-from trainerctl.cluster.manager.objects import is_exempt
+from trainerctl.cluster.manager.objects import is_exempt, not_exempt, parse_label
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult, Report, StageResult
 from trainerctl.cluster.manager.session import Session
@@ -56,6 +57,13 @@ def _confirm_crds(cluster: Cluster, discovery: Discovery, crds: list[Found], opt
         raise InputError(f"{question}; refusing without --yes (stdin is not a terminal)")
     if not confirm(question + "; continue?"):
         raise InputError("aborted: CRDs not deleted (nothing was removed)")
+
+
+def _webhooks(raw: dict, kind: str) -> tuple[Webhook, ...]:
+    """The webhooks of a live configuration, each by its view. One that does not fit says nothing
+    of what it admits, so the order of the deletes cannot be judged: views.Unreadable (exit 3),
+    before anything is deleted."""
+    return WebhookConfiguration.read(raw, kind, strict=True).webhooks
 
 
 def _history(cluster: Cluster, namespace: str, options: UninstallOptions) -> dict:
@@ -106,7 +114,8 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
 
     # Stage of each object: from the inventory, else the same policy install uses, with the
     # webhooks we are about to delete deciding what they admit.
-    rules = WebhookRules.from_objects([cluster.request("GET", f.path) for f in found if f.ref.kind in WEBHOOK_KINDS])
+    rules = WebhookRules([pair for f in found if f.ref.kind in WEBHOOK_KINDS
+                          for hook in _webhooks(cluster.request("GET", f.path), f.ref.kind) for pair in hook.rules])
 
     def stage(f: Found) -> str:
         entry = inventory.entries.get(f.ref.key) if inventory else None
@@ -119,6 +128,8 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
     if crds:
         groups.setdefault("crds", []).extend(crds)
     progress.expect(sum(len(v) for v in groups.values()))
+    label_key, label_value = parse_label(owner_label)
+    ours = Proof(owner_label, label=label_key, value=label_value, namespace=namespace, rule=not_exempt)
     # Runtimes (admitted) first, then everything else in reverse apply order; CRDs go last.
     order = sorted(groups, key=lambda s: (s == "crds", -STAGES.index(s)))
     for name in order:
@@ -135,9 +146,12 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
         def one(f: Found, stage_name: str = name) -> ObjectResult:
             r = ObjectResult(f.ref.kind, f.ref.name, f.ref.namespace, f.ref.group, stage_name, "deleted")
             try:
-                if not delete_and_wait(cluster, f.path, deadline, dry_run=options.dry_run,
-                                       strip_finalizers=(LEGACY_FINALIZER,)):
+                done = delete_and_wait(cluster, Target.of(f.res, f.ref.namespace, f.ref.name), ours, deadline,
+                                       dry_run=options.dry_run, strip_finalizers=(LEGACY_FINALIZER,))
+                if done.done == GONE:
                     r.action, r.message = "unchanged", "already gone"
+                elif done.done == REFUSED:
+                    r.action, r.message = "skipped", f"not deleted: {done.why}"
             except ApiError as exc:
                 r.action, r.message = "failed", str(exc)
             progress.object_done(r.display, r.action, r.message)

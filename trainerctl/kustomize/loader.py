@@ -136,6 +136,10 @@ class Loader:
         return real
 
     def read(self, rel: str) -> bytes:
+        """A file of this root, or, as kustomize's loader does for every field that names a
+        file (patches, configurations, crds, generator files, openapi), an http(s) URL."""
+        if self.remote is not None and rel.startswith(("http://", "https://")):
+            return self.remote.get_file(rel, self.name(""))  # type: ignore[attr-defined]
         path = self.resolve_file(rel)
         try:
             return self.fs.read(path)

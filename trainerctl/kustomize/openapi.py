@@ -277,8 +277,6 @@ def saw(resources) -> None:
 
 def _read(loader, path: str, kname: str) -> bytes:
     try:
-        if path.startswith(("http://", "https://")) and loader.remote is not None:
-            return loader.remote.get_file(path, kname)
         return loader.read(path)
     except KustomizeError as exc:
         raise KustomizeError(f"{kname}: field `openapi.path`: {exc}") from None

@@ -10,7 +10,10 @@ across builds only what cannot change, and only once it was used successfully:
 - a git base pinned to a 40-hex commit (`?ref=<sha>`).
 A branch, a tag or an error page is fetched anew each build (tags can move). Clones that are
 not kept live in the cache's private folder while the build runs and are removed after it.
-Files are 0600 in 0700 folders, written whole or not at all; a password in a URL is never
+Files are 0600 in 0700 folders (made and opened by trainerctl.cachedir, never through a symlink;
+files written by safe_write and read without following one), written whole or not at all; a
+redirect goes where trainerctl.net.redirects allows (https, or plain HTTP to the host the URL
+names), never elsewhere; a password in a URL is never
 written (keys and clone folders hash the URL without it, git is given no named remote) and is
 shown masked, as Go's url.Redacted does (`https://user:xxxxx@host/...`).
 """
@@ -20,11 +23,14 @@ from __future__ import annotations
 import os
 import re
 
-from trainerctl.cachedir import default_cache_dir
-from trainerctl.bounded_read import LIMITS, seconds_for
+from trainerctl.cachedir import cache_folder, cached_folder, default_cache_dir
+from trainerctl.bounded_read import LIMITS, read_input, seconds_for
+from trainerctl.errors import InputError
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
 from trainerctl.net.deadlines import watch
+from trainerctl.net.redirects import RedirectRefused, follow, git_env
+from trainerctl.safe_write import write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -148,12 +154,23 @@ class FetchDeadline(TimeoutError):
     """A remote file not fetched whole within its total deadline (bounded_read "remote-time")."""
 
 
-def _opener(deadline: float):
+def _opener(deadline: float, url: str):
     """urllib's opener, each of whose connections (redirects' too) the transport's watchdog shuts
     down at `deadline`: a per-read time-out alone lets a server sending one byte every few
-    seconds hold a build forever."""
+    seconds hold a build forever. Its redirects go where net.redirects allows: https, or plain
+    http to the host `url` names when it is an http:// URL."""
     import http.client
+    import urllib.parse
     import urllib.request
+
+
+    parts = urllib.parse.urlsplit(url)
+    plain = [parts.netloc.rpartition("@")[2]] if parts.scheme == "http" else []
+
+    class Redirects(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, req, fp, code, msg, headers, newurl):
+            return super().redirect_request(req, fp, code, msg, headers, follow(
+                req.full_url, newurl, plain, "plain HTTP is followed only on the host an http:// URL names"))
 
     releases = []
 
@@ -185,7 +202,7 @@ def _opener(deadline: float):
         def https_open(self, req):
             return self.do_open(watched(http.client.HTTPSConnection), req, context=self._context)
 
-    return urllib.request.build_opener(HTTP, HTTPS), releases
+    return urllib.request.build_opener(HTTP, HTTPS, Redirects), releases
 
 
 def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
@@ -202,7 +219,7 @@ def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
 
     total = seconds_for("remote-time")
     deadline = time.monotonic() + total
-    opener, releases = _opener(deadline)
+    opener, releases = _opener(deadline, url)
     request = urllib.request.Request(_without_userinfo(url))
     user = urllib.parse.urlsplit(url)
     if user.username is not None:
@@ -242,28 +259,6 @@ def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
             release()
 
 
-def _private_dir(path: Path) -> Path:
-    """`path` as a folder only its owner can enter (made, or tightened if it exists)."""
-    path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.stat().st_mode & 0o077:
-        path.chmod(0o700)
-    return path
-
-
-def _write_private(path: Path, data: bytes) -> None:
-    """Write `path` whole (temporary file + rename), mode 0600."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 class Fetcher:
     """Fetches a build's remote files and bases (one per build: what it fetched stays for the
     build, what it may keep goes to the cache)."""
@@ -288,11 +283,14 @@ class Fetcher:
     def looks_like_git(self, url: str) -> bool:
         return bool(_GIT_HINTS.search(self.rewrite(url)))
 
+    def _home(self) -> Path:
+        from pathlib import Path
+
+        return Path(self.cache_home or default_cache_dir())
+
     def _cache(self) -> Path:
         if self.cache_dir is None:
-            from pathlib import Path
-
-            self.cache_dir = Path(self.cache_home or default_cache_dir()) / "remote"
+            self.cache_dir = self._home() / "remote"
         return self.cache_dir
 
     def _http_cache(self, real: str) -> Path:
@@ -310,15 +308,16 @@ class Fetcher:
         if not real.startswith(("http://", "https://")):
             raise KustomizeError(f"{redact(where)}: unsupported remote file URL {redact(url)!r}")
         cached = self._http_cache(real) if immutable_file(url) else None
-        if cached is not None:
+        if cached is not None and cached_folder(self._home(), "remote", "http") is not None:
             try:
-                data = cached.read_bytes()
+                data = read_input(str(cached), str(cached), "cache-file", follow=False)
                 self._files[real] = data
                 return data
-            except OSError:
+            except InputError:  # not there (the usual miss), a symlink, too large
                 pass
         import http.client  # slow to import; only remote builds pay for it
         import urllib.error
+
 
         try:
             data = _fetch_with_retry(real, self.timeout)
@@ -328,6 +327,8 @@ class Fetcher:
             raise KustomizeError(f"{redact(where)}: cannot fetch {redact(real)}: {exc}") from None
         except FsError as exc:
             raise KustomizeError(f"{redact(where)}: fetching {redact(real)}: body {exc}") from None
+        except RedirectRefused as exc:
+            raise KustomizeError(f"{redact(where)}: fetching {redact(real)}: the server {exc}") from None
         except (urllib.error.URLError, OSError, TimeoutError, http.client.HTTPException) as exc:
             reason = getattr(exc, "reason", exc)
             raise KustomizeError(
@@ -346,8 +347,8 @@ class Fetcher:
         if cached is None:
             return
         try:
-            _private_dir(self._cache())
-            _write_private(_private_dir(cached.parent) / cached.name, self._files[self.rewrite(url)])
+            write_atomic(cache_folder(self._home(), "remote", "http") / cached.name, self._files[self.rewrite(url)],
+                         mode=0o600)
         except OSError:
             pass
 
@@ -380,21 +381,24 @@ class Fetcher:
         digest = hashlib.sha256(f"{_without_userinfo(spec.repo)}\0{spec.ref}".encode()).hexdigest()[:20]
         pinned = bool(_COMMIT.fullmatch(spec.ref))
         kept = self._cache() / "git" / digest
-        if pinned and kept.is_dir():
+        if pinned and cached_folder(self._home(), "remote", "git", digest) is not None:
             return kept.resolve()
         try:
-            work = Path(tempfile.mkdtemp(prefix="clone-", dir=_private_dir(self._cache())))
+            work = Path(tempfile.mkdtemp(prefix="clone-", dir=cache_folder(self._home(), "remote")))
         except OSError as exc:
-            raise KustomizeError(f"{redact(where)}: cache {self.cache_dir}: {exc.strerror}") from None
+            raise KustomizeError(f"{redact(where)}: cache {self._cache()}: {exc.strerror}") from None
         try:
             _checkout(spec, work, self.timeout, where)
             if not pinned:
                 self._scratch.append(work)
                 return work.resolve()
-            _private_dir(kept.parent)
+            cache_folder(self._home(), "remote", "git")
             try:
                 work.rename(kept)
-            except OSError:  # another build kept it first
+            except OSError:  # another build kept it first, or what stands there is no folder of ours
+                if cached_folder(self._home(), "remote", "git", digest) is None:
+                    self._scratch.append(work)
+                    return work.resolve()
                 shutil.rmtree(work, ignore_errors=True)
             return kept.resolve()
         except BaseException:
@@ -429,12 +433,12 @@ def _checkout(spec: GitSpec, work: Path, timeout: float, where: str) -> None:
         try:
             # As little history as the ref allows.
             repo.git.fetch("--depth=1", "--", spec.repo, spec.ref or "HEAD",
-                           kill_after_timeout=max(1.0, deadline - time.monotonic()))
+                           kill_after_timeout=max(1.0, deadline - time.monotonic()), env=git_env(spec.repo))
             commit = "FETCH_HEAD"
         except git.GitCommandError:
             # Servers may refuse a shallow fetch of a commit id: fetch all, then look it up.
             repo.git.fetch("--tags", "--", spec.repo, "+refs/heads/*:refs/remotes/origin/*",
-                           kill_after_timeout=max(1.0, deadline - time.monotonic()))
+                           kill_after_timeout=max(1.0, deadline - time.monotonic()), env=git_env(spec.repo))
             commit = _resolve_ref(repo, spec.ref)
             if commit is None:
                 raise git.GitCommandError("fetch", 1, stderr=f"ref {spec.ref!r} not found") from None

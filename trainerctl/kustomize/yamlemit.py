@@ -206,8 +206,11 @@ def go_float(f: float) -> str:
 
     if f == int(f) and abs(f) < 1e21:
         # Go writes the shortest digits that read back as f, then zeros: beyond 2**53 that is
-        # not int(f) (1.2345678901234567e19 is 12345678901234567000, not ...168).
-        return f"{Decimal(repr(f)):f}" if abs(f) > 2 ** 53 else str(int(f))
+        # not int(f) (1.2345678901234567e19 is 12345678901234567000, not ...168). Read back as
+        # YAML those digits are an integer only within int64 or uint64; beyond, a float again.
+        digits = f"{Decimal(repr(f)):f}" if abs(f) > 2 ** 53 else str(int(f))
+        if -(1 << 63) <= int(digits) < (1 << 64):
+            return digits
 
     sign, digit_tuple, dexp = Decimal(repr(f)).as_tuple()
     digits = "".join(map(str, digit_tuple)).rstrip("0") or "0"

@@ -69,7 +69,11 @@ def _parse_go_int(text: str) -> int | None:
         value = int(body, 8)
     else:
         value = int(body)
-    return sign * value
+    value *= sign
+    # ParseInt's range, then ParseUint's (which takes no sign); beyond both, go-yaml tries a float.
+    if -(1 << 63) <= value < (1 << 63) or (value < (1 << 64) and plain[0] not in "+-"):
+        return value
+    return None
 
 
 def _go_timestamp(text: str) -> str | None:
@@ -134,7 +138,9 @@ def _resolver(stamp=None):
                 return value
             plain = text.replace("_", "")
             if _YAML_FLOAT.match(plain):
-                return float(plain)
+                value = float(plain)
+                # strconv.ParseFloat's range error (1e400): go-yaml keeps the text as a string.
+                return text if math.isinf(value) else value
             return text
         if text in _NULLS:
             return None
@@ -885,9 +891,9 @@ def resolves_to_non_string_v2(s: str) -> bool:
         if c.isdigit() and (_DATE.match(s) or _DATETIME.match(s)) and _go_timestamp(s):
             return True
         plain = s.replace("_", "")
-        if _INT_BASE0.match(plain):
+        if _parse_go_int(s) is not None:
             return True
-        if _YAML_FLOAT.match(plain):
+        if _YAML_FLOAT.match(plain) and not math.isinf(float(plain)):
             return True
         if plain.startswith(("0b", "-0b")):
             return bool(re.match(r"^-?0b[01]+$", plain))

@@ -7,8 +7,9 @@
 - A 401 is met as docker meets it, from its WWW-Authenticate challenge: Bearer gets a token from
   the realm for `repository:NAME:pull` (with the user's credentials, or anonymously), Basic gets the
   user's credentials. Tokens and Basic headers are kept per registry (and scope) for the run.
-- Redirects (registry.k8s.io redirects every request) are followed at most 5 times, never from
-  https to http, and without our Authorization header: a new host makes its own challenge.
+- Redirects (registry.k8s.io redirects every request) are followed at most 5 times, where
+  trainerctl.net.redirects allows (https, or plain http to a host named with --plain-http), and
+  without our Authorization header: a new host makes its own challenge.
 - 429, 502, 503 and 504 are asked again twice, after Retry-After (at most 2 s each).
 - Every request has a deadline and a bounded body (TRAINERCTL_MAX_REGISTRY_RESPONSE), through
   trainerctl.net; every failure is one line naming the image and the registry.
@@ -25,11 +26,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
-from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from trainerctl import __version__, interrupts, redact
 from trainerctl.errors import Interrupted, TrainerctlError
 from trainerctl.net.proxy import proxy_for
+from trainerctl.net.redirects import RedirectRefused, follow, plain_http_allowed
 from trainerctl.net.transport import Response, ResponseTooLarge, Transport, Unreachable, retry_after_seconds
 from trainerctl.registry.auth import Credential, CredentialStore
 from trainerctl.registry.names import DIGEST, Location
@@ -169,12 +171,11 @@ class Registries:
             target = resp.headers.get("location", "").strip()
             if not target:
                 raise RegistryError(f"{loc.image}: {urlsplit(url).netloc} answered {resp.status} without a Location")
-            following = urljoin(url, target)
-            if urlsplit(following).scheme not in ("https", "http") or \
-                    (urlsplit(url).scheme == "https" and urlsplit(following).scheme != "https"):
-                raise RegistryError(f"{loc.image}: {urlsplit(url).netloc} redirects to "
-                                    f"{clean(redact.redact_url(following), 200)}, which is not https")
-            url = following
+            try:
+                url = follow(url, target, self.settings.plain_http, "--plain-http HOST[:PORT] names a registry "
+                                                                     "that may be spoken to over http")
+            except RedirectRefused as exc:
+                raise RegistryError(f"{loc.image}: {urlsplit(url).netloc} {exc}") from None
         raise RegistryError(f"{loc.image}: more than {MAX_REDIRECTS} redirects from {loc.api_host}")
 
     def _answer(self, loc: Location, resp: Response, url: str, method: str) -> Response:
@@ -231,7 +232,7 @@ class Registries:
         if not parts.netloc or parts.scheme not in ("https", "http"):
             raise RegistryError(f"{loc.image}: {host} asks for a Bearer token without a usable realm "
                                 f"({clean(realm, 200) or 'none'})")
-        if parts.scheme == "http" and parts.netloc not in self.settings.plain_http:
+        if not plain_http_allowed(realm, self.settings.plain_http):
             raise RegistryError(f"{loc.image}: {host} sends for a token to {clean(realm, 200)}, which is not https "
                                 f"(--plain-http {parts.netloc} allows it)")
         query = [(k, v) for k, v in (("service", params.get("service")), ("scope", params.get("scope") or scope)) if v]
@@ -260,10 +261,14 @@ class Registries:
             answer = json.loads(resp.body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             answer = None
-        token = (answer.get("token") or answer.get("access_token")) if isinstance(answer, dict) else None
-        if not isinstance(token, str) or not token:
+        # Each of the two names Docker's token spec allows, when present, is a string: a token of
+        # another type is no token (never one taken from its other name instead).
+        given = {k: answer[k] for k in ("token", "access_token") if answer.get(k) is not None} \
+            if isinstance(answer, dict) else {}
+        token = given.get("token") or given.get("access_token")
+        if not given or not all(isinstance(v, str) for v in given.values()) or not token:
             raise RegistryError(f"{loc.image}: the token server {parts.netloc} did not answer with a token "
-                                "(expected JSON with `token` or `access_token`)")
+                                "(expected JSON with `token` or `access_token`, a string)")
         redact.register(token)
         return _header_safe(token, f"the token from {parts.netloc}")
 
@@ -315,7 +320,7 @@ class Registries:
             manifest = json.loads(resp.body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError, RecursionError):
             manifest = None
-        if not isinstance(manifest, dict) or not any(k in manifest for k in ("schemaVersion", "manifests", "layers")):
+        if not _is_manifest(manifest):
             raise RegistryError(f"{loc.image}: {loc.api_host} answered with something that is not a manifest "
                                 f"({len(resp.body)} bytes of {clean(resp.headers.get('content-type', 'no type'), 80)})")
         said = resp.headers.get("docker-content-digest", "").strip()
@@ -323,6 +328,16 @@ class Registries:
             raise RegistryError(f"{loc.image}: {loc.api_host} says the manifest is {clean(said, 100)}, "
                                 f"but it hashes to {digest}")
         return digest
+
+
+def _is_manifest(doc) -> bool:
+    """An OCI or Docker image index or manifest, by the types of its fields: schemaVersion 2,
+    mediaType a string, manifests and layers lists of mappings (what a runtime pulls by)."""
+    if not isinstance(doc, dict) or not any(k in doc for k in ("schemaVersion", "manifests", "layers")):
+        return False
+    version, media = doc.get("schemaVersion", 2), doc.get("mediaType", "")
+    return type(version) is int and version == 2 and isinstance(media, str) and all(
+        isinstance(doc.get(k, []), list) and all(isinstance(i, dict) for i in doc.get(k, [])) for k in ("manifests", "layers"))
 
 
 def _registry_message(resp: Response) -> str:

@@ -35,10 +35,12 @@ def _manager(value, where: str) -> ManagerOptions:
 CHECKS = {
     "namespace": checks.namespace,
     "platform": checks.platform,
+    "overlay": checks.overlay,
     "owner_label": lambda value, where: OwnerLabel(*value).validated(where),
     "components": checks.components,
     "require_registry": validate_registry,
     "manager": _manager,
+    "channel": checks.channel,
 }
 
 
@@ -47,8 +49,9 @@ class RenderOptions:
     """Everything a render is asked for, from flags and config file alike, checked once. What
     differs (a platform detected on the cluster) makes new options (dataclasses.replace)."""
 
-    source_url: str | None = None  # None: the pinned default (data/pins.yaml)
-    ref: str | None = None  # None: the pinned default ref (only with the default URL)
+    source_url: str | None = None  # None: a channel's (data/pins.yaml)
+    ref: str | None = None  # None: the channel's pinned tag or commit (only with the default URL)
+    channel: str | None = None  # a release channel; None with no source: the default channel
     source_path: str | Path | None = None  # a local checkout instead of a git source
     overlay: str | None = None  # None: rhoai, else overlays/manager, whichever exists
     namespace: str = DEFAULT_NAMESPACE
@@ -78,6 +81,11 @@ class RenderOptions:
         if self.source_path and (self.source_url or self.ref):
             raise InputError(f"{self.where('source_path')} PATH (a local checkout) cannot be combined with a git URL "
                              "or --ref")
+        if self.channel is not None and (self.source_path or self.source_url or self.ref):
+            other = self.where("ref") if self.ref and not (self.source_path or self.source_url) else \
+                self.where("source_path" if self.source_path else "source_url")
+            raise InputError(f"{self.where('channel')} {self.channel} and {other}: choose one (a channel is a "
+                             "pinned source)")
         # Image settings are resolved here, once, so a typo fails before anything is fetched.
         object.__setattr__(self, "overrides", resolve_overrides(
             self.images, self.environment(),
@@ -113,6 +121,7 @@ class SourceInfo:
     releases: tuple[dict, ...] = ()  # component_metadata.yaml releases: name, version, repoUrl
     images: dict[str, str] = field(default_factory=dict)  # rendered image -> where it came from
     embedded: bool = False  # the manifests are the copy of url at ref inside trainerctl's wheel
+    channel: str | None = None  # the release channel whose tree this is (by its digest), if any
 
     def __post_init__(self) -> None:
         # What a render reports (the inventory, -o json, the lock) never holds a URL's password.

@@ -11,7 +11,7 @@ from trainerctl.errors import InputError
 from trainerctl.kustomize.cachedwrite import dump_all as cached_dump_all
 from trainerctl.kustomize.yamlio import dump, dump_all
 from trainerctl.parsed_cache import ParsedCache
-from trainerctl.safe_write import remove_quietly, write_atomic
+from trainerctl.safe_write import LinkedFolder, linked_folder, remove_quietly, write_tree
 
 FORMATS = ("yaml", "json")
 _MARKER = "# Written by `trainerctl render --output-dir`; files listed here are replaced on the next run.\n"
@@ -65,10 +65,10 @@ def check_output_dir(directory: str | Path) -> set[str]:
 
 def is_ours(index: Path) -> bool:
     """Whether `index` is a kustomization.yaml written by `render --output-dir`."""
-    return _our_index(index) is not None
+    return our_index(index) is not None
 
 
-def _our_index(index: Path) -> str | None:
+def our_index(index: Path) -> str | None:
     """The text of `index` when `render --output-dir` wrote it (a regular file, never a symlink,
     starting with our marker), else None."""
     try:
@@ -87,7 +87,7 @@ def owned_files(directory: Path) -> set[str]:
     out: set[str] = set()
     root = directory.resolve()
     for index in sorted(directory.rglob("kustomization.yaml")):
-        text = _our_index(index)
+        text = our_index(index)
         if text is None:
             continue
         folder = index.parent
@@ -138,19 +138,10 @@ def write_files(directory: str | Path, files: dict[str, str]) -> list[Path]:
     previous = check_output_dir(directory)
     shown = shown_path(str(directory))
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        for rel, text in files.items():
-            path = directory / rel
-            linked = _linked_folder(directory, path)
-            if linked:  # it would send our writes out of the directory the user gave
-                raise InputError(f"--output-dir {shown}: {linked} is a symlink, expected a folder")
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # Each file replaces what stands at its name: a symlink planted there is replaced,
-            # and the file it points to, inside the folder or out of it, is left alone.
-            write_atomic(path, text)
+        written = write_tree(directory, files)
         stale = sorted(previous - set(files), key=lambda rel: -rel.count("/"))
         for rel in stale:
-            if not _linked_folder(directory, directory / rel):
+            if not linked_folder(directory, directory / rel):
                 remove_quietly(directory / rel)  # a symlink is removed itself, never its target
         for rel in stale:
             for folder in (directory / rel).parents:
@@ -158,17 +149,11 @@ def write_files(directory: str | Path, files: dict[str, str]) -> list[Path]:
                     break
                 if folder.is_dir() and not any(folder.iterdir()):
                     folder.rmdir()
+    except LinkedFolder as exc:  # it would send our writes out of the directory the user gave
+        raise InputError(f"--output-dir {shown}: {exc}") from None
     except OSError as exc:
         raise InputError(f"--output-dir {shown}: cannot write: {os_problem(exc)}") from None
-    return [directory / rel for rel in files]
-
-
-def _linked_folder(directory: Path, path: Path) -> str | None:
-    """The first folder between `directory` and `path` that is a symlink, if any."""
-    for folder in reversed(list(path.relative_to(directory).parents)[:-1]):
-        if (directory / folder).is_symlink():
-            return folder.as_posix()
-    return None
+    return written
 
 
 def write_dir(objects: list[dict], directory: str | Path) -> list[Path]:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 from trainerctl import ui
 from trainerctl.cachedir import cache_home
-from trainerctl.bounded_read import load_yaml
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.kustomize import build
 from trainerctl.kustomize.cachedread import resource_cache
@@ -24,11 +23,13 @@ from trainerctl.render.images import ImageOverrides, check_digests, check_regist
 from trainerctl.render.controller import apply_manager_options
 from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
 from trainerctl.render.params_env import ParamsEnv, check_image_values, image_keys
+from trainerctl.render.release import component_releases, mismatched_controllers
 from trainerctl.render.overlay import add_wrapper, choose_overlay, sort_options, wrapper_kustomization
 from trainerctl.render.runtime_compat import compatible_runtimes
 from trainerctl.source import (
     DEFAULT_LOCK_FILE,
     SourceTree,
+    channel_of,
     check_tree,
     embedded_source,
     git_source,
@@ -53,7 +54,7 @@ def _resolve(options: RenderOptions) -> SourceTree:
                 f"that the lock cannot verify: render the locked source, or pass --no-lock"
             )
         return local_source(Path(options.source_path))
-    url, ref = git_source(options.source_url, options.ref)
+    url, ref = git_source(options.source_url, options.ref, options.channel)
     if options.use_lock:
         lock = read_lock(lock_path)
         if lock is not None and not lock.applies_to(url, ref):
@@ -61,7 +62,7 @@ def _resolve(options: RenderOptions) -> SourceTree:
                 f"{lock_path} pins {lock.url} {lock.ref}, not {url} {ref}: render that source, "
                 f"update the lock (trainerctl fetch / render --update-lock), or pass --no-lock"
             )
-    # The pinned default ref comes from the copy inside the wheel: no network, no cache (a bad
+    # The default channel comes from the copy inside the wheel: no network, no cache (a bad
     # cache dir is still an error: a flag is never silently ignored). --refresh asks the remote,
     # as it does for a cached ref.
     cache_home(options.cache_dir)
@@ -70,21 +71,6 @@ def _resolve(options: RenderOptions) -> SourceTree:
         return embedded
     return resolve_source(url, ref, cache_dir=options.cache_dir, lock=lock, refresh=options.refresh,
                           offline=options.offline)
-
-
-def _component_releases(manifests: Path) -> list[dict]:
-    """component_metadata.yaml's releases (name, version, repoUrl), as the Go operator reports them."""
-    path = manifests / "component_metadata.yaml"
-    try:
-        data = load_yaml(path.read_text(encoding="utf-8"), str(path))
-        releases = data["releases"]
-    except (OSError, KeyError, TypeError, InputError):
-        return []
-    out = []
-    for rel in releases if isinstance(releases, list) else ():
-        if isinstance(rel, dict) and rel.get("version") is not None:
-            out.append({k: str(rel[k]) for k in ("name", "version", "repoUrl") if rel.get(k) is not None})
-    return out
 
 
 def _params_overlay(fs: OverlayFS, roots: list[Path], overrides: ImageOverrides,
@@ -227,7 +213,7 @@ def render(options: RenderOptions | None = None) -> RenderResult:
             objects = [o for o in objects
                        if not (o.get("kind") == "ConfigMap" and o.get("apiVersion") == "v1")]
         rendered[name] = objects
-    releases = _component_releases(source.manifests)
+    releases = component_releases(source.manifests)
     # The Trainer version: component_metadata.yaml's first release, else the ref.
     trainer_version = releases[0]["version"] if releases else source.ref
     if "manifests" in rendered:  # before merging, so components["manifests"] has the patches too
@@ -245,6 +231,10 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         check_registry(objects, options.require_registry)
     if options.require_digests:
         check_digests(objects, options.where("require_digests").rstrip(":"))
+    channel = channel_of(digest, prefer=options.channel)
+    images = image_origins(objects, overrides, shipped)
+    for line in mismatched_controllers(images, overrides.origins, channel):
+        ui.warn(f"render: {line}")
     info = SourceInfo(
         url=source.url,
         ref=source.ref,
@@ -254,8 +244,9 @@ def render(options: RenderOptions | None = None) -> RenderResult:
         trainer_version=trainer_version,
         path=None if source.url else str(source.manifests),
         releases=tuple(releases),
-        images=image_origins(objects, overrides, shipped),
+        images=images,
         embedded=source.embedded,
+        channel=channel.name if channel else None,
     )
     parsed.flush()
     return RenderResult(objects, rendered, info, options.namespace, owner_label, platform,

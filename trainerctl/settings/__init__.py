@@ -25,7 +25,7 @@ from trainerctl.defaults import FIELD_MANAGER, HISTORY_MAX, LOCK_TIMEOUT, NAMESP
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.settings import checks
 from trainerctl.settings.checks import COMPONENTS, PLATFORMS, Source
-from trainerctl.settings.spec import (CLUSTER_PANEL, KUBECONFIG_CONTEXTS, OUTPUT_FORMATS, REGISTRY_HOSTS,
+from trainerctl.settings.spec import (CHANNELS, CLUSTER_PANEL, KUBECONFIG_CONTEXTS, OUTPUT_FORMATS, REGISTRY_HOSTS,
                                       REGISTRY_PANEL, RENDER_PANEL, Setting, setting, specs)
 
 CONFIG_FILE = "trainerctl.yaml"  # read from the working directory when present
@@ -45,14 +45,18 @@ class Settings:
     config: str | None = setting(  # after the build: the settings file read, if any
         flags=("--config",), metavar="FILE", panel=RENDER_PANEL, check=checks.text,
         help="Settings file (default: ./trainerctl.yaml when present).")
+    channel: str | None = setting(
+        flags=("--channel",), metavar="NAME", panel=RENDER_PANEL, complete=CHANNELS, key="channel",
+        check=checks.channel, renders=True,
+        help="A release channel: a named, pinned Trainer release (`trainerctl channels` lists them; default: stable, "
+             "what the OpenDataHub operator installs).")
     source: Source | None = setting(
         flags=("--source",), metavar="URL|PATH", panel=RENDER_PANEL, key="source", file_type=dict,
         check=Source.check, renders=True,
-        help="Git URL (https://, ssh://, file://, user@host:path) or a local checkout "
-             "(default: the pinned opendatahub-io/trainer).")
+        help="Git URL (https://, ssh://, file://, user@host:path) or a local checkout instead of a channel.")
     ref: str | None = setting(
         flags=("--ref",), metavar="REF", panel=RENDER_PANEL, key="source.ref", check=checks.text, renders=True,
-        help="Tag, branch or commit of a git source (default source: its pinned tag).")
+        help="Tag, branch or commit of a git source (without --source: of the default channel's repository).")
     cache_dir: str | None = setting(
         flags=("--cache-dir",), metavar="DIR", panel=RENDER_PANEL, key="cacheDir", env="TRAINERCTL_CACHE_DIR",
         check=checks.directory, renders=True,
@@ -138,6 +142,10 @@ class Settings:
     write_overrides: str | None = setting(  # checked with the images command's other choices (images/run.py)
         flags=("--write-overrides",), metavar="FILE",
         help="With --pin-digests: write the digests as image overrides, for render and install --images-from FILE.")
+    write_migrated: str | None = setting(  # checked before the cluster is asked (upgrade/migrated_dir.py)
+        flags=("--write-migrated",), metavar="DIR",
+        help="Write each TrainJob that blocks the upgrade, converted to the target's API, to DIR/NAMESPACE/NAME.yaml, "
+             "to re-create after the upgrade.")
     gitops: str | None = setting(
         flags=("--gitops",), metavar="ENGINE", complete=("flux", "argocd"),
         help="With --output-dir: a folder for this GitOps engine (flux or argocd), one folder per install stage "
@@ -176,10 +184,12 @@ class Settings:
         True, flags=("--no-recreate",), takes=bool, negate=True, panel=CLUSTER_PANEL,
         help="Fail instead of recreating on immutable-field changes.")
     skip_preflight: bool = setting(
-        False, flags=("--skip-preflight",), takes=bool, panel=CLUSTER_PANEL, help="Skip the preflight checks.")
+        False, flags=("--skip-preflight",), takes=bool, panel=CLUSTER_PANEL, help="Skip the advisory preflight checks (the guards still run: another installer in charge, a "
+             "blocking CRD change, a consumer that needs a newer Trainer; see --allow-breaking).")
     allow_breaking: bool = setting(
         False, flags=("--allow-breaking",), takes=bool, panel=CLUSTER_PANEL,
-        help="Apply even if upgrade-check finds a blocking CRD change.")
+        help="Apply even if upgrade-check finds a blocking CRD change (or a rollback would drop a stored CRD "
+             "version), or an installed consumer (Kueue) needs a newer Trainer.")
     field_manager: str = setting(
         FIELD_MANAGER, flags=("--field-manager",), metavar="NAME", panel=CLUSTER_PANEL, key="fieldManager",
         check=checks.text, help="Server-side apply field manager.")

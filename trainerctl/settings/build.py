@@ -74,8 +74,34 @@ def _candidates(name: str, how: Setting, given: Mapping[str, Any], config: Confi
     return found
 
 
+# Settings that contradict each other when both are on, whoever set them (flag, file or
+# environment): one line naming both, exit 2, never one silently winning.
+CONFLICTS: tuple[tuple[str, str, str], ...] = (
+    ("offline", "refresh", "--offline never asks the git remote, --refresh always does"),
+)
+
+
+def _refuse_conflicts(values: Mapping[str, Any], origins: Mapping[str, str]) -> None:
+    for first, second, why in CONFLICTS:
+        if values.get(first) and values.get(second) and first in origins and second in origins:
+            raise InputError(f"{origins[first]} and {origins[second]}: choose one ({why})")
+
+
 def _derive(values: dict[str, Any], origins: dict[str, str], command_line: set[str]) -> None:
     """What follows from several settings, decided once, before anything uses them."""
+    _refuse_conflicts(values, origins)
+    if "channel" in values and ("source" in values or "ref" in values):
+        if "channel" in command_line:
+            given = [name for name in ("source", "ref") if name in command_line]
+            if given:
+                raise InputError(f"{origins['channel']} {values['channel']} and {origins[given[0]]}: choose one "
+                                 "(a channel is a pinned source)")
+            dropped = ("source", "ref")  # the file's source was the file's choice; the flag's channel wins
+        else:
+            dropped = ("channel",)  # the file's channel; --source or --ref chose another source
+        for name in dropped:
+            values.pop(name, None)
+            origins.pop(name, None)
     source = values.get("source")
     if source is not None and source.path is not None and "ref" in values:
         if "ref" in command_line:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
+from trainerctl import source as sources
 from trainerctl.bounded_read import os_problem, shown_path
 from trainerctl.errors import InputError
 from trainerctl.owner_label import OwnerLabel
@@ -55,6 +56,22 @@ def directory(value: str, where: str) -> str:
 def namespace(value: str, where: str = "--namespace") -> str:
     if not isinstance(value, str) or not _DNS1123_LABEL.match(value) or len(value) > 63:
         raise InputError(f"{where} {value!r}: expected a DNS-1123 label (lower case, digits, '-', at most 63)")
+    return value
+
+
+def channel(value: str, where: str) -> str:
+    """A release channel's name (data/pins.yaml, read only when one is given)."""
+    return sources.channel(text(value, where), where).name
+
+
+def overlay(value: str, where: str) -> str:
+    """A folder inside manifests/: a relative path (leading slashes are dropped, as kustomize
+    reads it under the tree) with no `..` and nothing unprintable, so no value, whoever wrote it,
+    climbs out of the tree it names."""
+    rel = value.strip("/") if isinstance(value, str) else ""
+    if not rel or not rel.isprintable() or len(rel) > 1024 or ".." in rel.split("/"):
+        shown = repr(value) if isinstance(value, str) and len(value) <= 200 else f"{repr(value)[:200]}…"
+        raise InputError(f"{where} {shown}: expected a directory path inside manifests/ (no '..')")
     return value
 
 
@@ -118,7 +135,7 @@ def count(value: float, where: str) -> int:
 
 
 class Source(NamedTuple):
-    """Where the manifests come from: a git URL or a local checkout (neither: the pinned default)."""
+    """Where the manifests come from: a git URL or a local checkout (neither: a channel)."""
 
     url: str | None = None
     path: str | None = None
@@ -126,7 +143,7 @@ class Source(NamedTuple):
     @classmethod
     def check(cls, value: str | Mapping[str, Any], where: str) -> "Source | None":
         """`--source URL|PATH`, or the settings file's `source:` (its url or path; None when it
-        holds neither, only a ref for the pinned default)."""
+        holds neither, only a ref for the default channel's repository)."""
         if isinstance(value, Mapping):
             return cls(value.get("url"), value.get("path")) if value.get("url") or value.get("path") else None
         text(value, where)

@@ -79,6 +79,8 @@ def parse_config(text: str, where: str) -> Config:
         raise InputError(f"{where}: source: give either url (with ref) or path, not both")
     if "path" in source and "ref" in source:
         raise InputError(f"{where}: source.ref: a local checkout (source.path) has no ref to choose")
+    if "channel" in data and source:
+        raise InputError(f"{where}: channel: a channel is a pinned source: give either channel or source, not both")
     return Config(None, data)
 
 

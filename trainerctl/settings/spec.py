@@ -16,10 +16,12 @@ RENDER_PANEL = "Render"
 CLUSTER_PANEL = "Cluster"
 REGISTRY_PANEL = "Registry"
 # `complete=` for values found at completion time (trainerctl.cli.flags finds them): the context
-# names of the kubeconfig in use, the registries with credentials, the command's output formats.
+# names of the kubeconfig in use, the registries with credentials, the command's output formats,
+# the release channels.
 KUBECONFIG_CONTEXTS = "kubeconfig contexts"
 REGISTRY_HOSTS = "registry hosts"
 OUTPUT_FORMATS = "output formats"
+CHANNELS = "channels"
 
 _METADATA = "trainerctl.setting"
 

@@ -11,6 +11,7 @@ _EXPORTS = {
     "resolve_source": "cache", "check_tree": "cache", "git_source": "pins", "FetchError": "gitrepo",
     "DEFAULT_LOCK_FILE": "lock", "Lock": "lock", "read_lock": "lock", "write_lock": "lock",
     "default_ref": "pins", "default_url": "pins", "pinned_commit": "pins", "walk_tree": "tree",
+    "Channel": "pins", "channel": "pins", "channel_of": "pins", "channels": "pins", "default_channel": "pins",
     "validate_ref": "validate", "validate_url": "validate", "embedded_source": "embedded",
 }
 __all__ = sorted(_EXPORTS)

@@ -4,7 +4,10 @@ Layout under the cache dir (default `$XDG_CACHE_HOME/trainerctl`, else `~/.cache
   repos/<key>.git     bare repo holding only the fetched commits (depth 1)
   repos/<key>.json    {"url": …, "refs": {ref: commit}}: lets a warm render run without git
   trees/<commit>/manifests/, trees/<commit>/source.json {"commit": …, "digest": …}
-A render never writes here; it copies a tree into its own work dir (render/workdir.py).
+A render never writes here; it copies a tree into its own work dir (render/workdir.py). Its
+folders are made and opened through trainerctl.cachedir, never through a symlink: a tree folder
+that is a link is not cached (it is fetched again), and a bare repository holding one is made anew
+before git writes into it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trainerctl.bounded_read import os_problem, read_input, shown_path
-from trainerctl.cachedir import cache_home
+from trainerctl.cachedir import cache_folder, cache_home, cached_folder
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.redact import strip_userinfo
 from trainerctl.safe_write import write_atomic
@@ -44,7 +47,7 @@ class SourceTree:
     ref: str | None
     commit: str | None
     expected_digest: str | None
-    embedded: bool = False  # the copy of the pinned default ref inside the installed wheel
+    embedded: bool = False  # the copy of the default channel's tree inside the installed wheel
 
 
 def _repo_key(url: str) -> str:
@@ -54,19 +57,27 @@ def _repo_key(url: str) -> str:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """A cache file of ours, in a folder cachedir has made (the caller's)."""
     write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def _read_json(path: Path) -> dict:
-    """A cache file of ours; anything unreadable, odd or oversized counts as not cached."""
-    if not path.exists():
+    """A cache file of ours; anything unreadable, odd, oversized or a symlink counts as not cached."""
+    if not os.path.lexists(path):
         return {}
     try:
-        data = json.loads(read_input(str(path), f"cache file {path}", "cache-file"))
+        data = json.loads(read_input(str(path), f"cache file {path}", "cache-file", follow=False))
     except (InputError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _holds_link(folder: Path) -> bool:
+    """Whether anything under `folder` is a symlink (a bare repository has none of its own)."""
+    for top, dirs, files in os.walk(folder):
+        if any(os.path.islink(os.path.join(top, name)) for name in (*dirs, *files)):
+            return True
+    return False
 
 
 class SourceCache:
@@ -85,14 +96,19 @@ class SourceCache:
     def cached_commit(self, url: str, ref: str) -> str | None:
         if is_commit(ref):
             return ref if self.tree_digest(ref) else None
+        if cached_folder(self.root, "repos") is None:
+            return None
         refs = _read_json(self.index_path(url)).get("refs")
         commit = refs.get(ref) if isinstance(refs, dict) else None
         return commit if isinstance(commit, str) and is_commit(commit) and self.tree_digest(commit) else None
 
     def tree_digest(self, commit: str) -> str | None:
-        """The digest recorded when the tree of commit was extracted, None when not cached."""
+        """The digest recorded when the tree of commit was extracted, None when not cached (or
+        when a folder on the way is a symlink: cachedir)."""
+        if not is_commit(commit) or cached_folder(self.root, "trees", commit, "manifests") is None:
+            return None
         meta = _read_json(self.tree_dir(commit) / "source.json")
-        if meta.get("commit") != commit or not (self.tree_dir(commit) / "manifests").is_dir():
+        if meta.get("commit") != commit:
             return None
         digest = meta.get("digest")
         return digest if isinstance(digest, str) else None
@@ -105,11 +121,16 @@ class SourceCache:
         refs = index.get("refs") if isinstance(index.get("refs"), dict) else {}
         refs[ref] = commit
         index["refs"] = refs
+        cache_folder(self.root, "repos")
         _write_json(self.index_path(url), index)
 
     def fetch(self, url: str, ref: str, expected_commit: str | None) -> str:
         """Ask the remote for ref, check the pin, fetch and extract the commit; return it."""
-        repo = gitrepo.open_bare_repo(self.repo_dir(url))
+        where = cache_folder(self.root, "repos", self.repo_dir(url).name)
+        if _holds_link(where):  # git would write through it: made anew
+            shutil.rmtree(where)
+            where = cache_folder(self.root, "repos", where.name)
+        repo = gitrepo.open_bare_repo(where)
         try:
             if is_commit(ref):
                 commit, remote_ref = ref, None
@@ -125,15 +146,16 @@ class SourceCache:
         return commit
 
     def _extract(self, repo, commit: str) -> None:
-        trees = self.root / "trees"
-        trees.mkdir(parents=True, exist_ok=True)
+        trees = cache_folder(self.root, "trees")
         staging = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=trees))
         try:
             gitrepo.extract_manifests(repo, commit, staging / "manifests")
             digest = walk_tree(staging / "manifests")
             _write_json(staging / "source.json", {"commit": commit, "digest": digest})
             final = self.tree_dir(commit)
-            if final.exists():  # an incomplete earlier extraction (no source.json)
+            if final.is_symlink() or (final.exists() and not final.is_dir()):
+                final.unlink()  # the link itself, never what it points to
+            elif final.exists():  # an incomplete earlier extraction (no source.json)
                 shutil.rmtree(final)
             staging.rename(final)
         finally:
@@ -161,10 +183,12 @@ def check_pinned_digest(url: str, ref: str, commit: str, digest: str | None, wha
 
 
 def expected_commit(url: str, ref: str, lock: Lock | None) -> str | None:
-    if is_commit(ref):
-        return ref
+    """The lock's commit first: a lock of a commit ref (a channel without a tag) that records
+    another commit was altered, and is refused like a moved tag."""
     if lock is not None and lock.applies_to(url, ref):
         return lock.commit
+    if is_commit(ref):
+        return ref
     return pinned_commit(url, ref)
 
 

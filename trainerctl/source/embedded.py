@@ -1,12 +1,14 @@
-"""The pinned default release inside the wheel: render and install work with no network and no cache.
+"""The default channel's tree inside the wheel: render and install work with no network and no cache.
 
 The wheel build (setup.py, trainerctl/source/embedding.py) puts the manifests of data/pins.yaml's
-default ref into the package, checked against the tree digest pins.yaml records for its commit:
+default channel into the package, checked against the tree digest pins.yaml records for its commit:
 
   trainerctl/_embedded/source.json   {"url": …, "ref": …, "commit": …, "digest": …}
   trainerctl/_embedded/manifests/    the ref's manifests/ tree, unchanged
 
-A render of that URL and ref (or commit) reads it in place: nothing is fetched, copied or cached.
+(`ref` is the channel's tag, or its commit when it has none.) A render of that URL and ref (or
+commit), which `--channel` of that channel and no source flags at all are, reads it in place:
+nothing is fetched, copied or cached.
 Every render hashes it again (as it does a cached tree), so an altered installation is refused. A
 checkout or an editable install has no copy; the default source is then fetched like any other.
 """

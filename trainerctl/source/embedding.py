@@ -1,11 +1,12 @@
-"""Put the pinned default release into a wheel being built (setup.py's build_py runs this).
+"""Put the default channel's tree into a wheel being built (setup.py's build_py runs this).
 
 The manifests come from the first of these that holds the pinned commit's tree, judged by its
 digest (pins.yaml), never by its name:
   1. $TRAINERCTL_EMBED_SOURCE: a checkout of the pinned commit (its root or its manifests/ dir);
      when set, it must be right, or the build fails;
-  2. ../shared/upstream/*/<ref> beside the repository (where CI keeps upstream reference data);
-  3. a fetch of the pinned commit through trainerctl's own fetch code, into a throwaway cache.
+  2. ../shared/upstream/*/* beside the repository (where CI keeps upstream reference data), those
+     named after the channel's tag or commit first;
+  3. a fetch of the pinned tag or commit through trainerctl's own fetch code, into a throwaway cache.
 The copy written into the wheel is hashed again, so what ships is what was checked. Upstream data
 is never committed to the repository: the wheel build brings it in.
 """
@@ -47,14 +48,14 @@ def _symlinks(manifests: Path) -> list[str]:
 
 
 def find_tree(repo_root: Path, env: dict | None = None, fetch=None) -> tuple[Path, str, Path | None]:
-    """(manifests dir, where it was found, a temporary dir to remove afterwards) for the pinned
-    default ref; EmbedError when no candidate holds its tree."""
+    """(manifests dir, where it was found, a temporary dir to remove afterwards) for the default
+    channel; EmbedError when no candidate holds its tree."""
     env = os.environ if env is None else env
     url, ref = default_url(), default_ref()
     commit = pinned_commit(url, ref)
     digest = pinned_digest(commit)
     if not commit or not digest:
-        raise EmbedError(f"pins.yaml pins no commit and tree digest for the default {url} {ref}")
+        raise EmbedError(f"pins.yaml pins no commit and tree digest for the default channel's {url} {ref}")
     given = env.get(ENV)
     if given:
         manifests = _manifests(Path(given))
@@ -64,7 +65,8 @@ def find_tree(repo_root: Path, env: dict | None = None, fetch=None) -> tuple[Pat
                              f"not {digest} ({url} {ref} at {commit})")
         return manifests, f"{ENV}={given}", None
     shared = repo_root.parent / "shared" / "upstream"
-    for candidate in sorted(shared.glob(f"*/{ref}")):
+    named = (ref, commit[:7])  # odh-3.5.0, or main-d140e85 for a commit on main
+    for candidate in sorted(shared.glob("*/*"), key=lambda p: (not p.name.endswith(named), str(p))):
         if _digest(_manifests(candidate)) == digest:
             return _manifests(candidate), str(candidate), None
     scratch = Path(tempfile.mkdtemp(prefix="trainerctl-embed-"))
@@ -72,7 +74,7 @@ def find_tree(repo_root: Path, env: dict | None = None, fetch=None) -> tuple[Pat
         manifests = (fetch or _fetch)(url, ref, scratch)
     except TrainerctlError as exc:
         shutil.rmtree(scratch, ignore_errors=True)
-        raise EmbedError(f"cannot embed {url} {ref} ({commit}): {ENV} is not set, {shared}/*/{ref} holds no tree "
+        raise EmbedError(f"cannot embed {url} {ref} ({commit}): {ENV} is not set, {shared}/*/* holds no tree "
                          f"with digest {digest}, and the fetch failed: {exc}; set {ENV} to a checkout of that "
                          "commit") from None
     return manifests, f"a fetch of {url} {ref}", scratch
@@ -85,7 +87,7 @@ def _fetch(url: str, ref: str, cache: Path) -> Path:
 
 
 def embed(dest: Path, repo_root: Path, env: dict | None = None, fetch=None, log=print) -> str:
-    """Write the pinned default release to `dest` (trainerctl/_embedded in the wheel's build dir);
+    """Write the default channel's tree to `dest` (trainerctl/_embedded in the wheel's build dir);
     return a line saying what was embedded from where."""
     url, ref = default_url(), default_ref()
     commit = pinned_commit(url, ref)

@@ -17,7 +17,7 @@ def fetch(options, *, write: bool = True) -> tuple[str, str, str, str, Path]:
     here rather than in an air-gapped render. Writes the lock file unless `write` is False."""
     if options.source_path:
         raise InputError(f"fetch: --source {options.source_path} is a local checkout; fetch needs a git URL")
-    url, ref = git_source(options.source_url, options.ref)
+    url, ref = git_source(options.source_url, options.ref, options.channel)
     lock_path = lock_file_path(options.lock_file)
     current = read_lock(lock_path) if write else None
     tree = resolve_source(

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 from trainerctl.errors import InputError, TrainerctlError
+from trainerctl.net.redirects import git_env
 from trainerctl.source.tree import check_link_target
 from trainerctl.redact import redact_url
 from trainerctl.safe_text import clean
@@ -37,12 +38,12 @@ def _git_error_line(exc: Exception) -> str:
 
 
 def open_bare_repo(path: Path):
+    """The bare repository in `path`, a cache folder the caller made (trainerctl.cachedir)."""
     import git
 
     if (path / "HEAD").is_file():
         repo = git.Repo(path)
     else:
-        path.mkdir(parents=True, exist_ok=True)
         repo = git.Repo.init(path, bare=True)
     repo.git.update_environment(**_SAFE_ENV)
     return repo
@@ -54,7 +55,7 @@ def ls_remote(repo, url: str, ref: str) -> tuple[str, str]:
 
     patterns = [f"refs/tags/{ref}", f"refs/tags/{ref}^{{}}", f"refs/heads/{ref}"]
     try:
-        out = repo.git.ls_remote("--", url, *patterns, kill_after_timeout=GIT_TIMEOUT_SECONDS)
+        out = repo.git.ls_remote("--", url, *patterns, kill_after_timeout=GIT_TIMEOUT_SECONDS, env=git_env(url))
     except git.GitCommandError as exc:
         raise FetchError(f"cannot reach {shown_url(url)}: {_git_error_line(exc)}") from None
     found = dict(reversed(line.split("\t", 1)) for line in out.splitlines() if "\t" in line)
@@ -75,7 +76,7 @@ def fetch_commit(repo, url: str, remote_ref: str | None, commit: str) -> None:
     try:
         # --no-write-fetch-head: FETCH_HEAD would record the URL, and with it any password in it.
         repo.git.fetch("--depth=1", "--no-tags", "--no-write-fetch-head", "--", url, refspec,
-                       kill_after_timeout=GIT_TIMEOUT_SECONDS)
+                       kill_after_timeout=GIT_TIMEOUT_SECONDS, env=git_env(url))
         fetched = repo.commit(local).hexsha
     except git.GitCommandError as exc:
         what = remote_ref or commit

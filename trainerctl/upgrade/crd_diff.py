@@ -21,10 +21,16 @@ TYPE_CHANGED = "type-changed"
 VALIDATION_ADDED = "validation-added"
 VALIDATION_CHANGED = "validation-changed"
 VALIDATION_REMOVED = "validation-removed"
+# What existing objects hold, checked against the target's schema (trainerctl.upgrade.stored).
+OBJECT_REJECTED = "object-rejected"
+OBJECTS_UNREAD = "objects-not-read"
+NOT_CHECKED = "not-checked"
 
 KIND_ORDER = [
     CRD_REMOVED,
     STORED_VERSION_UNSERVED,
+    OBJECT_REJECTED,
+    OBJECTS_UNREAD,
     SERVED_VERSION_REMOVED,
     FIELD_REMOVED,
     FIELD_REQUIRED,
@@ -32,6 +38,7 @@ KIND_ORDER = [
     VALIDATION_ADDED,
     VALIDATION_CHANGED,
     VALIDATION_REMOVED,
+    NOT_CHECKED,
 ]
 
 # `self == oldSelf` (either order) is how CEL spells "this field may not change once set".
@@ -114,11 +121,15 @@ def _display(path: str) -> str:
     return path or "<root>"
 
 
+def _type_name(node: dict) -> str | None:
+    return "int-or-string" if node.get("x-kubernetes-int-or-string") is True else node.get("type")
+
+
 def _compare_schemas(crd: str, version: str, live: dict, target: dict) -> list[Finding]:
     findings: list[Finding] = []
 
     def visit(path: str, old: dict, new: dict) -> None:
-        old_type, new_type = old.get("type"), new.get("type")
+        old_type, new_type = _type_name(old), _type_name(new)
         if old_type and new_type and old_type != new_type:
             findings.append(Finding(crd, TYPE_CHANGED, f"type changed from {old_type} to {new_type}",
                                     version=version, path=_display(path)))

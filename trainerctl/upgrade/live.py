@@ -10,7 +10,8 @@ from typing import Any, Iterable
 
 from trainerctl.cluster.client.api_shape import check_crd
 from trainerctl.cluster.client.client import ApiError
-from trainerctl.upgrade.crd_diff import Finding, is_crd
+from trainerctl.bounded_read import limit_for
+from trainerctl.upgrade.crd_diff import OBJECTS_UNREAD, Finding, is_crd
 from trainerctl.upgrade.usage import OBJECT_FINDINGS
 
 _PAGE = 500
@@ -36,28 +37,58 @@ def read_live_crds(cluster: Any, target_objects: Iterable[dict], *, owner_label:
     return [found[n] for n in sorted(found)]
 
 
-def list_custom_objects(cluster: Any, live_crds: list[dict], findings: list[Finding]) -> dict[str, list[dict]]:
-    """Objects of each CRD that loses a field or gains a required one, read at that version."""
+def versions_to_read(live_crds: list[dict], target_objects: Iterable[dict], findings: list[Finding]) -> dict[str, set[str]]:
+    """Per CRD, the versions whose objects the check reads: each version both sides serve whose
+    schema the target changes (its objects are validated against the new schema), and each
+    version of a finding about fields (a removed or newly required one)."""
+    targets = {o["metadata"]["name"]: o for o in target_objects if is_crd(o)}
     wanted: dict[str, set[str]] = {}
     for f in findings:
         if f.kind in OBJECT_FINDINGS and f.version:
             wanted.setdefault(f.crd, set()).add(f.version)
+    for crd in live_crds:
+        name = crd["metadata"]["name"]
+        target = targets.get(name)
+        if target is None:
+            continue
+        live_versions, target_versions = _served_schemas(crd), _served_schemas(target)
+        for version, schema in target_versions.items():
+            if version in live_versions and live_versions[version] != schema:
+                wanted.setdefault(name, set()).add(version)
+    return wanted
+
+
+def _served_schemas(crd: dict) -> dict[str, Any]:
+    return {v.get("name"): (v.get("schema") or {}).get("openAPIV3Schema")
+            for v in (crd.get("spec") or {}).get("versions") or [] if isinstance(v, dict) and v.get("served")}
+
+
+def list_custom_objects(cluster: Any, live_crds: list[dict],
+                        wanted: dict[str, set[str]]) -> tuple[dict[str, list[dict]], list[Finding]]:
+    """The objects of each wanted CRD version, read through that version, at most
+    TRAINERCTL_MAX_UPGRADE_OBJECTS per version; a version with more (or a server that keeps
+    paging) is a blocking finding: what was not read was not checked."""
+    limit = limit_for("upgrade-objects")
     out: dict[str, list[dict]] = {}
+    unread: list[Finding] = []
     for crd in live_crds:
         name = crd["metadata"]["name"]
         group, plural = crd["spec"]["group"], crd["spec"]["names"]["plural"]
         for version in sorted(wanted.get(name, ())):
-            token = None
-            while True:
-                query = {"limit": _PAGE, "continue": token}
-                try:
-                    page = cluster.request("GET", f"/apis/{group}/{version}/{plural}", query=query)
-                except ApiError as exc:
-                    if exc.status == 404:  # version not served any more: nothing to read through it
+            read = 0
+            try:
+                # Cluster.pages ends a list that never ends; the object limit ends one that is long.
+                for page in cluster.pages(f"/apis/{group}/{version}/{plural}", page=_PAGE):
+                    items = [i for i in page.get("items") or [] if isinstance(i, dict)]
+                    out.setdefault(name, []).extend(items[:max(0, limit - read)])
+                    read += len(items)
+                    if read > limit:
+                        unread.append(Finding(
+                            name, OBJECTS_UNREAD,
+                            f"more than {limit} objects (TRAINERCTL_MAX_UPGRADE_OBJECTS); only the first {limit} "
+                            "were checked", version=version, blocking=True))
                         break
+            except ApiError as exc:
+                if exc.status != 404:  # 404: version not served any more: nothing to read through it
                     raise
-                out.setdefault(name, []).extend(page.get("items") or [])
-                token = (page.get("metadata") or {}).get("continue")
-                if not token:
-                    break
-    return out
+    return out, unread

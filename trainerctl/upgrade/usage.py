@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, FIELD_REQUIRED, Finding
 
@@ -29,14 +29,20 @@ class Usage:
     # FIELD_REMOVED: the object sets the field (its value will be pruned);
     # FIELD_REQUIRED: the object lacks it (its next update will be rejected).
     finding: str = FIELD_REMOVED
+    # The install replaces this object (the render has it) or prunes it (it carries the ownership
+    # label): its own content wins, nothing of the user's is lost.
+    replaced: bool = False
 
     @property
     def ref(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
     def to_dict(self) -> dict[str, Any]:
-        return {"crd": self.crd, "kind": self.kind, "namespace": self.namespace,
-                "name": self.name, "path": self.path, "version": self.version, "finding": self.finding}
+        out = {"crd": self.crd, "kind": self.kind, "namespace": self.namespace,
+               "name": self.name, "path": self.path, "version": self.version, "finding": self.finding}
+        if self.replaced:
+            out["replacedByInstall"] = True
+        return out
 
 
 def split_path(path: str) -> list[str]:
@@ -80,7 +86,8 @@ def _version_of(obj: dict) -> str | None:
     return api_version.rsplit("/", 1)[-1] if api_version else None
 
 
-def find_usages(findings: Iterable[Finding], live_resources: dict[str, list[dict]]) -> list[Usage]:
+def find_usages(findings: Iterable[Finding], live_resources: dict[str, list[dict]],
+                replaced: Callable[[dict], bool] = lambda obj: False) -> list[Usage]:
     """Objects that set a removed field or lack a newly required one.
 
     live_resources maps a CRD name (e.g. "trainjobs.trainer.kubeflow.org") to its objects.
@@ -104,5 +111,5 @@ def find_usages(findings: Iterable[Finding], live_resources: dict[str, list[dict
                 hit = has_path(obj, parts) if f.kind == FIELD_REMOVED else lacks_path(obj, parts)
                 if hit:
                     usages.append(Usage(crd, str(obj.get("kind", "")), meta.get("namespace"),
-                                        str(meta.get("name", "")), f.path, f.version, f.kind))
+                                        str(meta.get("name", "")), f.path, f.version, f.kind, replaced(obj)))
     return sorted(usages, key=lambda u: (u.crd, u.namespace or "", u.name, u.path))

@@ -164,12 +164,13 @@ metadata: {name: sa}
 
 def modules():
     from tests.support.kustomize_cases import (behaviour, builds, embedded, errors, filesys, json6902,
-                                       nulls, openapi, plugins, refuses, silent, strict, yamlsyntax)
+                                       nulls, openapi, plugins, refuses, scalars, silent, strict,
+                                       yamlsyntax)
 
     return {"silent": silent, "builds": builds, "plugins": plugins, "refuses": refuses,
             "strict": strict, "openapi": openapi, "embedded": embedded, "nulls": nulls,
             "json6902": json6902, "behaviour": behaviour, "errors": errors, "filesys": filesys,
-            "yamlsyntax": yamlsyntax}
+            "yamlsyntax": yamlsyntax, "scalars": scalars}
 
 
 def all_cases() -> dict[str, Case]:

@@ -13,7 +13,9 @@ in time and size. This module adds the API's rules on top:
 - every command has a deadline (TRAINERCTL_COMMAND_TIMEOUT, default one hour) beyond the time-out
   of each request (bounded_read's "request-time"), and a part of a command can have its own
   (`within`: each part of a support bundle); a container log is read within the "log" and
-  "log-time" limits.
+  "log-time" limits;
+- a list read in pages (`pages`) ends within MAX_LIST_PAGES pages, and a continue token the server
+  gives twice ends it at once: how many requests a list costs is never the server's to decide.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterator
 from urllib.parse import quote, urlencode
 
 from trainerctl import interrupts
@@ -34,7 +36,8 @@ from trainerctl.cluster.client import kubeconfig as kubeconfig_files
 from trainerctl.cluster.client.api_shape import check_body
 from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.net.proxy import proxy_for
-from trainerctl.net.transport import RequestTimeout, Response, Transport, Unreachable, retry_after_seconds
+from trainerctl.net.transport import (RequestTimeout, Response, ResponseTooLarge, Transport, Unreachable,
+                                      retry_after_seconds)
 from trainerctl.errors import InputError, TrainerctlError, WaitTimeout
 from trainerctl.safe_text import clean
 
@@ -43,6 +46,8 @@ RETRY_AFTER_CAP = 2.0  # seconds; a server asking for longer is asked again soon
 RETRIES = 12
 DEFAULT_COMMAND_TIMEOUT = 3600.0
 COMMAND_TIMEOUT_ENV = "TRAINERCTL_COMMAND_TIMEOUT"
+LIST_PAGE = 500  # objects asked for per page of a list (as kubectl's --chunk-size)
+MAX_LIST_PAGES = 1000  # pages of one list (500,000 objects) before trainerctl stops reading it (docs/trust.md)
 
 __all__ = ["ApiError", "BadResponse", "Cluster", "RequestTimeout", "Unreachable", "connect",
            "object_path", "retry_after_seconds"]
@@ -62,9 +67,13 @@ class ApiError(TrainerctlError):
         self.retry_after: str | None = None
 
     @property
-    def causes(self) -> list[dict]:
+    def causes(self) -> list[dict[str, str]]:
+        """The Status's details.causes (metav1.StatusCause: type, message, field, all strings); a
+        cause of another shape says nothing trainerctl can read, and the error's message stands."""
         causes = self.details.get("causes")
-        return [c for c in causes if isinstance(c, dict)] if isinstance(causes, list) else []
+        keys = ("type", "message", "field")
+        return [{k: c.get(k) or "" for k in keys} for c in causes if isinstance(c, dict) and
+                all(isinstance(c.get(k) or "", str) for k in keys)] if isinstance(causes, list) else []
 
 
 class BadResponse(TrainerctlError):
@@ -96,6 +105,9 @@ class Cluster:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _pause: threading.Event = field(default_factory=threading.Event, repr=False)
     part: str = ""  # set by within(): what the deadline is for, when it is not the command's
+    # Logs given up on (endless, dripping, too large), by pod path, container and previous: shared
+    # by every part of the command (within() copies the reference), so no log costs its limit twice.
+    _given_up: dict = field(default_factory=dict, repr=False)
 
     def within(self, seconds: float, what: str) -> "Cluster":
         """The same connection for one part of the command, whose requests all end by `seconds`
@@ -123,11 +135,41 @@ class Cluster:
         checked here, each item by its view, so one item that does not fit costs only itself."""
         return self.call("GET", path, query=query, items_checked=False)[1].get("items") or []
 
+    def pages(self, path: str, *, query: dict | None = None, page: int = LIST_PAGE, **kwargs: Any) -> Iterator[dict]:
+        """Each page of a list (`limit`/`continue`), as call() decodes it (`kwargs`: accept,
+        items_checked). BadResponse when the server gives a continue token twice or the list goes on
+        past MAX_LIST_PAGES pages: a server that never ends a list cannot make a command loop."""
+        token, given = None, set()
+        for _ in range(MAX_LIST_PAGES):
+            answer = self.call("GET", path, query={**(query or {}), "limit": str(page), "continue": token},
+                               **kwargs)[1]
+            yield answer
+            token = (answer.get("metadata") or {}).get("continue")
+            if not token:
+                return
+            if token in given:
+                raise BadResponse(f"GET {clean(path, 200)}: {self.server} gave the same continue token twice: the "
+                                  "list would never end")
+            given.add(token)
+        raise BadResponse(f"GET {clean(path, 200)}: the list of {self.server} did not end within {MAX_LIST_PAGES} "
+                          f"pages of {page}; trainerctl reads no more of it")
+
     def text(self, path: str, *, query: dict | None = None) -> str:
         """GET a plain-text answer, a container's log, within the "log" and "log-time" limits
-        (whatever tailLines or limitBytes the query asks the server for); errors as for request()."""
-        return self.call("GET", path, query=query, accept="text/plain, */*", timeout=seconds_for("log-time"),
-                         raw=True, limit="log")[1]
+        (whatever tailLines or limitBytes the query asks the server for); errors as for request().
+        A log those limits ended (an endless or dripping one) is not asked for again by this
+        command: the status, the diagnosis and the support bundle all read the same logs, and each
+        read would cost the whole limit again."""
+        key = (path, (query or {}).get("container"), (query or {}).get("previous"))
+        if key in self._given_up:
+            raise type(self._given_up[key])(f"{self._given_up[key]} (earlier in this command; not asked again)")
+        try:
+            return self.call("GET", path, query=query, accept="text/plain, */*", timeout=seconds_for("log-time"),
+                             raw=True, limit="log")[1]
+        except (RequestTimeout, ResponseTooLarge) as exc:
+            if time.monotonic() < self.deadline:  # the log's own limit ended it, not the part's or command's
+                self._given_up[key] = exc
+            raise
 
     def call(self, method: str, path: str, *, query: dict | None = None, body: Any = None,
              content_type: str = "application/json", accept: str = "application/json",

@@ -1,7 +1,9 @@
 """What the server serves: kind -> resource mapping from (aggregated) discovery, cached per run.
 
 Custom resources whose CRD is only in the render (not yet on the cluster) are mapped from that
-CRD, so a dry-run can say "create" for them instead of failing.
+CRD, so a dry-run can say "create" for them instead of failing. A server without aggregated
+discovery costs one request per group version it lists, so at most MAX_GROUP_VERSIONS of them
+are read (a real cluster serves a few hundred).
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ import threading
 from dataclasses import dataclass
 
 from trainerctl.cluster.client import api_shape
-from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.client import ApiError, BadResponse, Cluster
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.errors import TrainerctlError
 
 _AGGREGATED = ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
                "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,"
                "application/json")
+MAX_GROUP_VERSIONS = 1000  # docs/trust.md
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,10 @@ class Discovery:
             gvs = [("", v) for v in api_shape.discovery_versions(doc, where)]
         else:
             gvs = api_shape.discovery_groups(doc, where)
+        gvs = list(dict.fromkeys(gvs))  # a version listed twice is read once
+        if len(gvs) > MAX_GROUP_VERSIONS:
+            raise BadResponse(f"{where} lists {len(gvs)} API group versions, each a request to read; trainerctl "
+                              f"reads at most {MAX_GROUP_VERSIONS}")
         for group, version in gvs:
             groups.add(group)
             path = f"/api/{version}" if not group else f"/apis/{group}/{version}"

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Resource
+from trainerctl.cluster.manager.delete import PARTIAL_META, REFUSED, Proof, Target, delete_and_wait
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.webhook_retry import until_webhook_answers
-from trainerctl.errors import WaitTimeout
 
 _CONFLICT = re.compile(r'conflicts? with "([^"]+)"')
 _VOLATILE_META = ("managedFields", "resourceVersion", "generation")
@@ -161,70 +161,20 @@ def _recreate(cluster: Cluster, planned: Planned, opts: ApplyOptions, deadline: 
         return Applied("failed", message=f"immutable field, not recreated (--no-recreate): {first_line}")
     if opts.dry_run:
         return Applied("recreated", message="an immutable field changed")
-    delete_and_wait(cluster, planned.path, min(deadline, time.monotonic() + 120), strip_finalizers=opts.strip_finalizers)
+    # Recreated only when it is still the very object this run planned over (its uid as the plan
+    # read it): whatever made the plan take it applies to that object alone.
+    uid = ((planned.live or {}).get("metadata") or {}).get("uid") or ""
+    if not uid:
+        return Applied("failed", message=f"immutable field, not recreated (it appeared after the plan read it): "
+                                         f"{first_line}")
+    gone = delete_and_wait(cluster, Target.of(planned.res, ref.namespace, ref.name),
+                           Proof("the apply's plan", uid=uid), min(deadline, time.monotonic() + 120),
+                           strip_finalizers=opts.strip_finalizers)
+    if gone.done == REFUSED:
+        return Applied("failed", message=f"immutable field, not recreated ({gone.why}): {first_line}")
     status, out = until_webhook_answers(lambda: apply_patch(cluster, planned, opts), str(ref), deadline)
     return Applied("recreated", out["metadata"].get("resourceVersion", ""),
                    message=f"an immutable field changed: {first_line}", obj=out)
-
-
-def remove_finalizer(cluster: Cluster, path: str, meta: dict, finalizer: str, deadline: float | None = None) -> str:
-    """Remove one finalizer, guarded by its position; the new resourceVersion, or "" when absent."""
-    finalizers = meta.get("finalizers") or []
-    if finalizer not in finalizers:
-        return ""
-    idx = finalizers.index(finalizer)
-    patch = [{"op": "test", "path": f"/metadata/finalizers/{idx}", "value": finalizer},
-             {"op": "remove", "path": f"/metadata/finalizers/{idx}"}]
-    out = until_webhook_answers(
-        lambda: cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json"),
-        f"removing finalizer {finalizer} from {path}", deadline)
-    return (out.get("metadata") or {}).get("resourceVersion", "") or "stripped"
-
-
-def delete_and_wait(cluster: Cluster, path: str, deadline: float, dry_run: bool = False,
-                    strip_finalizers: tuple[str, ...] = ()) -> bool:
-    """Delete (background propagation: no garbage-collector round trip); False if already gone.
-
-    `strip_finalizers` are removed first: finalizers whose controller is gone would hold the
-    delete forever. They are removed again while it waits: a controller may put one back between
-    our removal and the DELETE, and once the object is being deleted nobody can add one again, so
-    one more removal ends the wait."""
-    try:
-        meta = cluster.request("GET", path, accept=PARTIAL_META)
-        if not dry_run:
-            for finalizer in strip_finalizers:
-                if remove_finalizer(cluster, path, meta.get("metadata") or {}, finalizer, deadline):
-                    meta = cluster.request("GET", path, accept=PARTIAL_META)
-        # With a body, the API server reads every delete option from it and ignores the query:
-        # dryRun must be in the body, or a "dry-run" deletes for real.
-        options = {"propagationPolicy": "Background", **({"dryRun": ["All"]} if dry_run else {})}
-        cluster.request("DELETE", path, body=options)
-    except ApiError as exc:
-        if exc.status == 404:
-            return False
-        raise
-    if dry_run:
-        return True
-    delay = 0.05
-    while True:
-        try:
-            meta = cluster.request("GET", path, accept=PARTIAL_META).get("metadata") or {}
-            back = next((f for f in strip_finalizers if f in (meta.get("finalizers") or [])), None)
-            if back is not None and time.monotonic() <= deadline:
-                remove_finalizer(cluster, path, meta, back, deadline)
-                continue  # read it again: its finalizers moved
-        except ApiError as exc:
-            if exc.status == 404:
-                return True
-            if exc.status not in (409, 422):  # the finalizers changed under the guarded patch: read again
-                raise
-        if time.monotonic() > deadline:
-            raise WaitTimeout(f"timed out waiting for {path} to be deleted")
-        time.sleep(delay)
-        delay = min(delay * 2, 1.0)
-
-
-PARTIAL_META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 
 def get_meta(cluster: Cluster, path: str) -> dict | None:

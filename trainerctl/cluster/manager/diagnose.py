@@ -11,14 +11,20 @@ read" line and skipped; the rest is still diagnosed. So is a log that cannot be 
 within its size: reported, never fatal.
 
 Generic: nothing here knows the product installed. Where an image reference came from is the
-caller's to say (`image_origins`, image reference -> where it came from).
+caller's to say (`image_origins`, image reference -> where it came from), and so is what a
+container's log means (`explain_log`, the log's lines -> a LogCause or None): for a container
+that crashed (its previous log) or runs but is not ready (its log now), the caller's reader may
+name the cause in one line (an object the controller cannot decode, a configuration field it
+rejects, a permission it lacks), kind `log`, final when the reader says it will not heal. Logs
+are read only when `logs` is asked, and each line of them is the server's text (log_text.py).
 
 Causes that will not heal by themselves are `final`: an install may stop waiting at once.
 They are InvalidImageName (the reference cannot be parsed, so no retry can pull it), a crash
 loop past CRASH_LOOP_RESTARTS restarts, and ProgressDeadlineExceeded (the deployment controller
 itself gave up). Everything else (a pull that may succeed once a mirror has the tag, a pod that
 may be scheduled once a node joins, a quota that may be raised, a ConfigMap that may be created)
-is waited for until the time-out.
+is waited for until the time-out. A cause a container's log names is final when the caller's
+reader says so.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import (ContainerStatus, Deployment, Event, Pod, ReplicaSet, Service,
                                              Unreadable, by_time, condition, read_each)
 from trainerctl.errors import Interrupted, TrainerctlError, WaitTimeout
+from trainerctl.safe_text import clean
 
 CRASH_LOOP_RESTARTS = 3
 LOG_TAIL_LINES = 10  # the log lines a crash cause shows
@@ -41,6 +48,20 @@ IMAGE_REASONS = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrIma
                  "RegistryUnavailable", "SignatureValidationFailed")
 CONFIG_REASONS = ("CreateContainerConfigError", "CreateContainerError", "RunContainerError")
 TEXT_CAUSES = 3  # causes per object in text; -o json has them all
+
+
+@dataclass(frozen=True)
+class LogCause:
+    """What a container's log says keeps it from running, as the caller's reader names it."""
+
+    reason: str  # a name for it: CannotDecode, ConfigRejected, Forbidden, ...
+    message: str  # the one line that names it (already cut and made printable)
+    line: str = ""  # the log line it was read from (cut)
+    final: bool = True  # it will not heal by itself: a wait may stop
+
+
+# The caller's reader of a container's log (its lines, oldest first, each printable, masked and cut: log_lines).
+LogExplainer = Callable[[list[str]], "LogCause | None"]
 
 
 @dataclass
@@ -75,6 +96,7 @@ class Cause:
             "rollout": lambda: f"rollout failed ({self.reason})",
             "no-endpoint": lambda: f"no ready endpoint ({self.reason})",
             "failed": lambda: f"pod failed ({self.reason})",
+            "log": lambda: self.message,  # the caller's reader named it in one line
         }.get(self.kind, lambda: self.reason)()
         return what + (f" [{self.pods} pods]" if self.pods > 1 else "")
 
@@ -82,7 +104,7 @@ class Cause:
         return f" (from {self.image_origin})" if self.image_origin else ""
 
     def text(self) -> str:
-        return f"{self.headline()}: {self.message}" if self.message else self.headline()
+        return f"{self.headline()}: {self.message}" if self.message and self.kind != "log" else self.headline()
 
     def lines(self) -> list[str]:
         return [self.text(), *(f"  | {line}" for line in self.log)]
@@ -149,10 +171,11 @@ class _Reader:
     troubleshooter may not list events or read logs), and so does an object that does not fit
     its view, or a log that does not come in time."""
 
-    def __init__(self, cluster: Cluster, namespace: str, logs: bool):
+    def __init__(self, cluster: Cluster, namespace: str, logs: bool, explain_log: LogExplainer | None = None):
         self.cluster = cluster
         self.namespace = namespace
         self.logs = logs
+        self.explain_log = explain_log
         self.unreadable: list[str] = []
 
     def _note(self, what: str) -> None:
@@ -179,24 +202,37 @@ class _Reader:
         return sorted(self.list(Event.read, "", "v1", "events", {"fieldSelector": f"involvedObject.uid={uid}"}),
                       key=by_time)
 
-    def previous_log(self, pod: str, container: str) -> list[str]:
+    def _log(self, pod: str, container: str, previous: bool) -> tuple[list[str], bool]:
+        """(the container's last lines, whether that is its whole log); none unless logs are asked."""
         if not self.logs:
-            return []
+            return [], False
         path = object_path("", "v1", "pods", self.namespace, pod) + "/log"
+        query = {"container": container, "tailLines": str(LOG_READ_LINES), **({"previous": "true"} if previous else {})}
         try:
-            text = self.cluster.text(path, query={"container": container, "previous": "true",
-                                                  "tailLines": str(LOG_READ_LINES)})
+            text = self.cluster.text(path, query=query)
         except ApiError as exc:
             if exc.status in (401, 403):
                 self._note("pods/log")
-            return []  # 400: no previous container (yet), or the node cannot serve logs
+            return [], False  # 400: no previous container (yet), or the node cannot serve logs
         except (Interrupted, WaitTimeout):
             raise  # Ctrl-C, or the command's own deadline: not this log's
         except TrainerctlError as exc:  # endless, dripping, cut off: reported, never fatal
-            self._note(f"the previous log of Pod {self.namespace}/{pod} container {container}: {exc}")
-            return []
-        lines = [line for line in text.splitlines() if line.strip()]
-        return log_excerpt(lines, whole=len(text.splitlines()) < LOG_READ_LINES)
+            self._note(f"the {'previous ' if previous else ''}log of Pod {self.namespace}/{pod} container {container}: "
+                       f"{exc}")
+            return [], False
+        return log_lines(text), len(text.splitlines()) < LOG_READ_LINES
+
+    def previous_log(self, pod: str, container: str) -> list[str]:
+        lines, whole = self._log(pod, container, True)
+        return log_excerpt(lines, whole=whole)
+
+    def log_cause(self, pod: str, container: str, previous: bool) -> LogCause | None:
+        """What the caller's reader finds in the container's log (the previous container's, for
+        one that crashed); None without a reader, or without logs."""
+        if self.explain_log is None or not self.logs:
+            return None
+        lines, _ = self._log(pod, container, previous)
+        return self.explain_log(lines) if lines else None
 
 
 def recent_log(cluster: Cluster, namespace: str, pod: str, container: str = "",
@@ -210,7 +246,12 @@ def recent_log(cluster: Cluster, namespace: str, pod: str, container: str = "",
         raise
     except TrainerctlError as exc:
         return [], f"the log of Pod {namespace}/{pod}: {exc}"
-    return [line for line in text.splitlines() if line.strip()], ""
+    return log_lines(text), ""
+
+
+def log_lines(text: str) -> list[str]:
+    """A log's lines as a diagnosis quotes them: each one printable, masked and cut (safe_text.clean)."""
+    return [clean(line) for line in text.splitlines() if line.strip()]
 
 
 def log_excerpt(lines: list[str], limit: int = LOG_TAIL_LINES, whole: bool = False) -> list[str]:
@@ -241,8 +282,10 @@ def selector_query(dep: Deployment) -> str:
 
 # -- pods ------------------------------------------------------------------------------------
 def pod_causes(pod: Pod, events: list[Event], previous_log: Callable[[str, str], list[str]],
-               image_origins: Mapping[str, str] | None = None) -> list[Cause]:
-    """What keeps one pod from being ready, from its status and its events."""
+               image_origins: Mapping[str, str] | None = None,
+               log_cause: Callable[[str, str, bool], LogCause | None] | None = None) -> list[Cause]:
+    """What keeps one pod from being ready, from its status and its events; `log_cause(pod,
+    container, previous)`: what a container's log names (_Reader.log_cause)."""
     where = f"Pod {pod.namespace}/{pod.name}"
     scheduled = condition(pod.conditions, "PodScheduled")
     if scheduled.status == "False":
@@ -253,7 +296,8 @@ def pod_causes(pod: Pod, events: list[Event], previous_log: Callable[[str, str],
     images = {c.name: c.image for c in (*pod.init_containers, *pod.containers)}
     causes: list[Cause] = []
     for cs in (*pod.init_statuses, *pod.statuses):
-        cause = _container_cause(pod, cs, images.get(cs.name, cs.image), events, previous_log, image_origins or {})
+        cause = _container_cause(pod, cs, images.get(cs.name, cs.image), events, previous_log, image_origins or {},
+                                 log_cause or (lambda pod, container, previous: None))
         if cause is not None:
             causes.append(cause)
     if not causes and not pod.statuses:
@@ -264,7 +308,8 @@ def pod_causes(pod: Pod, events: list[Event], previous_log: Callable[[str, str],
 
 
 def _container_cause(pod: Pod, cs: ContainerStatus, image: str, events: list[Event],
-                     previous_log: Callable[[str, str], list[str]], image_origins: Mapping[str, str]) -> Cause | None:
+                     previous_log: Callable[[str, str], list[str]], image_origins: Mapping[str, str],
+                     log_cause: Callable[[str, str, bool], LogCause | None]) -> Cause | None:
     where, name = f"Pod {pod.namespace}/{pod.name}", cs.name
     waiting, terminated, running = cs.state.waiting, cs.state.terminated, cs.state.running
     last = cs.last_state.terminated
@@ -280,6 +325,10 @@ def _container_cause(pod: Pod, cs: ContainerStatus, image: str, events: list[Eve
     if reason == "CrashLoopBackOff" or (terminated and terminated.exit_code) or \
             (running and not cs.ready and restarts and last and last.exit_code):
         code = crashed.exit_code if crashed else None
+        # The crashed container's log: the previous one while it waits to restart, else its own.
+        found = log_cause(pod.name, name, waiting is not None)
+        if found is not None:
+            return _from_log(found, where, name, exit_code=code, restarts=restarts)
         why = (crashed.reason if crashed else "") or "Error"
         # The container's termination message when it wrote one; its log lines say the rest.
         return Cause("crash", reason or why, where, crashed.message if crashed else "", container=name,
@@ -289,10 +338,18 @@ def _container_cause(pod: Pod, cs: ContainerStatus, image: str, events: list[Eve
         mount = _latest(events, "FailedMount")
         return Cause("mount", "FailedMount", where, mount, container=name) if mount else None
     if running and not cs.ready:
+        found = log_cause(pod.name, name, False)
+        if found is not None:
+            return _from_log(found, where, name)
         probe = _latest(events, "Unhealthy", "Readiness probe")
         if probe:
             return Cause("not-ready", "Unhealthy", where, probe, container=name)
     return None
+
+
+def _from_log(found: LogCause, where: str, container: str, **state: Any) -> Cause:
+    return Cause("log", found.reason, where, found.message, container=container, log=[found.line] if found.line else [],
+                 final=found.final, **state)
 
 
 def _merge(causes: list[Cause]) -> list[Cause]:
@@ -311,9 +368,10 @@ def _merge(causes: list[Cause]) -> list[Cause]:
 
 # -- Deployments and Services ------------------------------------------------------------------
 def _begin(cluster: Cluster, kind: str, resource: tuple[str, str, str], namespace: str, name: str,
-           logs: bool, read: Callable[[dict], Any]) -> tuple[Diagnosis, _Reader, Any]:
+           logs: bool, read: Callable[[dict], Any],
+           explain_log: LogExplainer | None = None) -> tuple[Diagnosis, _Reader, Any]:
     out = Diagnosis(kind, namespace, name)
-    reader = _Reader(cluster, namespace, logs)
+    reader = _Reader(cluster, namespace, logs, explain_log)
     obj = cluster.get_or_none(object_path(*resource, namespace, name))
     if obj is None:
         out.causes.append(Cause("missing", "NotFound", out.display, f"the {kind} does not exist"))
@@ -326,10 +384,10 @@ def _begin(cluster: Cluster, kind: str, resource: tuple[str, str, str], namespac
 
 
 def deployment(cluster: Cluster, namespace: str, name: str, *, logs: bool = True,
-               image_origins: Mapping[str, str] | None = None) -> Diagnosis:
+               image_origins: Mapping[str, str] | None = None, explain_log: LogExplainer | None = None) -> Diagnosis:
     """Why Deployment namespace/name is not rolled out and available (empty causes: none found)."""
     out, read, dep = _begin(cluster, "Deployment", ("apps", "v1", "deployments"), namespace, name, logs,
-                            Deployment.read)
+                            Deployment.read, explain_log)
     if dep is None:
         return out
     causes: list[Cause] = []
@@ -362,15 +420,16 @@ def _pods_causes(read: _Reader, pods: list[Pod], image_origins: Mapping[str, str
     causes = []
     for pod in sorted(pods, key=lambda p: p.name):
         out.pods.append(pod.name)
-        causes.extend(pod_causes(pod, read.events(pod.meta.uid), read.previous_log, image_origins))
+        causes.extend(pod_causes(pod, read.events(pod.meta.uid), read.previous_log, image_origins, read.log_cause))
     return causes
 
 
 def service(cluster: Cluster, namespace: str, name: str, *, logs: bool = True,
-            image_origins: Mapping[str, str] | None = None) -> Diagnosis:
+            image_origins: Mapping[str, str] | None = None, explain_log: LogExplainer | None = None) -> Diagnosis:
     """Why Service namespace/name has no ready endpoint: the pods that back it and, for each that
     is not ready, why."""
-    out, read, svc = _begin(cluster, "Service", ("", "v1", "services"), namespace, name, logs, Service.read)
+    out, read, svc = _begin(cluster, "Service", ("", "v1", "services"), namespace, name, logs, Service.read,
+                            explain_log)
     if svc is None:
         return out
     if not svc.selector:

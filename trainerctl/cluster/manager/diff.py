@@ -11,8 +11,6 @@ import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
-import yaml
-
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_patch, conflict_message, get_meta
 from trainerctl.cluster.manager.webhook_retry import is_webhook_unavailable
@@ -23,6 +21,7 @@ from trainerctl.cluster.manager.plan import ensure_namespace, plan
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.prune import resolve_entry
 from trainerctl.cluster.manager.stages import StagePlan
+from trainerctl.serialize import yaml_text
 
 _SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
 
@@ -87,8 +86,9 @@ def mask_secrets(before: dict | None, after: dict | None) -> tuple[dict | None, 
 def unified(ref: Ref, before: dict | None, after: dict | None) -> str:
     before, after = mask_secrets(before, after)
 
-    def lines(o: dict | None) -> list[str]:
-        return [] if o is None else yaml.safe_dump(o, sort_keys=True, default_flow_style=False).splitlines(True)
+    def lines(o: dict | None) -> list[str]:  # live objects, whole; their Secrets masked above
+        return [] if o is None else yaml_text(o, whole=True, secrets=False, sort_keys=True,
+                                              default_flow_style=False).splitlines(True)
 
     name = str(ref).replace(" ", "/")
     return "".join(difflib.unified_diff(lines(before), lines(after), f"live/{name}", f"render/{name}"))

@@ -21,10 +21,13 @@ import json
 from dataclasses import dataclass, field
 
 from trainerctl import __version__
-from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.views import Entry, InventoryRecord
+from trainerctl.cluster.manager.delete import Proof, Target
+from trainerctl.cluster.manager.delete import delete as delete_one
 
 NAME = "trainerctl-inventory"
+ID_LABEL = "applyset.kubernetes.io/id"
 _PATH_ARGS = ("", "v1", "configmaps")
 
 
@@ -48,7 +51,7 @@ class Inventory:
             "metadata": {
                 "name": NAME,
                 "namespace": self.namespace,
-                "labels": {"applyset.kubernetes.io/id": applyset_id(NAME, self.namespace)},
+                "labels": {ID_LABEL: applyset_id(NAME, self.namespace)},
                 "annotations": {
                     "applyset.kubernetes.io/tooling": f"trainerctl/v{__version__}",
                     "applyset.kubernetes.io/contains-group-kinds": ",".join(group_kinds),
@@ -105,10 +108,9 @@ def write(cluster: Cluster, inv: Inventory, field_manager: str, dry_run: bool = 
 
 
 def delete(cluster: Cluster, namespace: str) -> bool:
-    try:
-        cluster.request("DELETE", path(namespace))
-        return True
-    except ApiError as exc:
-        if exc.status == 404:
-            return False
-        raise
+    """Delete the record (through the one delete: it must be ours, its ApplySet id label says so);
+    False when there was none to delete."""
+    target = Target(*_PATH_ARGS, True, namespace, NAME, "ConfigMap")
+    proof = Proof("trainerctl's inventory", label=ID_LABEL, value=applyset_id(NAME, namespace),
+                  namespace=namespace)
+    return delete_one(cluster, target, proof).deleted

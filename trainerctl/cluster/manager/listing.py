@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import CRD as CRDView
 from trainerctl.cluster.client.discovery import Discovery, Resource
+from trainerctl.cluster.manager.delete import Target
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.client.pool import parallel_map
 
@@ -26,22 +27,56 @@ class Found:
                            self.ref.name)
 
 
+def selector_matches(selector: str, labels: object) -> bool:
+    """Whether `labels` match a label selector of the forms trainerctl asks for: `key`, `!key`,
+    `key=value` (or `==`), `key!=value`, joined by commas ("" matches everything)."""
+    if not isinstance(labels, dict):
+        return not selector
+    for term in filter(None, (t.strip() for t in selector.split(","))):
+        if "!=" in term:
+            key, value = term.split("!=", 1)
+            if labels.get(key.strip()) == value.strip():
+                return False
+        elif "=" in term:
+            key, value = term.replace("==", "=", 1).split("=", 1)
+            if labels.get(key.strip()) != value.strip():
+                return False
+        elif term.startswith("!"):
+            if term[1:].strip() in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+def answers(items: list, namespace: str | None, selector: str) -> list[dict]:
+    """The items of a list answer that are what was asked for: objects with a name, in `namespace`
+    (when one was asked), matching `selector`. A list answer is the server's word, and a server
+    may answer items outside the selector or the namespace; those are left out."""
+    out = []
+    for item in items:
+        meta = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str) or not meta["name"]:
+            continue
+        if namespace is not None and meta.get("namespace", "") != namespace:
+            continue
+        if selector_matches(selector, meta.get("labels") or {}):
+            out.append(item)
+    return out
+
+
 def list_meta(cluster: Cluster, res: Resource, namespace: str | None, selector: str) -> list[dict]:
-    """Every object of `res` (in `namespace` when namespaced) matching `selector`, as metadata."""
+    """Every object of `res` (in `namespace` when namespaced) matching `selector`, as metadata;
+    what the server answered beyond that is left out (`answers`)."""
     path = object_path(res.group, res.version, res.resource, namespace if res.namespaced else None)
-    items, token = [], None
-    while True:
-        query = {"labelSelector": selector, "limit": "500", "continue": token}
-        try:
-            page = cluster.request("GET", path, query=query, accept=PARTIAL_LIST)
-        except ApiError as exc:
-            if exc.status in (404, 405):
-                return items  # the kind went away meanwhile, or does not list
+    items: list[dict] = []
+    try:
+        for page in cluster.pages(path, query={"labelSelector": selector}, accept=PARTIAL_LIST):
+            items.extend(answers(page.get("items") or [], namespace if res.namespaced else "", selector))
+    except ApiError as exc:
+        if exc.status not in (404, 405):
             raise
-        items.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return items
+    return items  # 404 or 405: the kind went away meanwhile, or does not list
 
 
 def find_labelled(cluster: Cluster, namespace: str | None, owner_label: str, types: list[Resource]) -> list[Found]:
@@ -50,8 +85,10 @@ def find_labelled(cluster: Cluster, namespace: str | None, owner_label: str, typ
         out = []
         for item in list_meta(cluster, res, namespace, owner_label):
             md = item.get("metadata") or {}
-            out.append(Found(Ref(res.group, res.kind, md.get("namespace", "") if res.namespaced else "",
-                                 md["name"]), res, md))
+            found = Found(Ref(res.group, res.kind, md.get("namespace", "") if res.namespaced else "", md["name"]),
+                          res, md)
+            if not Target.of(res, found.ref.namespace, found.ref.name).bad_name():  # no such name enters a URL
+                out.append(found)
         return out
 
     return [f for chunk in parallel_map(scan, types) for f in chunk]

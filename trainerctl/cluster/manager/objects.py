@@ -58,6 +58,14 @@ def is_exempt(meta: dict | None) -> bool:
     return str(annotations.get(MANAGED_ANNOTATION, "")).lower() == "false"
 
 
+EXEMPT = f'{MANAGED_ANNOTATION} is "false"'
+
+
+def not_exempt(meta, raw: dict) -> str:
+    """A delete proof's rule (manager/delete.py): what is marked hands-off is never deleted."""
+    return EXEMPT if is_exempt(raw.get("metadata") if isinstance(raw.get("metadata"), dict) else None) else ""
+
+
 def prepare(obj: dict, res: Resource, default_namespace: str) -> dict:
     """The body we apply: only the fields we own, placed where the server expects them.
 

@@ -16,11 +16,12 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from trainerctl.cluster.manager.apply import delete_and_wait, get_meta
-from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.manager.apply import get_meta
+from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.manager.delete import REFUSED, Proof, Target, delete_and_wait
 from trainerctl.cluster.client.discovery import Discovery, split_api_version
 from trainerctl.cluster.manager.inventory import Entry
-from trainerctl.cluster.manager.objects import Ref, is_exempt, parse_label
+from trainerctl.cluster.manager.objects import EXEMPT, Ref, is_exempt, not_exempt, parse_label
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult
 from trainerctl.cluster.manager.stages import StagePlan
@@ -63,7 +64,6 @@ def resolve_entry(discovery: Discovery, ref: Ref, entry: Entry):
 
 def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], owner_label: str, rules: PruneRules,
           *, dry_run: bool = False, timeout: float, on_done=None) -> list[ObjectResult]:
-    label_key, label_value = parse_label(owner_label)
     results: list[ObjectResult] = []
     by_stage: dict[int, list[tuple[Ref, Entry]]] = {}
     for key, entry in candidates.items():
@@ -77,31 +77,12 @@ def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], 
         res = resolve_entry(discovery, ref, entry)
         if res is None:
             return None  # the kind is gone, so is the object
-        path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
-        meta = get_meta(cluster, path)
-        if meta is None:
-            return None
-        md = meta.get("metadata") or {}
         result = ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "pruned")
-        claim = rules.owned(ref, md) if rules.owned is not None else None
-        whose = claim.owner if claim is not None else ""
-        if claim is not None and not whose:
-            result.action, result.message = "skipped", f"not pruned: {claim.refused}"
-        elif claim is None and (md.get("labels") or {}).get(label_key) != label_value:
-            result.action, result.message = "skipped", f"not pruned: no {owner_label} label"
-        elif is_exempt(md):
-            result.action, result.message = "skipped", 'not pruned: trainerctl.io/managed is "false"'
-        elif rules.keep and (why := rules.keep(ref, path, md, dry_run)):
-            result.action, result.message = "skipped", why
-        else:
-            try:
-                delete_and_wait(cluster, path, time.monotonic() + timeout, dry_run=dry_run,
-                                strip_finalizers=rules.strip_finalizers)
-            except ApiError as exc:
-                if exc.status != 404:
-                    result.action, result.message = "failed", f"prune: {exc}"
-            if whose and result.action == "pruned":
-                result.message = f"was {whose}'s"
+        target = Target.of(res, ref.namespace, ref.name)
+        if why := target.bad_name():  # the inventory lives on the server: its names are checked too
+            result.action, result.message = "skipped", f"not pruned: {why}"
+        elif not _prune_one(cluster, target, ref, result, owner_label, rules, dry_run=dry_run, timeout=timeout):
+            return None  # gone already
         if on_done:
             on_done(result)
         return result
@@ -110,6 +91,56 @@ def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], 
     for idx in sorted(by_stage, reverse=True):
         results.extend(r for r in parallel_map(one, sorted(by_stage[idx])) if r is not None)
     return results
+
+
+def _prune_one(cluster: Cluster, target: Target, ref: Ref, result: ObjectResult, owner_label: str, rules: PruneRules,
+               *, dry_run: bool, timeout: float) -> bool:
+    """Judge one object by its live metadata and prune it, filling `result`; False when it is gone."""
+    label_key, label_value = parse_label(owner_label)
+    meta = get_meta(cluster, target.path)
+    if meta is None:
+        return False
+    md = meta.get("metadata") or {}
+    uid = md.get("uid") if isinstance(md.get("uid"), str) else ""
+    claim = rules.owned(ref, md) if rules.owned is not None else None
+    whose = claim.owner if claim is not None else ""
+    if not uid:
+        result.action, result.message = "skipped", "not pruned: the server gave no uid to guard the delete with"
+    elif claim is not None and not whose:
+        result.action, result.message = "skipped", f"not pruned: {claim.refused}"
+    elif claim is None and (md.get("labels") or {}).get(label_key) != label_value:
+        result.action, result.message = "skipped", f"not pruned: no {owner_label} label"
+    elif is_exempt(md):
+        result.action, result.message = "skipped", f"not pruned: {EXEMPT}"
+    elif rules.keep and (why := rules.keep(ref, target.path, md, dry_run)):
+        result.action, result.message = "skipped", why
+    else:
+        try:
+            done = delete_and_wait(cluster, target, _proof(ref, uid, whose, owner_label, rules),
+                                   time.monotonic() + timeout, dry_run=dry_run, strip_finalizers=rules.strip_finalizers)
+            if done.done == REFUSED:
+                result.action, result.message = "skipped", f"not pruned: {done.why}"
+        except ApiError as exc:
+            if exc.status != 404:
+                result.action, result.message = "failed", f"prune: {exc}"
+        if whose and result.action == "pruned":
+            result.message = f"was {whose}'s"
+    return True
+
+
+def _proof(ref: Ref, uid: str, whose: str, owner_label: str, rules: PruneRules) -> Proof:
+    """What the object read above proved, proved again on the object the delete reads: that very
+    object (its uid), with our label or the previous owner's claim, and not exempted meanwhile."""
+    def still(meta, raw: dict) -> str:
+        if why := not_exempt(meta, raw):
+            return why
+        claim = rules.owned(ref, raw.get("metadata") or {}) if rules.owned is not None else None
+        return claim.refused if claim is not None else ""
+
+    if whose:
+        return Proof(whose, uid=uid, rule=still)
+    label_key, label_value = parse_label(owner_label)
+    return Proof(owner_label, label=label_key, value=label_value, uid=uid, rule=still)
 
 
 def still_wanted(results: list[ObjectResult], rules: PruneRules) -> set[str]:

@@ -46,6 +46,8 @@ class RunOptions:
     image_origins: Mapping[str, str] = field(default_factory=dict)
     # More of them for one object, from its live metadata (an installer whose manager name varies).
     more_legacy: Callable[[dict], tuple[str, ...]] | None = None
+    # What a waited-for container's log means (manager/diagnose.py LogExplainer): the caller's reader.
+    explain_log: diagnose.LogExplainer | None = None
 
 
 class StagedApply:
@@ -178,15 +180,17 @@ class StagedApply:
         waiting, why not (manager/diagnose.py)."""
         if self.dry_run or not self.options.wait:
             return
-        cluster, origins = self.cluster, self.options.image_origins
+        cluster, origins, explain = self.cluster, self.options.image_origins, self.options.explain_log
         pending = [wait.Pending(p.ref.key, wait.deployment_available(cluster, p.ref.namespace, p.ref.name),
                                 diagnose=lambda logs, p=p: diagnose.deployment(
-                                    cluster, p.ref.namespace, p.ref.name, logs=logs, image_origins=origins))
+                                    cluster, p.ref.namespace, p.ref.name, logs=logs, image_origins=origins,
+                                    explain_log=explain))
                    for p in planned if p.ref.kind == "Deployment" and p.ref.group == "apps"]
         for ns, name, port in services:
             pending.append(wait.Pending(f"Service {ns}/{name}", wait.service_endpoint_ready(cluster, ns, name, port),
                                         diagnose=lambda logs, ns=ns, name=name: diagnose.service(
-                                            cluster, ns, name, logs=logs, image_origins=origins)))
+                                            cluster, ns, name, logs=logs, image_origins=origins,
+                                            explain_log=explain)))
         if not pending:
             return
         labels = {p.label: _pretty(p.label) for p in pending}

@@ -9,7 +9,10 @@ the unreadable line is the reason given (a controller that wrote it may still fi
 A wait item may say why it is not ready (`diagnose`, manager/diagnose.py): while waiting, the
 progress line carries the cause as soon as one is found; a cause that will not heal (final)
 ends the wait at once (RolloutFailed, exit 1); a time-out names each item's cause
-(RolloutTimeout, exit 4). Both carry the diagnoses for the caller to print in full.
+(RolloutTimeout, exit 4). Both carry the diagnoses for the caller to print in full. The
+containers' logs are read from READ_LOGS_AFTER on (what starts well needs no log read), so a
+cause the caller's reader finds there (diagnose.LogCause: a permission the controller lacks, an
+object it cannot decode) ends the wait seconds in, not at the time-out.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from trainerctl.errors import TrainerctlError, WaitTimeout
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 DIAGNOSE_SECONDS = 2.0  # how often a waiting item is diagnosed (a few reads each)
 NOT_READY_GRACE = 20.0  # a starting controller fails its readiness probe for a while: not a cause yet
+READ_LOGS_AFTER = 4.0  # a controller still not ready by then has its log read at each diagnosis
 
 
 @dataclass
@@ -222,13 +226,13 @@ def _diagnose(pending: list[Pending], waited: float) -> None:
     for item in pending:
         if item.diagnose is None:
             continue
-        item.diagnosis = _safe(item.diagnose, False) or item.diagnosis
+        item.diagnosis = _safe(item.diagnose, waited >= READ_LOGS_AFTER) or item.diagnosis
         final = item.diagnosis.final if item.diagnosis else None
         if final is not None:
             full = _safe(item.diagnose, True) or item.diagnosis  # with the crashed container's log lines
+            why = FINAL_WHY.get(final.reason) or FINAL_WHY.get(final.kind, "see the cause")
             raise RolloutFailed(f"{item.label}: {final.headline()}, which will not recover by itself "
-                                f"({FINAL_WHY.get(final.reason, 'see the cause')}); stopped waiting after "
-                                f"{waited:.0f}s", [full])
+                                f"({why}); stopped waiting after {waited:.0f}s", [full])
 
 
 # Why each final cause ends the wait (docs/diagnose.md).
@@ -236,6 +240,7 @@ FINAL_WHY = {
     "InvalidImageName": "the reference cannot be parsed, so no pull can succeed",
     "CrashLoopBackOff": "it exited again after each restart",
     "ProgressDeadlineExceeded": "the deployment controller gave up on the rollout",
+    "log": "its log names the cause",  # by kind: the reason is the caller's reader's
 }
 
 

@@ -16,10 +16,12 @@ from typing import Iterable
 
 from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.views import AccessReview, UserReview
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.client.pool import parallel_map
 
 SSAR_PATH = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
+SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 WHOAMI_PATH = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 WORKERS = 16
 
@@ -52,16 +54,17 @@ class Need:
 
 
 def allowed(cluster: Cluster, permission: Permission) -> bool | None:
-    """The API server's answer; None when it cannot be asked (no access review API)."""
+    """The API server's answer; None when it cannot be asked (no access review API). An answer
+    that does not fit its view (`"allowed": "false"`) is views.Unreadable: no grant, exit 3."""
     body = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
             "spec": {"resourceAttributes": permission.attributes()}}
     try:
-        status = cluster.request("POST", SSAR_PATH, body=body).get("status") or {}
+        answer = cluster.request("POST", SSAR_PATH, body=body)
     except ApiError as exc:
         if exc.status in (403, 404, 405):
             return None
         raise
-    return bool(status.get("allowed")) and not status.get("denied")
+    return AccessReview.read(answer, asked=permission.text()).granted
 
 
 def missing(cluster: Cluster, needs: Iterable[Need]) -> list[Need]:
@@ -74,14 +77,40 @@ def missing(cluster: Cluster, needs: Iterable[Need]) -> list[Need]:
     return [need for need, ok in zip(first.values(), answers) if ok is False]
 
 
+def subject_allowed(cluster: Cluster, user: str, groups: Iterable[str], permission: Permission, *,
+                    name: str = "", subresource: str = "") -> bool | None:
+    """Whether another user (a controller's ServiceAccount, any authenticated user) may do it, as
+    every authorizer the cluster runs answers a SubjectAccessReview; None when it cannot be asked
+    (the current user may not create one). An answer that does not fit its view is Unreadable
+    (exit 3), as every access review's is: `"allowed": "false"` is never read as a grant."""
+    attributes = {**permission.attributes(), **({"name": name} if name else {}),
+                  **({"subresource": subresource} if subresource else {})}
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+              "spec": {"user": user, "groups": list(groups), "resourceAttributes": attributes}}
+    try:
+        answer = cluster.request("POST", SAR_PATH, body=review)
+    except ApiError:
+        return None
+    return AccessReview.read(answer, "SubjectAccessReview", f"{user}: {permission.text()}").granted
+
+
+def serviceaccount_groups(user: str) -> tuple[str, ...]:
+    """The groups the API server puts a user in: a ServiceAccount's own two, and every
+    authenticated user's."""
+    parts = user.split(":")
+    if len(parts) == 4 and parts[:2] == ["system", "serviceaccount"]:
+        return ("system:serviceaccounts", f"system:serviceaccounts:{parts[2]}", "system:authenticated")
+    return ("system:authenticated",)
+
+
 def whoami(cluster: Cluster) -> str:
     """The user name the API server sees (SelfSubjectReview, Kubernetes 1.28+); "" when unknown."""
     try:
-        status = cluster.request("POST", WHOAMI_PATH, body={
-            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}).get("status") or {}
+        answer = cluster.request("POST", WHOAMI_PATH, body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
     except ApiError:
         return ""
-    return (status.get("userInfo") or {}).get("username") or ""
+    return UserReview.read(answer).username
 
 
 # -- what a staged apply needs ----------------------------------------------------------------

@@ -89,9 +89,11 @@ class Bundle:
         self.files[path] = Member("text", text)
 
     def add_json(self, path: str, data: Any) -> None:
+        """A summary (status, events, versions, ...): each string cut at safe_text.MESSAGE_LIMIT."""
         self.files[path] = Member("json", data)
 
     def add_yaml(self, path: str, data: Any) -> None:
+        """An object as the cluster holds it: kept whole (one API answer, within its limit)."""
         self.files[path] = Member("yaml", data)
 
     def note(self, what: str, exc: BaseException | str) -> None:
@@ -107,7 +109,7 @@ class Bundle:
         out: dict[str, bytes] = {}
         for name, member, data in zip(safe_names, (self.files[n] for n in names), safe):
             text = (json_text(data, default=str) if member.form == "json"
-                    else yaml_text(data) if member.form == "yaml" else data)
+                    else yaml_text(data, whole=True) if member.form == "yaml" else data)
             while name in out:  # two names that differed only by a blanked credential
                 name = f"{name}.again"
             out[name] = text.encode("utf-8", "replace")

@@ -15,7 +15,8 @@ annotations nor the label unless the chart sets them.
 
 Anyone allowed to create a Secret in a namespace can write a record, so records are read through
 their view (client/views/helm.py), decoded within bounded_read's limits, manifests parsed within
-them too: a record that does not fit is skipped and named, never fatal to the command.
+them too: a record that does not fit is named (its line kept), and the caller decides; install
+refuses on it (trainer/helm_handover.refuse_unreadable), since its chart is then unknown.
 """
 
 from __future__ import annotations
@@ -162,21 +163,31 @@ def parse_manifest(text: str) -> list[dict]:
     except Undecodable as exc:
         raise ReleaseDecodeError(f"manifest: {exc}") from None
     out = []
-    for doc in docs:
+    for i, doc in enumerate(docs):
+        if doc is None:  # an empty document (a template that rendered nothing)
+            continue
         if isinstance(doc, dict) and isinstance(doc.get("kind"), str) and doc["kind"].endswith("List") \
                 and isinstance(doc.get("items"), list):
-            out.extend(d for d in doc["items"] if _is_object(d))
-        elif _is_object(doc):
-            out.append(doc)
+            out.extend(_object(d, f"document {i + 1} item {j + 1}") for j, d in enumerate(doc["items"]))
+        else:
+            out.append(_object(doc, f"document {i + 1}"))
     return out
 
 
-def _is_object(doc) -> bool:
-    """An object trainerctl can name: kind, apiVersion, metadata.name and .namespace of their types."""
+def _object(doc, where: str) -> dict:
+    """An object trainerctl can name, each field it reads of its type: kind, apiVersion,
+    metadata.name and .namespace; a ConfigMap's data (what a hand-over may read from the chart)."""
     meta = doc.get("metadata") if isinstance(doc, dict) else None
-    return isinstance(meta, dict) and isinstance(doc.get("kind"), str) and bool(doc["kind"]) \
+    ok = isinstance(meta, dict) and isinstance(doc.get("kind"), str) and bool(doc["kind"]) \
         and isinstance(doc.get("apiVersion", ""), str) and isinstance(meta.get("name"), str) and bool(meta["name"]) \
-        and isinstance(meta.get("namespace", ""), (str, type(None)))
+        and isinstance(meta.get("namespace") or "", str)
+    if not ok:
+        raise ReleaseDecodeError(f"manifest: {where}: expected a Kubernetes object (kind, apiVersion and "
+                                 "metadata.name strings)")
+    data = doc.get("data") if doc["kind"] == "ConfigMap" else None
+    if data is not None and not (isinstance(data, dict) and all(isinstance(v, str) for v in data.values())):
+        raise ReleaseDecodeError(f"manifest: {where}: ConfigMap {meta['name']}: data: expected a mapping of strings")
+    return doc
 
 
 def ref_in(obj: dict, namespace: str, namespaced: bool) -> Ref:
@@ -199,15 +210,11 @@ def _unique(objects) -> list[dict]:
 
 
 def _records(cluster: Cluster, resource: str, namespace: str | None) -> list[dict]:
-    path = object_path("", "v1", resource, namespace)
-    items, token = [], None
-    while True:
-        page = cluster.call("GET", path, query={"labelSelector": RECORD_SELECTOR, "limit": "100", "continue": token},
-                            items_checked=False)[1]  # each record is read by its view
+    items: list[dict] = []
+    for page in cluster.pages(object_path("", "v1", resource, namespace), query={"labelSelector": RECORD_SELECTOR},
+                              page=100, items_checked=False):  # each record is read by its view
         items.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return items
+    return items
 
 
 def list_records(cluster: Cluster, namespace: str) -> list[dict]:

@@ -15,7 +15,10 @@ records are kept (0: all), like `helm --history-max`.
 
 Records are read through their view (client/views/history.py): one edited by hand or truncated
 is one `unreadable ConfigMap ...` line, never a traceback. Revision numbers come from the
-records' names, so an unreadable record still holds its number.
+records' names, so an unreadable record still holds its number; a name whose number is out of
+1..MAX_REVISION (a hand-made `trainerctl-history.v9999999999`) is unreadable and holds none, so
+the next number stays in range. A history already at MAX_REVISION, or a name already taken by a
+ConfigMap that is not a record, leaves the install unrecorded with a line saying why, never failed.
 """
 
 from __future__ import annotations
@@ -27,16 +30,21 @@ from dataclasses import dataclass, field
 
 from trainerctl import __version__
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
-from trainerctl.cluster.client.views import Entry, HistoryRecord, read_each
+from trainerctl.cluster.client.views import Entry, HistoryRecord, Unreadable, read_each
+from trainerctl.cluster.client.views.fields import INT32
+from trainerctl.cluster.manager.delete import Proof, Target, delete
+from trainerctl.cluster.manager.listing import answers
 from trainerctl.cluster.operations.access import whoami
 from trainerctl.cluster.operations.lock import holder_from_env
 from trainerctl.errors import InputError
+from trainerctl.safe_text import clean
 
 PREFIX = "trainerctl-history"
 LABEL = "trainerctl.io/history"
 REVISION_LABEL = "trainerctl.io/revision"
 SELECTOR = f"{LABEL}=true"
 MAX_BYTES = 512 * 1024  # well under a ConfigMap's 1 MiB; an inventory of Trainer's ~80 objects is ~20 KiB
+MAX_REVISION = INT32  # as the record's data.revision is read (views/history.py)
 _NAME = re.compile(re.escape(PREFIX) + r"\.v([1-9][0-9]{0,9})")
 _COLLECTION = ("", "v1", "configmaps")
 
@@ -58,8 +66,10 @@ def name(revision: int) -> str:
 
 
 def revision_of(record_name: str) -> int | None:
+    """The revision a record's name holds, None when it is not a record's name or its number is
+    out of 1..MAX_REVISION."""
     found = _NAME.fullmatch(record_name)
-    return int(found.group(1)) if found else None
+    return int(found.group(1)) if found and int(found.group(1)) <= MAX_REVISION else None
 
 
 def to_configmap(namespace: str, revision: int, new: NewRevision, *, when: _dt.datetime, who: str) -> dict:
@@ -95,12 +105,20 @@ def _path(namespace: str, revision: int | None = None) -> str:
     return object_path(*_COLLECTION, namespace, name(revision) if revision is not None else None)
 
 
-def _listed(cluster: Cluster, namespace: str) -> list[dict]:
-    """Every record's raw ConfigMap (each a mapping with a name of ours), by revision."""
-    items = cluster.items(_path(namespace), query={"labelSelector": SELECTOR})
-    named = [(revision_of(str(((i or {}).get("metadata") or {}).get("name") or "")), i)
-             for i in items if isinstance(i, dict)]
-    return [raw for _, raw in sorted(((n, i) for n, i in named if n is not None), key=lambda pair: pair[0])]
+def _listed(cluster: Cluster, namespace: str, unreadable: list[str] | None = None) -> list[dict]:
+    """Every record's raw ConfigMap (each a mapping with a name of ours), by revision; a labelled
+    one whose name holds no revision in range is one line in `unreadable`, and left out."""
+    items = answers(cluster.items(_path(namespace), query={"labelSelector": SELECTOR}), namespace, SELECTOR)
+    named = []
+    for item in items:
+        found = str(((item or {}).get("metadata") or {}).get("name") or "") if isinstance(item, dict) else ""
+        revision = revision_of(found)
+        if revision is not None:
+            named.append((revision, item))
+        elif unreadable is not None and found.startswith(f"{PREFIX}.v"):
+            unreadable.append(str(Unreadable("ConfigMap", f"{namespace}/{clean(found, 200)}", "metadata.name",
+                                              f"{PREFIX}.vN, N a revision 1..{MAX_REVISION}")))
+    return [raw for _, raw in sorted(named, key=lambda pair: pair[0])]
 
 
 def revisions(cluster: Cluster, namespace: str) -> list[int]:
@@ -110,7 +128,7 @@ def revisions(cluster: Cluster, namespace: str) -> list[int]:
 
 def read_all(cluster: Cluster, namespace: str, unreadable: list[str]) -> list[HistoryRecord]:
     """The records that fit their view, oldest first; one line in `unreadable` for each that does not."""
-    return read_each(HistoryRecord.read, _listed(cluster, namespace), unreadable)
+    return read_each(HistoryRecord.read, _listed(cluster, namespace, unreadable), unreadable)
 
 
 def read(cluster: Cluster, namespace: str, revision: int) -> HistoryRecord:
@@ -147,9 +165,20 @@ def record(cluster: Cluster, namespace: str, new: NewRevision, *, history_max: i
     if new.action == "install" and newest and _same(newest[0], new):
         return {"revision": there[-1], "recorded": False,
                 "message": f"revision {there[-1]} unchanged (this install changed nothing it records)"}
+    if there and there[-1] >= MAX_REVISION:
+        return {"revision": there[-1], "recorded": False,
+                "message": f"not recorded: revision {there[-1]} is the highest the history numbers (ConfigMap "
+                           f"{namespace}/{name(there[-1])} looks made by hand: delete it)"}
     revision = (there[-1] if there else 0) + 1
     body = to_configmap(namespace, revision, new, when=when or _dt.datetime.now(_dt.timezone.utc), who=who(cluster))
-    cluster.request("POST", _path(namespace), body=body, query={"fieldManager": field_manager})
+    try:
+        cluster.request("POST", _path(namespace), body=body, query={"fieldManager": field_manager})
+    except ApiError as exc:
+        if exc.status != 409:
+            raise
+        return {"revision": there[-1] if there else None, "recorded": False,
+                "message": f"not recorded: ConfigMap {namespace}/{name(revision)} is already there without the "
+                           f"label {SELECTOR}, so it is no record of ours (delete it, and the next install records)"}
     removed = [old for old in [*there, revision][:-history_max] if history_max > 0]
     for old in removed:
         _delete(cluster, namespace, old)
@@ -164,11 +193,10 @@ def _same(old: HistoryRecord, new: NewRevision) -> bool:
 
 
 def _delete(cluster: Cluster, namespace: str, revision: int, dry_run: bool = False) -> None:
-    try:
-        cluster.request("DELETE", _path(namespace, revision), query={"dryRun": "All"} if dry_run else None)
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
+    """Delete one record through the one delete: a ConfigMap of ours by its name and label, in the
+    namespace (a record that is not, though listed as one, stays)."""
+    delete(cluster, Target(*_COLLECTION, True, namespace, name(revision), "ConfigMap"),
+           Proof("the install history", label=LABEL, value="true", name=_NAME, namespace=namespace), dry_run=dry_run)
 
 
 def delete_all(cluster: Cluster, namespace: str, dry_run: bool = False) -> int:

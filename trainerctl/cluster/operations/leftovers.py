@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery, Resource
+from trainerctl.cluster.client.views import RoleBinding, WebhookConfiguration, read_each
 from trainerctl.cluster.manager.objects import Ref, is_exempt, parse_label
 from trainerctl.cluster.client.pool import parallel_map
 
@@ -68,19 +69,14 @@ class Leftover:
 
 def _list(cluster: Cluster, res: Resource, namespace: str | None, full: bool) -> list[dict]:
     path = object_path(res.group, res.version, res.resource, namespace if res.namespaced else None)
-    items, token = [], None
-    while True:
-        try:
-            page = cluster.request("GET", path, query={"limit": "500", "continue": token},
-                                   accept="application/json" if full else _PARTIAL)
-        except ApiError as exc:
-            if exc.status in (403, 404, 405):
-                return items  # may not list it, or it went away: nothing to report from here
+    items: list[dict] = []
+    try:
+        for page in cluster.pages(path, accept="application/json" if full else _PARTIAL):
+            items.extend(page.get("items") or [])
+    except ApiError as exc:
+        if exc.status not in (403, 404, 405):
             raise
-        items.extend(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return items
+    return items  # 403, 404 or 405: may not list it, or it went away: nothing to report from here
 
 
 def find(cluster: Cluster, discovery: Discovery, objects: list[dict], rendered: set[str], namespace: str,
@@ -107,12 +103,12 @@ def find(cluster: Cluster, discovery: Discovery, objects: list[dict], rendered: 
     for (gk, _), found in zip(scans, listed):
         items.setdefault(gk, []).extend(found)
 
-    granted = set()  # ClusterRoles that bindings into the namespace grant
-    for binding in items.get(_BINDINGS, []):
-        if _binds_into(binding, namespaces):
-            ref = binding.get("roleRef") or {}
-            if ref.get("kind") == "ClusterRole":
-                granted.add(ref.get("name"))
+    # Rule 3 reads bindings and webhook configurations through their views: one that does not fit
+    # says nothing of where it points, so it is left out (this is a report; nothing is deleted).
+    bindings = {id(raw): b for raw in items.get(_BINDINGS, []) for b in read_each(RoleBinding.read, [raw], [])}
+    hooks = {id(raw): w for gk in _WEBHOOKS for raw in items.get(gk, [])
+             for w in read_each(lambda r, k=gk[1]: WebhookConfiguration.read(r, k), [raw], [])}
+    granted = {b.role_name for b in bindings.values() if b.role_kind == "ClusterRole" and _binds_into(b, namespaces)}
 
     out: list[Leftover] = []
     for gk in order:
@@ -129,12 +125,12 @@ def find(cluster: Cluster, discovery: Discovery, objects: list[dict], rendered: 
             elif gk == CRD:
                 belongs = ref.name.partition(".")[2] in crd_groups
             elif gk == _BINDINGS:
-                belongs = _binds_into(item, namespaces)
+                belongs = id(item) in bindings and _binds_into(bindings[id(item)], namespaces)
             elif gk == _ROLES:
                 belongs = ref.name in granted
             elif gk in _WEBHOOKS:
-                belongs = any(((h.get("clientConfig") or {}).get("service") or {}).get("namespace") in namespaces
-                              for h in item.get("webhooks") or [])
+                belongs = id(item) in hooks and any(h.service is not None and h.service.namespace in namespaces
+                                                    for h in hooks[id(item)].webhooks)
             else:
                 belongs = res.group in crd_groups
             if belongs:
@@ -143,8 +139,8 @@ def find(cluster: Cluster, discovery: Discovery, objects: list[dict], rendered: 
     return out
 
 
-def _binds_into(binding: dict, namespaces: list[str]) -> bool:
-    return any(s.get("namespace") in namespaces for s in binding.get("subjects") or [])
+def _binds_into(binding: RoleBinding, namespaces: list[str]) -> bool:
+    return any(s.namespace in namespaces for s in binding.subjects)
 
 
 def any_applied_by_kubectl(metas) -> bool:

@@ -18,10 +18,14 @@ is the usual Kubernetes one, as controllers use for leader election:
 The holder is said in words a person can act on: user, host, pid, the command, and the CI job's
 identity when the environment gives one (holder_from_env).
 
-Every Lease is read through its view (client/views): a Lease that does not fit (a duration of
-"abc", an acquire time without a zone, a list as holder, an answer without a resourceVersion) is
-refused with one line naming the field (views.Unreadable, exit 3): the lock cannot be judged, so
-no run goes on as if it held it. `status` reports the same line and goes on.
+Every Lease is read through its view (client/views). A Lease that does not fit (a duration of
+"abc", an acquire time without a zone, a list as holder) says nothing about its holder, so it is
+held by an unknown holder: a waiting run says so with the unreadable line, and times out like any
+other wait (LockTimeout, exit 4, nothing changed). No trainerctl run can renew such a Lease (its
+renewal reads the Lease back and loses the lock), so like a dead holder's it is taken over once it
+has stayed unchanged for our own DURATION_SECONDS, by an update guarded by its resourceVersion (a
+Lease without a readable one is never taken). The answer to our own write must fit (we renew and
+release by it): one that does not is views.Unreadable, exit 3. `status` reports the line and goes on.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import datetime as _dt
 import getpass
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -41,9 +46,13 @@ from trainerctl.bounded_read import load_json
 from trainerctl.cluster.operations.access import Need, Permission
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
+from trainerctl.cluster.client.views.fields import INT32
+from trainerctl.cluster.manager.delete import Proof, Target, delete
 from trainerctl.errors import TrainerctlError, WaitTimeout
+from trainerctl.safe_text import clean
 
 NAME = "trainerctl-lock"
+MANAGED_BY = ("app.kubernetes.io/managed-by", "trainerctl")
 HOLDER_ANNOTATION = "trainerctl.io/lock-holder"
 DURATION_SECONDS = 20  # a dead holder blocks others this long at most (client-go: 15)
 RENEW_EVERY = 5.0  # several renewals fit in a duration, so a slow API server does not lose the lock
@@ -131,6 +140,20 @@ class LeaseState:
     renewed: _dt.datetime | None
     duration: int
     resource_version: str
+    transitions: int = 0
+    unreadable: str = ""  # why the Lease says nothing about its holder (unjudged)
+
+    @classmethod
+    def unjudged(cls, raw: dict, why: Unreadable) -> "LeaseState":
+        """A Lease that does not fit its view: held by an unknown holder for our own duration,
+        taken over (guarded by its resourceVersion, when that much is readable) once unchanged
+        that long."""
+        try:
+            version = Lease.read_meta(raw).resource_version
+        except Unreadable:
+            version = ""
+        return cls("?", f"a holder that cannot be read ({why})", None, None, DURATION_SECONDS, version,
+                   unreadable=str(why))
 
     @classmethod
     def of(cls, raw: dict) -> "LeaseState":
@@ -148,8 +171,9 @@ class LeaseState:
                 and data["token"] and identity.endswith("#" + data["token"]):
             description = Holder(data["user"], data["host"], data["pid"], data["command"], data.get("ci", ""),
                                  data["token"]).describe()
-        return cls(identity, description, lease.acquired, lease.renewed, lease.duration or DURATION_SECONDS,
-                   lease.meta.resource_version)
+        # Server text, shown in every waiting and time-out line: one printable line, cut like any.
+        return cls(identity, clean(description), lease.acquired, lease.renewed, lease.duration or DURATION_SECONDS,
+                   lease.meta.resource_version, lease.transitions)
 
     @property
     def held(self) -> bool:
@@ -196,6 +220,26 @@ def _ago(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds // 60}m ago"
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m ago"
+
+
+def _held_by(state: LeaseState) -> str:
+    """Who holds it, as said after the Lease's name."""
+    if state.unreadable:
+        return f", which cannot be read ({state.unreadable})"
+    return f" held by {state.description} {state.since()}"
+
+
+def _waiting_for(state: LeaseState) -> str:
+    if state.unreadable:
+        taken = f"taken over once unchanged for {state.duration}s" if state.resource_version else "never taken over"
+        return f"it cannot be read ({state.unreadable}), so its holder is unknown ({taken})"
+    return f"held by {state.description} {state.since()}"
+
+
+def _what_to_do(state: LeaseState) -> str:
+    if state.unreadable:
+        return f"if no run holds it, delete the Lease: {LOCK_DOC}"
+    return "wait longer with --lock-timeout"
 
 
 def lease_path(namespace: str, name: str = NAME) -> str:
@@ -276,6 +320,7 @@ class Lock:
         self.path = lease_path(namespace, name)
         self.acquired = Acquired()
         self._rv = ""
+        self._last: dict | None = None  # the Lease as our last write (or read of it as ours) left it
         self._state_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -291,16 +336,17 @@ class Lock:
 
     # -- taking it ---------------------------------------------------------------------
     def acquire(self, timeout: float) -> "Lock":
-        """Take the lock, waiting up to `timeout` seconds (0: try once). Raises LockTimeout, and
-        views.Unreadable (exit 3) for a Lease it cannot judge."""
+        """Take the lock, waiting up to `timeout` seconds (0: try once). Raises LockTimeout (also
+        for a Lease it cannot read), and views.Unreadable (exit 3) for an answer to our own write
+        it cannot read."""
         try:
             return self._acquire(timeout)
         except KeyboardInterrupt:
             self._let_go()
             raise
         except Unreadable as exc:
-            raise exc.hinted("the install lock cannot be judged, so this run stopped before changing anything; "
-                             f"if no run holds it, delete the Lease ({LOCK_DOC})") from None
+            raise exc.hinted("the install lock cannot be held by it, so this run stopped before changing anything; "
+                             f"the Lease expires by itself ({LOCK_DOC})") from None
 
     def _let_go(self) -> None:
         """Interrupted while taking the lock: our create (or take-over) may have gone through
@@ -318,7 +364,7 @@ class Lock:
                 if lease.holder != self.holder.identity:
                     return
                 with self._state_lock:
-                    self._rv = lease.version()
+                    self._rv, self._last = lease.version(), current
             self.release()
         except TrainerctlError:
             pass  # the Lease expires by itself, and the next run says so
@@ -338,24 +384,26 @@ class Lock:
                 if self._create():
                     break
                 continue
-            state = LeaseState.of(lease)
+            try:
+                state = LeaseState.of(lease)
+            except Unreadable as exc:
+                state = LeaseState.unjudged(lease, exc)
             now = time.monotonic()
-            if observed is None or observed[0] != state.resource_version:
-                observed = (state.resource_version, now)
+            if observed is None or observed[0] != state.resource_version or not state.resource_version:
+                observed = (state.resource_version, now)  # without a version, no change can be seen (or guarded)
             expired = now - observed[1] >= state.duration
-            if not state.held or expired:
-                if self._take(lease, state if state.held else None):
+            if (not state.held or expired) and state.resource_version:
+                if self._take(state, expired=state.held):
                     break
                 continue
             if now >= deadline:
-                raise LockTimeout(
-                    f"timed out after {timeout:g}s waiting for the install lock ({self.display}) held by "
-                    f"{state.description} {state.since()}; nothing was changed (wait longer with --lock-timeout)")
+                raise LockTimeout(f"timed out after {timeout:g}s waiting for the install lock ({self.display})"
+                                  f"{_held_by(state)}; nothing was changed ({_what_to_do(state)})")
             self.acquired.waited_for = state.description
             if last_said is None or last_said[0] != state.holder or now - last_said[1] >= self.report_every:
                 left = deadline - now
-                self.on_message(f"waiting for the install lock ({self.display}): held by {state.description} "
-                                f"{state.since()}; waiting up to {left:.0f}s more")
+                self.on_message(f"waiting for the install lock ({self.display}): {_waiting_for(state)}; waiting up to "
+                                f"{left:.0f}s more")
                 last_said = (state.holder, now)
             time.sleep(max(0.0, min(self.poll_every, deadline - now, observed[1] + state.duration - now)) or 0.05)
         self.acquired.waited_seconds = time.monotonic() - started
@@ -369,7 +417,7 @@ class Lock:
 
     def _body(self, acquire_time: str, transitions: int, rv: str = "") -> dict:
         meta = {"name": self.name, "namespace": self.namespace,
-                "labels": {"app.kubernetes.io/managed-by": "trainerctl"},
+                "labels": {MANAGED_BY[0]: MANAGED_BY[1]},
                 "annotations": {HOLDER_ANNOTATION: self.holder.to_json()}}
         if rv:
             meta["resourceVersion"] = rv
@@ -402,24 +450,27 @@ class Lock:
             return True
         return False
 
-    def _take(self, raw: dict, expired: LeaseState | None) -> bool:
+    def _take(self, state: LeaseState, *, expired: bool) -> bool:
         """Update a released or expired Lease, guarded by the resourceVersion we judged."""
-        lease = Lease.read(raw)
         acquire_time = format_time(_now())
-        transitions = lease.transitions + (1 if lease.holder else 0)
-        body = self._body(acquire_time, transitions, lease.version())
+        transitions = min(state.transitions + (1 if state.held else 0), INT32)
+        body = self._body(acquire_time, transitions, state.resource_version)
         try:
             out = self.cluster.request("PUT", self.path, body=body, query={"fieldManager": self.field_manager})
         except ApiError as exc:
             if exc.status in (404, 409):
                 return False  # released (deleted) or taken meanwhile: judge again
             raise LockError(f"cannot take the install lock ({self.display}): {exc}", exc.status) from None
-        if expired is not None:
-            last = _shown(expired.renewed) if expired.renewed else "an unknown time"
-            self.acquired.took_over_from = expired.description
-            self.on_message(f"took over the install lock ({self.display}) from {expired.description}: it held it "
-                            f"{expired.since()} and stopped renewing it (last renewed {last}; not renewed for "
-                            f"{expired.duration}s as watched from here), so that run is gone")
+        if expired and state.unreadable:
+            self.acquired.took_over_from = state.description
+            self.on_message(f"took over the install lock ({self.display}): it could not be read ({state.unreadable}) "
+                            f"and stayed unchanged for {state.duration}s as watched from here, so no run renews it")
+        elif expired:
+            last = _shown(state.renewed) if state.renewed else "an unknown time"
+            self.acquired.took_over_from = state.description
+            self.on_message(f"took over the install lock ({self.display}) from {state.description}: it held it "
+                            f"{state.since()} and stopped renewing it (last renewed {last}; not renewed for "
+                            f"{state.duration}s as watched from here), so that run is gone")
         self._hold(out, acquire_time)
         return True
 
@@ -431,7 +482,7 @@ class Lock:
         rv = lease.version()
         self.acquired.acquire_time = acquire_time
         with self._state_lock:
-            self._rv = rv
+            self._rv, self._last = rv, raw
             self._acquire_time = acquire_time
             self._transitions = lease.transitions
 
@@ -478,7 +529,7 @@ class Lock:
                     return False
                 continue  # ours still; our last write's answer was lost
             with self._state_lock:
-                self._rv = Lease.read(out).version()
+                self._rv, self._last = Lease.read(out).version(), out
             return True
         return False
 
@@ -502,27 +553,25 @@ class Lock:
         # still go out, or the next run waits out the whole lease.
         self.cluster.resume()
         with self._state_lock:
-            rv = self._rv
+            last = self._last
         try:
-            for _ in range(3):
-                try:
-                    self.cluster.request("DELETE", self.path, body={"preconditions": {"resourceVersion": rv}})
-                    return
-                except ApiError as exc:
-                    if exc.status != 409:
-                        raise
-                current = self.cluster.get_or_none(self.path)  # our last renewal's answer may have been lost
-                if current is None:
-                    return
-                lease = Lease.read(current)
-                if lease.holder != self.holder.identity:
-                    return
-                rv = lease.version()
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
+            target = Target("coordination.k8s.io", "v1", "leases", True, self.namespace, self.name, "Lease")
+            delete(self.cluster, target, self._proof(), known=last)
+        except ApiError:
+            raise  # the server refused (403, 500): said, as every other answer of it
         except TrainerctlError:
             pass  # unreachable now: the Lease expires by itself, and the next run says so
+
+    def _proof(self) -> Proof:
+        """Our Lease: our label, its name and namespace, and this run as its holder."""
+        def holder(meta, raw: dict) -> str:
+            try:
+                return "" if Lease.read(raw).holder == self.holder.identity else "another run holds it now"
+            except Unreadable as exc:
+                return str(exc)
+
+        return Proof("this run's install lock", label=MANAGED_BY[0], value=MANAGED_BY[1], namespace=self.namespace,
+                     name=re.compile(re.escape(self.name)), rule=holder, whole=True)
 
     def __enter__(self) -> "Lock":
         return self

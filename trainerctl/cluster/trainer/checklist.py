@@ -28,7 +28,7 @@ from trainerctl.cluster.manager.plan import namespace_labels, plan, read_live
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import helm, lock
 from trainerctl.cluster.manager.staged import unchanged_since
-from trainerctl.cluster.trainer import go_operator, helm_handover, operator_inventory, preflight
+from trainerctl.cluster.trainer import consumers, go_operator, helm_handover, operator_inventory, preflight
 from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
@@ -88,7 +88,7 @@ class Facts:
     # "live" (the rendered objects' live state) starts with the others and waits only for
     # discovery, so its lists go out while the slower reads (Helm's records) are still answering.
     READS_AHEAD = ("version", "discovered", "inventory", "operator_cr", "operator_deployments", "helm_releases",
-                   "live")
+                   "consumers", "live")
 
     def read_ahead(self, names: tuple[str, ...] = READS_AHEAD) -> None:
         """The first reads, together (their errors wait for the check that needs them)."""
@@ -187,6 +187,13 @@ class Facts:
             return True
         return not unchanged_since(previous, p)
 
+    def trainer_version(self) -> str:
+        """The Trainer version the render installs ("" when it does not say)."""
+        return self._once("trainer_version", lambda: consumers.render_version(self.target, self.objects))
+
+    def consumers(self) -> consumers.Found:
+        return self._once("consumers", lambda: consumers.installed(self.cluster, self.trainer_version()))
+
     def operator_cr(self) -> dict | None:
         return self._once("operator_cr", lambda: go_operator.read_cr(self.cluster))
 
@@ -203,7 +210,7 @@ class Facts:
     def helm(self) -> helm_handover.HelmState:
         """Releases of the Trainer chart, and those owning a rendered object (by Helm's marks on it)."""
         owners = {owner for p in self.live() if (owner := helm.owner_of((p.live or {}).get("metadata")))}
-        return helm_handover.trainer_releases(self.helm_releases(), owners)
+        return helm_handover.trainer_releases(self.helm_releases(), owners, self.helm_unreadable)
 
     def upgrade_report(self) -> Any:
         """The upgrade report if the upgrade check ran (never asks)."""
@@ -254,6 +261,10 @@ def _jobset(f: Facts) -> Finding:
 def _upgrade_path(f: Facts) -> Finding:
     inventory = f.inventory()
     return preflight.upgrade_path(inventory.source.get("trainer_version") if inventory else None, f.target)
+
+
+def _consumers(f: Facts) -> Finding:
+    return consumers.verdict(f.consumers(), f.trainer_version(), f.options.allow_breaking)
 
 
 def _go_operator(f: Facts) -> Finding:
@@ -321,7 +332,10 @@ class Check:
     name: str
     reads: str  # what it asks the cluster, as `check` says when it cannot
     verdict: Callable[[Facts], Finding]
-    always: bool = False  # run even with --skip-preflight: a guard against another installer's fight
+    # A guard, not advice: run even with --skip-preflight (another installer's fight; a CRD change
+    # that would break what the cluster stores, or a Trainer too old for what runs on it, which
+    # only --allow-breaking lets through).
+    always: bool = False
     essential: bool = False  # a failure leaves nothing else to ask
     deferred_in_dry_run: bool = False  # a dry-run still shows its plan, then ends with this refusal
 
@@ -335,13 +349,15 @@ CHECKS: tuple[Check, ...] = (
     Check("kinds", "API discovery", _kinds, essential=True),
     Check("jobset", "JobSet's controller Deployment", _jobset),
     Check("upgrade-path", "the inventory ConfigMap", _upgrade_path),
+    Check("consumers", "Kueue's controller Deployment (in any namespace)", _consumers, always=True,
+          deferred_in_dry_run=True),
     Check("go-operator", "the Go operator's Trainer CR and Deployment", _go_operator, always=True,
           deferred_in_dry_run=True),
     Check("helm", "Helm's release records and the rendered objects' live state", _helm, always=True,
           deferred_in_dry_run=True),
     Check("permissions", "access reviews (SelfSubjectAccessReview)", _permissions),
     Check("istio", "the install namespace's labels", _istio),
-    Check("upgrade", "the installed CRDs and the custom resources they store", _upgrade),
+    Check("upgrade", "the installed CRDs and the custom resources they store", _upgrade, always=True),
 )
 
 

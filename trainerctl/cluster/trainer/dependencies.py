@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import CRD, Unreadable, condition
 from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.safe_text import clean
 
 JOBSET_CRD = "jobsets.jobset.x-k8s.io"
 JOBSET_API = ("jobset.x-k8s.io/v1alpha2", "JobSet")
@@ -89,8 +90,8 @@ def degraded_conditions(cr: dict) -> list[str]:
                                              "JobSetOperatorStaticResourcesDegraded")
                else status == "False" if ctype == "Available" else False)
         if bad:
-            entry = f"{ctype}={status}" + (f" ({cond['reason']})" if cond.get("reason") else "")
-            out.append(entry + (f": {cond['message']}" if cond.get("message") else ""))
+            entry = f"{ctype}={status}" + (f" ({clean(cond['reason'])})" if cond.get("reason") else "")
+            out.append(entry + (f": {clean(cond['message'])}" if cond.get("message") else ""))
     return out
 
 

@@ -3,7 +3,7 @@ controllers remove it, and 2.3 never does."""
 
 from __future__ import annotations
 
-from trainerctl.cluster.manager.apply import remove_finalizer
+from trainerctl.cluster.manager.delete import remove_finalizer
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.listing import Found, custom_resource_type, list_meta

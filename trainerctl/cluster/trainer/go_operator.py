@@ -22,17 +22,22 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from trainerctl.cluster.manager.apply import get_meta
+from trainerctl.cluster.manager.delete import REFUSED, Outcome, Proof, Target, delete
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Deployment, Meta, Pod, read_each
+from trainerctl.cluster.client.views.fields import DNS_LABEL, LABEL_NAME, Cursor
 from trainerctl.cluster.manager.report import ObjectResult
 from trainerctl.errors import InputError, PreflightError, WaitTimeout
 
 TRAINER_API = ("components.platform.opendatahub.io/v1alpha1", "Trainer")
 TRAINER_CR = "default-trainer"
 CLEANUP_FINALIZER = "components.platform.opendatahub.io/trainer-cleanup"
-TRAINER_CR_PATH = object_path("components.platform.opendatahub.io", "v1alpha1", "trainers", None, TRAINER_CR)
+TRAINER_CR_TARGET = Target("components.platform.opendatahub.io", "v1alpha1", "trainers", False, "", TRAINER_CR,
+                           "Trainer")
+TRAINER_CR_PATH = TRAINER_CR_TARGET.path
 DEFAULT_APP_NAMESPACE = "opendatahub"
 # Its reconciler applies as trainer-module-controller; CRDs go out as platform.opendatahub.io.
 FIELD_MANAGERS = ("trainer-module-controller", "platform.opendatahub.io")
@@ -58,10 +63,31 @@ class OperatorDeployment:
         return f"Deployment {self.namespace}/{self.name}"
 
 
+@dataclass(frozen=True)
+class TrainerCR:
+    """The view of the operator's CR: what the hand-over and the namespace choice read."""
+
+    meta: Meta
+    app_namespace: str  # where the operator installed Trainer (a namespace: a Kubernetes name)
+
+    @classmethod
+    def read(cls, raw: Any) -> "TrainerCR":
+        obj = Cursor.of(TRAINER_API[1], raw)
+        app = obj.mapping("spec").string("appNamespace", rule=LABEL_NAME, expected=DNS_LABEL)
+        return cls(Meta.read(obj), app or DEFAULT_APP_NAMESPACE)
+
+
 @dataclass
 class OperatorState:
-    cr: dict | None = None  # the Trainer CR, when it exists
+    """`cr`: the Trainer CR as the API answered it, when it exists; read through its view (an
+    answer that does not fit is views.Unreadable, exit 3: it may be the operator's, in charge)."""
+
+    cr: dict | None = None
     deployments: list[OperatorDeployment] = field(default_factory=list)
+    trainer: TrainerCR | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.trainer = TrainerCR.read(self.cr) if self.cr is not None else None
 
     @property
     def present(self) -> bool:
@@ -73,14 +99,12 @@ class OperatorState:
 
     @property
     def app_namespace(self) -> str | None:
-        if self.cr is None:
-            return None
-        return ((self.cr.get("spec") or {}).get("appNamespace") or DEFAULT_APP_NAMESPACE)
+        return self.trainer.app_namespace if self.trainer is not None else None
 
     def why(self) -> str:
         reasons = []
-        if self.cr is not None:
-            deleting = " (being deleted)" if self.cr["metadata"].get("deletionTimestamp") else ""
+        if self.trainer is not None:
+            deleting = " (being deleted)" if self.trainer.meta.deleting else ""
             reasons.append(f"its Trainer {TRAINER_CR} exists{deleting}")
         for d in self.deployments:
             if d.ready:
@@ -141,13 +165,13 @@ def check_hand_over(state: OperatorState) -> None:
             raise PreflightError(f"{d.display} is installed by OLM ({d.olm_owner}), which would scale it back up: "
                                  "uninstall the operator first (delete its Subscription and ClusterServiceVersion; "
                                  f"the Trainer CR and what it installed stay), then re-run with {HAND_OVER_FLAG}")
-    cr = state.cr
-    if cr is not None and not cr["metadata"].get("deletionTimestamp"):
-        for ref in cr["metadata"].get("ownerReferences") or []:
-            if ref.get("controller"):
+    cr = state.trainer
+    if cr is not None and not cr.meta.deleting:
+        for ref in cr.meta.owners:
+            if ref.controller:
                 raise PreflightError(
-                    f"Trainer {TRAINER_CR} is managed by {ref.get('kind')} {ref.get('name')}, which would recreate "
-                    f"it: stop the operator, then have {ref.get('kind')} stop managing Trainer, then re-run with "
+                    f"Trainer {TRAINER_CR} is managed by {ref.kind} {ref.name}, which would recreate "
+                    f"it: stop the operator, then have {ref.kind} stop managing Trainer, then re-run with "
                     f"{HAND_OVER_FLAG} (see {GUIDE})")
 
 
@@ -221,19 +245,20 @@ def release_owned(cluster: Cluster, found: list, uid: str, dry_run: bool) -> int
 
 def _delete_cr(cluster: Cluster, state: OperatorState, deadline: float, timeout: float) -> None:
     path = TRAINER_CR_PATH
-    meta = state.cr["metadata"]
-    finalizers = meta.get("finalizers") or []
-    if CLEANUP_FINALIZER in finalizers:
-        kept = [f for f in finalizers if f != CLEANUP_FINALIZER]
+    meta = state.trainer.meta
+    if CLEANUP_FINALIZER in meta.finalizers:
+        kept = [f for f in meta.finalizers if f != CLEANUP_FINALIZER]
         cluster.request("PATCH", path, content_type="application/json-patch+json", body=[
-            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion", "")},
+            {"op": "test", "path": "/metadata/resourceVersion", "value": meta.resource_version},
             {"op": "replace", "path": "/metadata/finalizers", "value": kept}])
-    if not meta.get("deletionTimestamp"):
-        try:
-            cluster.request("DELETE", path, body={"propagationPolicy": "Orphan"})
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
+    if not meta.deleting:
+        # The CR whose checks passed (check_hand_over), that very one (its uid), and no other.
+        uid = meta.uid
+        done = delete(cluster, TRAINER_CR_TARGET, Proof(f"Trainer {TRAINER_CR}", uid=uid), propagation="Orphan") \
+            if uid else Outcome(REFUSED, "the server gave no uid")
+        if done.done == REFUSED:
+            raise PreflightError(f"Trainer {TRAINER_CR} not deleted: {done.why}; re-run with {HAND_OVER_FLAG} to "
+                                 "judge it again")
     delay = 0.05
     while True:
         cr = get_meta(cluster, path)
@@ -270,8 +295,8 @@ def hand_over(cluster: Cluster, state: OperatorState, found: list, *, field_mana
                                   "spec": {"replicas": 0}})
             _wait_stopped(cluster, d, deadline, timeout)
         results.append(r)
-    if state.cr is not None:
-        released = release_owned(cluster, found, state.cr["metadata"].get("uid", ""), dry_run)
+    if state.trainer is not None:
+        released = release_owned(cluster, found, state.trainer.meta.uid, dry_run)
         r = ObjectResult("Trainer", TRAINER_CR, "", TRAINER_API[0].split("/")[0], "handover", "deleted",
                          f"cleanup finalizer removed first; {released} object(s) it owned released, none deleted")
         if not dry_run:

@@ -20,19 +20,21 @@ over; with `--take-over-helm` the release counts as the previous install:
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 from trainerctl.cluster.operations import helm
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.manager.delete import REFUSED, Proof, Target, delete
 from trainerctl.cluster.manager.inventory import Entry, Inventory
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.prune import Claim, KeepRule
 from trainerctl.cluster.manager.report import ObjectResult
 from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.policy import RUNTIME_KINDS, STAGES
-from trainerctl.errors import InputError
+from trainerctl.errors import EXIT_PREFLIGHT, InputError, TrainerctlError
 
 CHART = "kubeflow-trainer"
 HAND_OVER_FLAG = "--take-over-helm"
@@ -67,10 +69,32 @@ class HelmState:
                                  f"install into the same namespace to take it over: -n {release.namespace}")
 
 
-def trainer_releases(releases: list[helm.Release], owners: set[tuple[str, str]] = frozenset()) -> HelmState:
+class UnreadableRecord(TrainerctlError):
+    """A Helm release record that does not fit its view: which chart it holds, and so whether
+    Helm is in charge of Trainer here, cannot be judged (exit 3, before anything is written)."""
+
+    exit_code = EXIT_PREFLIGHT
+
+
+def refuse_unreadable(releases: list[helm.Release], unreadable: Iterable[str] = ()) -> None:
+    """One line naming the first record that does not fit (the view's own line), if any does:
+    `unreadable` are the records the record view refused, each release's those whose revision
+    it could not read."""
+    lines = [*unreadable, *(line for r in releases for line in r.unreadable)]
+    if lines:
+        more = f" ({len(lines) - 1} more record(s) do not fit)" if len(lines) > 1 else ""
+        raise UnreadableRecord(f"{lines[0]}{more}; whether Helm installed Trainer here cannot be judged from a "
+                               "record that does not fit, so this run stopped before changing anything; repair or "
+                               f"delete the record (Helm keeps one per revision; see {GUIDE})")
+
+
+def trainer_releases(releases: list[helm.Release], owners: set[tuple[str, str]] = frozenset(),
+                     unreadable: Iterable[str] = ()) -> HelmState:
     """Releases of the Trainer chart, and any release that owns an object the render has
     (`owners`: (name, namespace) from Helm's annotations on live rendered objects). An owner
-    without records (deleted by hand) still counts: its objects carry its marks."""
+    without records (deleted by hand) still counts: its objects carry its marks. A record that
+    does not fit (`unreadable`, and each release's) is UnreadableRecord: its chart is unknown."""
+    refuse_unreadable(releases, unreadable)
     chosen = [r for r in releases if r.chart == CHART or (r.name, r.namespace) in owners]
     known = {(r.name, r.namespace) for r in chosen}
     chosen += [helm.Release(name, ns) for name, ns in sorted(owners) if (name, ns) not in known]
@@ -78,16 +102,21 @@ def trainer_releases(releases: list[helm.Release], owners: set[tuple[str, str]] 
 
 
 def installer_runtimes(release: helm.Release) -> list[dict]:
-    """The runtimes the release's runtime-installer hook applies (from the ConfigMap it mounts)."""
+    """The runtimes the release's runtime-installer hook applies (from the ConfigMap it mounts; the
+    record's reading checked that its data maps strings to strings). Runtimes it cannot read are
+    an UnreadableRecord: which the hook installed, and so what the hand-over prunes, is unknown."""
     out = []
     for obj in release.manifest_objects():
-        data = obj.get("data") or {}
-        if obj.get("kind") == "ConfigMap" and isinstance(data.get(INSTALLER_KEY), str):
-            try:
-                docs = helm.parse_manifest(data[INSTALLER_KEY])
-            except helm.ReleaseDecodeError:
-                continue
-            out.extend(d for d in docs if d.get("kind") in RUNTIME_KINDS)
+        text = (obj.get("data") or {}).get(INSTALLER_KEY) if obj["kind"] == "ConfigMap" else None
+        if text is None:
+            continue
+        try:
+            docs = helm.parse_manifest(text)
+        except helm.ReleaseDecodeError as exc:
+            raise UnreadableRecord(f"Helm release {release.display}: ConfigMap {obj['metadata']['name']} "
+                                   f"{INSTALLER_KEY}: {exc}; which runtimes its installer applied cannot be "
+                                   "judged, so this run stopped before changing anything") from None
+        out.extend(d for d in docs if d["kind"] in RUNTIME_KINDS)
     return out
 
 
@@ -219,14 +248,28 @@ def delete_records(cluster: Cluster, state: HelmState, *, dry_run: bool,
                                   f"Helm's record of {release.name} revision {record.revision}")
             if not dry_run:
                 try:
-                    cluster.request("DELETE", record.path)
+                    done = delete(cluster, _record_target(record), _record_proof(release))
+                    if done.done == REFUSED:
+                        result.action, result.message = "skipped", f"not Helm's release record: {done.why}"
                 except ApiError as exc:
-                    if exc.status != 404:
-                        result.action, result.message = "failed", f"deleting Helm's release record: {exc}"
+                    result.action, result.message = "failed", f"deleting Helm's release record: {exc}"
             results.append(result)
             if on_done:
                 on_done(result)
     return results
+
+
+def _record_target(record: helm.Record) -> Target:
+    return Target("", "v1", "secrets" if record.kind == "Secret" else "configmaps", True, record.namespace, record.name,
+                  record.kind)
+
+
+def _record_proof(release: helm.Release) -> Proof:
+    """A record of this release, as Helm's storage driver writes one: labelled owner=helm and with
+    the release's name, named after it, in its namespace."""
+    return Proof(f"Helm release {release.name}", label="name", value=release.name, namespace=release.namespace,
+                 name=re.compile(re.escape(f"{helm.RECORD_PREFIX}{release.name}.v") + "[1-9][0-9]*"),
+                 rule=lambda meta, raw: "" if meta.labels.get("owner") == "helm" else "it has no owner=helm label")
 
 
 def adopted_note(release: helm.Release) -> str:

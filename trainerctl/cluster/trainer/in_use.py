@@ -8,21 +8,16 @@ on a later install. A TrainJob is finished once its Complete or Failed condition
 
 from __future__ import annotations
 
-from trainerctl.cluster.manager.apply import remove_finalizer
+from trainerctl.cluster.manager.delete import remove_finalizer
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.listing import find_labelled
 from trainerctl.cluster.manager.objects import Ref, label_selector, ref_of
 from trainerctl.cluster.manager.prune import KeepRule
 from trainerctl.cluster.trainer.policy import GROUP, LEGACY_FINALIZER, RUNTIME_KINDS, is_runtime
+from trainerctl.cluster.trainer.verify.views import TrainJob
 
 KEPT_IN_USE = "kept: referenced by unfinished TrainJob"
-_FINISHED = ("Complete", "Failed")
-
-
-def is_finished(job: dict) -> bool:
-    return any(c.get("type") in _FINISHED and c.get("status") == "True"
-               for c in (job.get("status") or {}).get("conditions") or [])
 
 
 def runtime_key(kind: str, namespace: str, name: str) -> tuple[str, str, str]:
@@ -35,21 +30,16 @@ def unfinished_references(cluster: Cluster, discovery: Discovery) -> dict[tuple[
     if res is None:
         return {}
     out: dict[tuple[str, str, str], list[str]] = {}
-    path, token = object_path(res.group, res.version, res.resource, None), None
-    while True:
-        page = cluster.request("GET", path, query={"limit": "500", "continue": token})
-        for job in page.get("items") or []:
-            if is_finished(job):
+    # A TrainJob that does not fit its view names no runtime we can trust: Unreadable (exit 3),
+    # since pruning past it could delete the runtime it runs on.
+    for page in cluster.pages(object_path(res.group, res.version, res.resource, None), items_checked=False):
+        for job in map(TrainJob.read, page.get("items") or []):
+            ref = job.runtime
+            if job.finished or ref is None or ref.api_group != GROUP:
                 continue
-            ref = (job.get("spec") or {}).get("runtimeRef") or {}
-            if ref.get("apiGroup", GROUP) != GROUP or not ref.get("name"):
-                continue
-            meta = job.get("metadata") or {}
-            key = runtime_key(ref.get("kind") or "ClusterTrainingRuntime", meta.get("namespace", ""), ref["name"])
-            out.setdefault(key, []).append(f"{meta.get('namespace')}/{meta.get('name')}")
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return out
+            key = runtime_key(ref.kind, job.meta.namespace, ref.name)
+            out.setdefault(key, []).append(job.meta.display)
+    return out
 
 
 def referenced_by(refs: dict[tuple[str, str, str], list[str]], ref: Ref) -> list[str]:

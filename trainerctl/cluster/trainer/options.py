@@ -28,7 +28,7 @@ class InstallOptions:
     prune: bool = True
     recreate: bool = True
     skip_preflight: bool = False
-    allow_breaking: bool = False  # apply even when the upgrade guard finds a blocking CRD change
+    allow_breaking: bool = False  # apply even when the upgrade guard blocks, or a consumer needs a newer Trainer
     legacy_managers: tuple[str, ...] = LEGACY_MANAGERS
     take_over_operator: bool = False  # stop the Go operator and release its CR first (trainer/steps/operator.py)
     take_over_helm: bool = False  # adopt a Helm release of Trainer, then delete its records (trainer/steps/helm.py)

@@ -19,7 +19,7 @@ from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.staged import RunOptions, StagedApply
 from trainerctl.cluster.manager.stages import WAIT_CONTROLLERS, WAIT_CRDS
 from trainerctl.cluster.operations import history, lock
-from trainerctl.cluster.trainer import checklist, in_use, preflight, steps
+from trainerctl.cluster.trainer import checklist, controller_log, in_use, preflight, steps
 from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER, NEVER_PRUNE, RECREATE_KINDS, STAGES
 from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, PreflightError, TrainerctlError
@@ -142,7 +142,8 @@ class Installer:
                              strip_finalizers=(LEGACY_FINALIZER,))
         more = [step.more_legacy for step in self.steps if step.more_legacy is not None]
         run = RunOptions(apply, o.wait, o.legacy_managers, dict(self.report.source.get("images") or {}),
-                         more_legacy=(lambda meta: tuple(m for f in more for m in f(meta))) if more else None)
+                         more_legacy=(lambda meta: tuple(m for f in more for m in f(meta))) if more else None,
+                         explain_log=controller_log.explainer(s.cluster, self.facts.trainer_version()))
         unrecorded = frozenset(k for step in self.steps for k in step.unrecorded)
         return StagedApply(s.cluster, s.discovery, namespace=s.namespace, report=self.report, progress=s.progress,
                            options=run, previous=previous, unrecorded=unrecorded)

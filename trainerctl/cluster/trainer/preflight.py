@@ -10,13 +10,13 @@ warning (the webhooks may become unreachable).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from trainerctl.cluster.operations import access
 from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.client.client import ApiError, Cluster, Unreachable
 from trainerctl.cluster.client.discovery import Discovery
+from trainerctl.cluster.client.views import ServerVersion
 from trainerctl.cluster.manager.inventory import NAME as INVENTORY, Inventory
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.trainer import dependencies, floors
@@ -62,9 +62,8 @@ def server_version(cluster: Cluster) -> tuple[str, tuple[int, int]]:
         if exc.status in (401, 403):
             raise PreflightError(str(exc)) from None
         raise PreflightError(f"API server {cluster.server} answered /version with {exc.status}: {exc}") from None
-    major = int(re.sub(r"\D.*", "", str(info.get("major", "0"))) or 0)
-    minor = int(re.sub(r"\D.*", "", str(info.get("minor", "0"))) or 0)
-    return info.get("gitVersion", f"v{major}.{minor}"), (major, minor)
+    version = ServerVersion.read(info)  # an answer that does not fit: views.Unreadable, exit 3
+    return version.git_version, (version.major, version.minor)
 
 
 parse_version = floors.parse_version

@@ -8,7 +8,8 @@ The layout (docs/support-bundle.md shows a sample):
       versions.json          client (trainerctl, Python), server, Trainer and JobSet
       inventory.json         the recorded source and the inventory as trainerctl wrote it
       status.json            `trainerctl status -o json`
-      diagnosis.json         why each controller Deployment / webhook Service is not ready (if so)
+      diagnosis.json         why each controller Deployment / webhook Service is not ready (if so), with
+                             what the controller's log names (trainer/controller_log.py)
       objects/<group>/<Kind>/<namespace or _cluster>/<name>.yaml   every object trainerctl owns
       events/<namespace>.json
       logs/<namespace>/<pod>/<container>[.previous].log            the controllers' logs, tail-limited
@@ -28,13 +29,14 @@ from trainerctl import __version__
 from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.cluster.client.views import CRD, Deployment, Pod, Unreadable
+from trainerctl.cluster.client.views import CRD, Deployment, Pod, ServerVersion, Unreadable
 from trainerctl.cluster.operations import bundle as b
 from trainerctl.cluster.operations import collect as parts
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager.diagnose import selector_query
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.prune import resolve_entry
+from trainerctl.cluster.trainer import controller_log
 from trainerctl.cluster.trainer.floors import installed_jobset
 
 GROUPS = ("trainer.kubeflow.org", "jobset.x-k8s.io")
@@ -87,11 +89,13 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
     except Exception as exc:  # a bundle is most wanted when things are broken: keep collecting
         bundle.note("status", f"{type(exc).__name__}: {exc}")
     image_origins = (inventory.source.get("images") if inventory else None) or {}
+    version = inventory.source.get("trainer_version") if inventory else ""
     diagnoses = []
     for dep in deployments:
         found = parts.part(bundle, cluster, f"the diagnosis of {dep.display}",
                            lambda c: diagnose.deployment(c, dep.meta.namespace, dep.meta.name,
-                                                         image_origins=image_origins))
+                                                         image_origins=image_origins, explain_log=controller_log.explainer(
+                                                             c, version if isinstance(version, str) else "")))
         if found is not None:
             diagnoses.append(found.to_dict())
     bundle.add_json("diagnosis.json", diagnoses)
@@ -150,8 +154,9 @@ def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory
 
 def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[Deployment]) -> None:
     try:
-        server = cluster.request("GET", "/version", timeout=15)
-    except ApiError as exc:
+        version = ServerVersion.read(cluster.request("GET", "/version", timeout=15))
+        server = {"gitVersion": version.git_version, "platform": version.platform, "goVersion": version.go_version}
+    except (ApiError, Unreadable) as exc:
         bundle.note("the server version", exc)
         server = {}
     images = {dep.meta.display: [c.image for c in dep.containers] for dep in deployments}
@@ -159,8 +164,7 @@ def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[D
     source = inventory.source if inventory else {}
     bundle.add_json("versions.json", {
         "client": {"trainerctl": __version__, "python": sys.version.split()[0], "platform": platform.platform()},
-        "server": {k: server[k] for k in ("gitVersion", "platform", "goVersion") if isinstance(server.get(k), str)
-                   and server[k]},
+        "server": {k: v for k, v in server.items() if v},
         "trainer": {"recorded": source.get("trainer_version") or "", "releases": source.get("releases") or [],
                     "controllerImages": images},
         "jobset": {"running": jobset[0], "from": jobset[1]} if jobset else {"running": ""},

@@ -71,9 +71,14 @@ def _matches(pattern: str, v: Any) -> bool:
         raise KustomizeError(f"field path selector [{pattern}]: {exc}") from None
 
 
-def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple[Any, Any]]:
-    """(container, key) pairs the path reaches; '*' fans out over list elements."""
-    results: list[tuple[Any, Any]] = []
+FIELD, ELEMENT = "field", "element"  # what a target path created last
+
+
+def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple[Any, Any, str]]:
+    """(container, key, created) for each place the path reaches; '*' fans out over list
+    elements. `created`: the last part was made here, as a FIELD or a list ELEMENT (kyaml's
+    PathMatcher gives either node no tag), else ""."""
+    results: list[tuple[Any, Any, str]] = []
 
     def go(cur, i):
         part = parts[i]
@@ -89,26 +94,28 @@ def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple
                     hits = [len(cur) - 1]
                 for j in hits:
                     if last:
-                        results.append((cur, j))
+                        results.append((cur, j, ""))
                     else:
                         go(cur[j], i + 1)
                 return
             if part == "*":
                 for j in range(len(cur)):
                     if last:
-                        results.append((cur, j))
+                        results.append((cur, j, ""))
                     else:
                         go(cur[j], i + 1)
                 return
             if part.lstrip("-").isdigit():
                 j = int(part)
+                created = ""
                 if j < 0 or j >= len(cur):
                     if create and j == len(cur):
                         cur.append({} if not last else None)
+                        created = ELEMENT
                     else:
                         raise KustomizeError(f"{where}: index {j} out of range in {'.'.join(parts)}")
                 if last:
-                    results.append((cur, j))
+                    results.append((cur, j, created))
                 else:
                     go(cur[j], i + 1)
                 return
@@ -119,7 +126,7 @@ def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple
             if part == "*":
                 for k in list(cur):
                     if last:
-                        results.append((cur, k))
+                        results.append((cur, k, ""))
                     else:
                         go(cur[k], i + 1)
                 return
@@ -127,12 +134,12 @@ def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple
                 if not create:
                     return
                 if last:
-                    results.append((cur, part))
+                    results.append((cur, part, "" if part in cur else FIELD))
                     return
                 nxt = parts[i + 1]
                 cur[part] = [] if (_MATCH.match(nxt) or nxt.isdigit()) else {}
             if last:
-                results.append((cur, part))
+                results.append((cur, part, ""))
             else:
                 go(cur[part], i + 1)
             return
@@ -193,7 +200,7 @@ def _source_value(resources, src: dict, where: str) -> Any:
         if idx < 0 or idx >= len(pieces):
             raise KustomizeError(f"{where}: options.index {idx} is out of bounds for value "
                                  f"{_text(value)!r}")
-        value = pieces[idx] if isinstance(value, str) else _retyped(pieces[idx], value)
+        value = pieces[idx] if isinstance(value, str) else _source_piece(pieces[idx], value, where)
     return value
 
 
@@ -202,19 +209,48 @@ def _missing(v: Any) -> bool:
     return v is None or v == {} or v == []
 
 
-def _retyped(text: str, like: Any) -> Any:
-    """Text written into a scalar node that keeps its tag (a number stays a number)."""
-    if isinstance(like, str) or like is None:
-        return text
+def _tag(value: Any) -> str:
+    """The go-yaml tag a scalar of the engine's model was read with."""
+    if value is None:
+        return "!!null"
+    if isinstance(value, bool):
+        return "!!bool"
+    if isinstance(value, int):
+        return "!!int"
+    return "!!float" if isinstance(value, float) else "!!str"
+
+
+def _retyped(text: str, like: Any, created: str, where: str) -> Any:
+    """`text` written into a scalar node, as kyaml writes it (only the node's text changes)
+    and as kustomize's output then decodes it (go-yaml v3 into JSON): a node made by `create`
+    has no tag, so the text is resolved as a plain scalar ("5" becomes 5, "~" null); an existing
+    node keeps its tag, and text that go-yaml cannot decode as that tag is refused, as kubectl
+    refuses it ("abc" into `replicas: 1`). A string node takes any text; an integer widens to a
+    float node."""
     value = resolve_plain(text)
-    if isinstance(like, bool):
-        return value if isinstance(value, bool) else text
-    if isinstance(like, (int, float)):
-        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else text
-    return text
+    if created:
+        # Seen in kubectl: an empty text stays an empty string in a list element it appended,
+        # and is null in a field it made.
+        return "" if created == ELEMENT and text == "" else value
+    tag, got = _tag(like), _tag(value)
+    if tag == "!!str":
+        return text
+    if tag == got or (tag == "!!float" and got == "!!int"):
+        return value
+    raise KustomizeError(f"{where}: cannot decode {got} `{text}` as a {tag}")
 
 
-def _set_target(container: Any, key: Any, value: Any, opts: dict, where: str) -> None:
+def _source_piece(text: str, like: Any, where: str) -> Any:
+    """A piece of a delimited source keeps the source node's tag (kyaml copies the node and sets
+    its text); only a mapping or list target takes the node whole, so text its tag cannot decode
+    is kept as text: a scalar target takes the text alone anyway."""
+    try:
+        return _retyped(text, like, "", where)
+    except KustomizeError:
+        return text
+
+
+def _set_target(container: Any, key: Any, value: Any, opts: dict, where: str, created: str = "") -> None:
     current = container[key] if isinstance(container, list) else container.get(key)
     if opts.get("delimiter"):
         if isinstance(current, (dict, list)):
@@ -228,12 +264,14 @@ def _set_target(container: Any, key: Any, value: Any, opts: dict, where: str) ->
             pieces.append(text)
         else:
             pieces[idx] = text
-        value = opts["delimiter"].join(pieces)
-        container[key] = _retyped(value, current)
+        container[key] = _retyped(opts["delimiter"].join(pieces), current, created, where)
+        return
+    if not isinstance(value, (dict, list)) and (created or not isinstance(current, (dict, list))):
+        # A scalar target keeps its own node: only its text changes.
+        container[key] = _retyped(_text(value), current, created, where)
         return
     if current is not None and not isinstance(current, (dict, list)):
-        # A scalar target keeps its own type: only its text changes.
-        container[key] = _retyped(_text(value), current)
+        container[key] = _retyped("", current, created, where)  # a mapping's or list's node text
         return
     container[key] = copy.deepcopy(value)
 
@@ -329,8 +367,8 @@ def configure(cfg: dict, ctx):
                                 f"{twhere}: unable to {what} field {fp!r} in replacement target "
                                 f"{r.id}"
                             )
-                        for container, key in found:
-                            _set_target(container, key, value, opts, twhere)
+                        for container, key, created in found:
+                            _set_target(container, key, value, opts, f"{twhere}: {fp}", created)
 
     return transform
 

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, TypeVar
 
 from trainerctl.cluster.client.views.admission import Webhook, WebhookConfiguration
 from trainerctl.cluster.client.views.apps import Deployment, ReplicaSet, Selector
+from trainerctl.cluster.client.views.authorization import AccessReview, UserReview
 from trainerctl.cluster.client.views.coordination import Lease
 from trainerctl.cluster.client.views.core import ConfigMap, ContainerStatus, Event, Node, Pod, by_time
 from trainerctl.cluster.client.views.crd import CRD
@@ -30,12 +31,14 @@ from trainerctl.cluster.client.views.fields import Unreadable, parse_time
 from trainerctl.cluster.client.views.helm import HelmRecord, HelmRelease
 from trainerctl.cluster.client.views.history import HistoryRecord
 from trainerctl.cluster.client.views.inventory import Entry, InventoryRecord
-from trainerctl.cluster.client.views.meta import Condition, Meta, condition
+from trainerctl.cluster.client.views.meta import Condition, Meta, condition, meta_of
 from trainerctl.cluster.client.views.network import EndpointSlice, Service
+from trainerctl.cluster.client.views.rbac import RoleBinding
+from trainerctl.cluster.client.views.version import ServerVersion
 
-__all__ = ["CRD", "Condition", "ConfigMap", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
-           "HelmRelease", "HistoryRecord", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "Selector", "Service",
-           "Unreadable", "VIEWS", "Webhook", "WebhookConfiguration", "by_time", "condition", "parse_time",
+__all__ = ["meta_of", "AccessReview", "CRD", "Condition", "ConfigMap", "ContainerStatus", "Deployment", "EndpointSlice", "Entry", "Event", "HelmRecord",
+           "HelmRelease", "HistoryRecord", "InventoryRecord", "Lease", "Meta", "Node", "Pod", "ReplicaSet", "RoleBinding", "Selector", "Service", "ServerVersion",
+           "Unreadable", "UserReview", "VIEWS", "Webhook", "WebhookConfiguration", "by_time", "condition", "parse_time",
            "read_each"]
 
 # Every view, by the kind it reads.
@@ -57,6 +60,11 @@ VIEWS: dict[str, Callable[[Any], Any]] = {
     "HistoryRecord": HistoryRecord.read,
     "ValidatingWebhookConfiguration": WebhookConfiguration.read,
     "MutatingWebhookConfiguration": lambda raw: WebhookConfiguration.read(raw, "MutatingWebhookConfiguration"),
+    "SelfSubjectAccessReview": AccessReview.read,
+    "SubjectAccessReview": lambda raw: AccessReview.read(raw, "SubjectAccessReview"),
+    "SelfSubjectReview": UserReview.read,
+    "ClusterRoleBinding": RoleBinding.read,
+    "version.Info": ServerVersion.read,
 }
 
 V = TypeVar("V")

@@ -26,6 +26,7 @@ class Webhook:
     service: ServiceRef | None = None
     url: str = ""
     groups: tuple[str, ...] = ()  # the API groups of its rules
+    rules: tuple[tuple[str, str], ...] = ()  # (API group, resource without its subresource) its rules match
 
     @classmethod
     def read(cls, hook: Cursor) -> "Webhook":
@@ -35,8 +36,10 @@ class Webhook:
             svc = client.mapping("service")
             service = ServiceRef(svc.string("namespace", required=True), svc.string("name", required=True),
                                  svc.integer("port", 1, _PORT, 443))
-        groups = tuple(dict.fromkeys(g for rule in hook.mappings("rules") for g in rule.strings("apiGroups")))
-        return cls(hook.string("name", required=True), service, client.string("url"), groups)
+        rules = [(rule.strings("apiGroups"), rule.strings("resources")) for rule in hook.mappings("rules")]
+        groups = tuple(dict.fromkeys(g for found, _ in rules for g in found))
+        pairs = tuple(dict.fromkeys((g, r.split("/")[0]) for found, resources in rules for g in found for r in resources))
+        return cls(hook.string("name", required=True), service, client.string("url"), groups, pairs)
 
 
 @dataclass(frozen=True)
@@ -47,19 +50,21 @@ class WebhookConfiguration:
     unreadable: tuple[str, ...] = ()  # one line per webhook that does not fit (skipped: the others still explain)
 
     @classmethod
-    def read(cls, raw: Any, kind: str = "ValidatingWebhookConfiguration") -> "WebhookConfiguration":
+    def read(cls, raw: Any, kind: str = "ValidatingWebhookConfiguration", *, strict: bool = False
+             ) -> "WebhookConfiguration":
+        """`strict`: a webhook that does not fit is Unreadable, not skipped (for a caller that
+        cannot go on without every webhook)."""
         obj = Cursor.of(kind, raw)
         meta = Meta.read(obj, name_required=False)
-        items = obj.get("webhooks")
-        if items is not None and not isinstance(items, list):
-            raise obj.fail("webhooks", "a list of mappings", items)
         hooks, skipped = [], []
-        for i, item in enumerate(items or []):
+        for i, item in enumerate(obj.items("webhooks")):
             try:
                 if not isinstance(item, dict):
                     raise Unreadable(kind, obj.name, f"webhooks[{i}]", "a mapping", item)
                 hooks.append(Webhook.read(Cursor(kind, obj.name, item, f"webhooks[{i}]")))
             except Unreadable as exc:
+                if strict:
+                    raise
                 skipped.append(str(exc))
         return cls(meta, kind, tuple(hooks), tuple(skipped))
 

@@ -27,6 +27,11 @@ class Lease:
                    spec.micro_time("renewTime"), spec.integer("leaseDurationSeconds", 1, INT32),
                    spec.integer("leaseTransitions", 0, INT32, 0))
 
+    @staticmethod
+    def read_meta(raw: Any) -> Meta:
+        """Only the metadata: what guards a write to a Lease whose spec does not fit."""
+        return Meta.read(Cursor.of("Lease", raw), name_required=False)
+
     def version(self) -> str:
         """The resourceVersion an update or delete is guarded by; a Lease the server answers
         without one cannot be guarded, so it is unreadable for that purpose."""

@@ -44,11 +44,11 @@ class ContainerState:
 
     @classmethod
     def read(cls, state: Cursor) -> "ContainerState":
-        waiting = Waiting(state.mapping("waiting").string("reason"), state.mapping("waiting").string("message")) \
+        waiting = Waiting(state.mapping("waiting").text("reason"), state.mapping("waiting").text("message")) \
             if state.has("waiting") else None
         term = state.mapping("terminated")
-        terminated = Terminated(term.integer("exitCode", _INT32_MIN, INT32, 0), term.string("reason"),
-                                term.string("message")) if state.has("terminated") else None
+        terminated = Terminated(term.integer("exitCode", _INT32_MIN, INT32, 0), term.text("reason"),
+                                term.text("message")) if state.has("terminated") else None
         state.mapping("running")  # its type checked; only its presence is read
         return cls(waiting, state.has("running"), terminated)
 
@@ -88,7 +88,7 @@ class Pod:
         meta = Meta.read(obj, k8s_names=True)
         spec, status = obj.mapping("spec"), obj.mapping("status")
         return cls(meta, Container.read_all(spec, "containers"), Container.read_all(spec, "initContainers"),
-                   status.string("phase"), status.string("reason"), status.string("message"),
+                   status.string("phase"), status.text("reason"), status.text("message"),
                    Condition.read_all(status), ContainerStatus.read_all(status, "containerStatuses"),
                    ContainerStatus.read_all(status, "initContainerStatuses"))
 
@@ -130,7 +130,7 @@ class Event:
         ref, series = obj.mapping("involvedObject"), obj.mapping("series")
         return cls(Meta.read(obj, name_required=False),
                    ObjectRef(ref.string("kind"), ref.string("name"), ref.string("namespace"), ref.string("uid")),
-                   obj.string("reason"), obj.string("message"), obj.string("type"), obj.integer("count", 0, INT32, 0),
+                   obj.text("reason"), obj.text("message"), obj.string("type"), obj.integer("count", 0, INT32, 0),
                    obj.mapping("source").string("component") or obj.string("reportingComponent"),
                    obj.time("firstTimestamp"), obj.time("lastTimestamp"), obj.micro_time("eventTime"),
                    series.integer("count", 0, INT32, 0), series.micro_time("lastObservedTime"))

@@ -106,11 +106,12 @@ class Cursor:
         self.kind, self.name, self.data, self.path = kind, name, data, path
 
     @classmethod
-    def of(cls, kind: str, raw: Any) -> "Cursor":
-        """The top of an object, which must be a mapping."""
+    def of(cls, kind: str, raw: Any, name: str | None = None) -> "Cursor":
+        """The top of an object, which must be a mapping; `name`: for an answer that is no object
+        with metadata (the API server's /version), what messages call it."""
         if not isinstance(raw, dict):
-            raise Unreadable(kind, "", "the object", "a mapping", raw)
-        return cls(kind, object_name(raw), raw)
+            raise Unreadable(kind, name or "", "the object", "a mapping", raw)
+        return cls(kind, object_name(raw) if name is None else name, raw)
 
     def where(self, key: str | int) -> str:
         if isinstance(key, int):
@@ -121,9 +122,6 @@ class Cursor:
 
     def fail(self, key: str | int, expected: str, value: Any = _MISSING) -> Unreadable:
         return Unreadable(self.kind, self.name, self.where(key), expected, value)
-
-    def get(self, key: str) -> Any:
-        return self.data.get(key)
 
     def has(self, key: str) -> bool:
         return self.data.get(key) is not None
@@ -141,6 +139,11 @@ class Cursor:
             raise self.fail(key, expected or ("a non-empty string" if required else "a string"), value)
         return value
 
+    def text(self, key: str) -> str:
+        """Free text a server wrote (a message, a reason), as every message and report shows
+        server text: one printable line, credentials masked, cut at MESSAGE_LIMIT (safe_text.clean)."""
+        return clean(self.string(key))
+
     def integer(self, key: str, low: int, high: int, default: int | None = None) -> int | None:
         value = self.data.get(key)
         if value is None:
@@ -148,6 +151,13 @@ class Cursor:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise self.fail(key, f"an integer {low}..{high}", value)
         return value
+
+    def int_or_string(self, key: str, low: int, high: int, expected: str) -> int | str | None:
+        """An IntOrString (a port number or name): an integer low..high, or a string."""
+        value = self.data.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return self.integer(key, low, high)
+        return self.string(key, expected=expected) if value is not None else None
 
     def boolean(self, key: str, default: bool = False) -> bool:
         value = self.data.get(key)
@@ -178,6 +188,15 @@ class Cursor:
         if not isinstance(value, dict):
             raise self.fail(key, "a mapping", value)
         return Cursor(self.kind, self.name, value, self.where(key))
+
+    def items(self, key: str) -> list[Any]:
+        """A list whose items the caller reads one by one (each its own Cursor or line)."""
+        value = self.data.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(key, "a list of mappings", value)
+        return value
 
     def mappings(self, key: str) -> list["Cursor"]:
         """A list of mappings (empty when absent)."""

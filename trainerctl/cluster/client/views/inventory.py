@@ -29,7 +29,7 @@ class Entry:
 _ENTRY_TYPES = {f.name: (bool if f.type == "bool" else str) for f in fields(Entry)}
 _REQUIRED = ("api_version", "resource", "namespaced", "stage")
 # What the recorded source holds, by type (a newer trainerctl may record more: kept as it is).
-_SOURCE_STRINGS = ("url", "ref", "commit", "digest", "overlay", "trainer_version", "path", "file")
+_SOURCE_STRINGS = ("url", "ref", "commit", "digest", "overlay", "trainer_version", "path", "file", "channel")
 
 
 @dataclass(frozen=True)

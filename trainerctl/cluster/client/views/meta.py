@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
+from typing import Any
 
 from trainerctl.cluster.client.views.fields import DNS_LABEL, DNS_SUBDOMAIN, INT64, LABEL_NAME, SUBDOMAIN_NAME, Cursor
 
@@ -28,6 +29,7 @@ class Meta:
     owners: tuple[OwnerRef, ...] = ()
     deleting: bool = False  # deletionTimestamp is set
     created: _dt.datetime | None = None
+    finalizers: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, obj: Cursor, *, name_required: bool = True, k8s_names: bool = False) -> "Meta":
@@ -42,7 +44,8 @@ class Meta:
                    meta.string("namespace", rule=ns_rule, expected=DNS_LABEL if k8s_names else ""),
                    meta.string("uid"), meta.string("resourceVersion"),
                    meta.integer("generation", 0, INT64, 0), meta.string_map("labels"), meta.string_map("annotations"),
-                   owners, meta.time("deletionTimestamp") is not None, meta.time("creationTimestamp"))
+                   owners, meta.time("deletionTimestamp") is not None, meta.time("creationTimestamp"),
+                   meta.strings("finalizers"))
 
     @property
     def display(self) -> str:
@@ -62,7 +65,7 @@ class Condition:
 
     @classmethod
     def read_all(cls, status: Cursor) -> tuple["Condition", ...]:
-        return tuple(cls(c.string("type"), c.string("status"), c.string("reason"), c.string("message"),
+        return tuple(cls(c.string("type"), c.string("status"), c.text("reason"), c.text("message"),
                          c.time("lastTransitionTime")) for c in status.mappings("conditions"))
 
 
@@ -72,3 +75,8 @@ NO_CONDITION = Condition("", "")
 def condition(conditions: tuple[Condition, ...], type_: str) -> Condition:
     """The condition of that type, else an empty one."""
     return next((c for c in conditions if c.type == type_), NO_CONDITION)
+
+
+def meta_of(kind: str, raw: Any) -> Meta:
+    """The metadata of an object of any kind read as `kind` (one a command lists or made)."""
+    return Meta.read(Cursor.of(kind, raw))

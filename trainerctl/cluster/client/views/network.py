@@ -31,11 +31,7 @@ class Service:
         ports = []
         for p in spec.mappings("ports"):
             port = p.integer("port", 1, _PORT, 0)
-            target = p.get("targetPort")
-            if isinstance(target, int) and not isinstance(target, bool):
-                target = p.integer("targetPort", 1, _PORT)
-            else:
-                target = p.string("targetPort", expected="a port number or name")
+            target = p.int_or_string("targetPort", 1, _PORT, "a port number or name")
             ports.append(ServicePort(p.string("name"), port, str(target or port)))
         return cls(Meta.read(obj), spec.string_map("selector"), tuple(ports))
 

@@ -41,12 +41,7 @@ class HelmHandOver(Step):
         return None if ref.key in self.own_record else self.release.claim(ref, meta)
 
     def prepared(self, run: Run, planned: list[Planned]) -> None:
-        """Unreadable records are warnings; a hand-over needs --prune."""
-        say = run.session.progress.message
-        for line in self.facts.helm_unreadable:
-            say(f"warning: {line} (skipped: not read as a Helm release record)")
-        for line in (n for r in self.facts.helm_releases() for n in r.unreadable):
-            say(f"warning: {line} (its revision is not read; a hand-over still deletes the record)")
+        """A hand-over needs --prune (a record that does not fit was refused by the Helm check)."""
         state = self.facts.helm()
         if not state.present:
             return

@@ -2,8 +2,9 @@
 
 One action over the session (cluster/manager/session.py), as install's: `Verify(...).run(session)`
 returns a VerifyReport (result.py); the session says where Trainer is installed. The permissions the requested tiers need are asked first (permissions.py): a
-missing one stops verify before it creates anything. The tiers, one module each, run in order,
-and a tier whose link is broken stops the tiers that build on it:
+missing one stops verify before it creates anything. Then the installed controllers (controllers.py):
+one that does not work (no replica available, or its log names why) is the first broken link. The
+tiers, one module each, run in order, and a tier whose link is broken stops the tiers that build on it:
 - admission (admission.py): a dry-run TrainJob on every runtime reaches Trainer's webhooks;
 - reconcile (reconcile.py): the controller makes a suspended TrainJob's JobSet, JobSet admits it;
 - namespace (pods.py, with a job namespace): each runtime's pods would be admitted there;
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.trainer.verify import admission, consumers, permissions, pods, reconcile, run
+from trainerctl.cluster.trainer.verify import admission, consumers, controllers, permissions, pods, reconcile, run
 from trainerctl.cluster.trainer.verify.owned import Owned, sweep
 from trainerctl.cluster.trainer.verify.result import ERROR, FAIL, OK, WARN, Result, VerifyReport
 from trainerctl.cluster.trainer.verify.runtimes import default_runtime, find, forbidden_line, listed
@@ -42,7 +43,7 @@ class Verify:
         report.cleanup.extend(sweep(cluster, self.job_namespace))
         interrupted = False
         try:
-            self._tiers(cluster, report, owned)
+            self._tiers(cluster, session.namespace, report, owned)
             for result in consumers.check(cluster, session.namespace):
                 report.add(result)
         except KeyboardInterrupt:
@@ -53,10 +54,12 @@ class Verify:
             report.cleanup.extend(owned.cleanup(wait=not interrupted))
         return report
 
-    def _tiers(self, cluster: Cluster, report: VerifyReport, owned: Owned) -> None:
+    def _tiers(self, cluster: Cluster, installed_in: str, report: VerifyReport, owned: Owned) -> None:
         wanted = permissions.needs(self.job_namespace or owned.name("ns"), own_namespace=self.job_namespace is None,
                                    job_namespace=self.job_namespace is not None, run=self.run_job)
         if _failed(report, [permissions.check(cluster, wanted)], keep_ok=False):
+            return
+        if _failed(report, controllers.unhealthy(cluster, installed_in)):
             return
         unreadable: list[str] = []
         try:

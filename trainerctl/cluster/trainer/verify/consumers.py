@@ -1,27 +1,21 @@
 """Tier 5, consumers: what on the cluster uses Trainer, against the Trainer version each needs
-(trainerctl/data/consumers.yaml, with the upstream thread for each). Kueue is found from its
-Deployment (its version from the image tag); the Kubeflow SDK needs Trainer's public ConfigMap,
-where it looks for it, and readable by any authenticated user. A consumer that needs more is a
-warning with the version it needs; one verify cannot look for is a warning too: never a failure."""
+(trainerctl/data/consumers.yaml, read by trainer/consumers.py, which the preflight's `consumers`
+check reads too). Kueue is found from its Deployment (its version from the image tag); the
+Kubeflow SDK needs Trainer's public ConfigMap, where it looks for it, and readable by any
+authenticated user. A consumer that needs more is a warning with the version it needs; one verify
+cannot look for is a warning too: never a failure."""
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
-from trainerctl.cluster.client.views import ConfigMap, Deployment, Unreadable, read_each
-from trainerctl.cluster.client.views.fields import Cursor
+from trainerctl.cluster.client.views import ConfigMap, Unreadable
 from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.operations import access
+from trainerctl.cluster.trainer.consumers import below, kueue, table
 from trainerctl.cluster.trainer.floors import parse_version
 from trainerctl.cluster.trainer.verify.result import OK, WARN, Result
-from trainerctl.own_data import load_yaml
 
 TIER = "consumers"
-
-
-@lru_cache(maxsize=1)
-def table() -> dict:
-    return load_yaml("consumers.yaml")
 
 
 def check(cluster: Cluster, namespace: str) -> list[Result]:
@@ -58,32 +52,20 @@ def _configmap(cluster: Cluster, namespace: str, name: str) -> dict[str, str] | 
         return {}
 
 
-def _below(trainer: str, needed: str) -> bool:
-    have, want = parse_version(trainer), parse_version(needed)
-    return bool(have and want and have < want)
-
-
 def _kueue(cluster: Cluster, trainer: str) -> list[Result]:
-    entry = table()["kueue"]
     try:
-        items = cluster.items(object_path("apps", "v1", "deployments", None),
-                              query={"fieldSelector": f"metadata.name={entry['deployment']}"})
+        found = kueue(cluster)
     except ApiError as exc:
-        return [Result(TIER, "Kueue", WARN, f"cannot look for Kueue's Deployment {entry['deployment']}: {exc}")]
+        return [Result(TIER, "Kueue", WARN, f"cannot look for Kueue's Deployment {table()['kueue']['deployment']}: {exc}")]
     out = []
-    for dep in read_each(Deployment.read, items, []):
-        image = next((c.image for c in dep.containers if ":" in c.image.rsplit("/", 1)[-1]), "")
-        version = image.rsplit(":", 1)[1] if image else ""
-        floors = [f for f in entry["floors"] if parse_version(version) and
-                  parse_version(version) >= parse_version(f["kueue"])]
-        needs = max(floors, key=lambda f: parse_version(f["trainer"]), default=None)
-        what = f"Kueue {version or '(version unknown)'} ({dep.display})"
-        if needs and _below(trainer, needs["trainer"]):
-            out.append(Result(TIER, what, WARN, f"needs Trainer {needs['trainer']} or later, Trainer {trainer} is "
-                                                f"installed ({needs['thread']})"))
+    for consumer in found:
+        floor = consumer.floor
+        if consumer.too_new_for(trainer):
+            out.append(Result(TIER, consumer.label, WARN, f"needs Trainer {floor.trainer} or later, Trainer {trainer} "
+                                                          f"is installed ({floor.cited()})"))
         else:
-            out.append(Result(TIER, what, OK, f"Trainer {trainer or '(version unknown)'} is enough"
-                                              + (f" (it needs {needs['trainer']}: {needs['thread']})" if needs else "")))
+            out.append(Result(TIER, consumer.label, OK, f"Trainer {trainer or '(version unknown)'} is enough"
+                              + (f" (it needs {floor.trainer}: {floor.threads[0]})" if floor else "")))
     return out
 
 
@@ -91,7 +73,7 @@ def _sdk(cluster: Cluster, namespace: str, trainer: str) -> Result:
     sdk = table()["sdk"]
     what = f"Kubeflow SDK (ConfigMap {namespace}/{sdk['configmap']})"
     threads = ", ".join(sdk["threads"])
-    if _below(trainer, sdk["trainer"]):
+    if below(trainer, sdk["trainer"]):
         return Result(TIER, what, WARN, f"the SDK reads Trainer's version from a ConfigMap Trainer {sdk['trainer']} "
                                         f"adds; Trainer {trainer} is installed ({threads})")
     data = _configmap(cluster, namespace, sdk["configmap"])
@@ -111,11 +93,5 @@ def _sdk(cluster: Cluster, namespace: str, trainer: str) -> Result:
 def _authenticated_may_read(cluster: Cluster, namespace: str, name: str) -> bool | None:
     """Whether any authenticated user may get the ConfigMap (a SubjectAccessReview); None when
     verify may not ask."""
-    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": {
-        "user": "trainerctl-verify:any-user", "groups": ["system:authenticated"],
-        "resourceAttributes": {"namespace": namespace, "verb": "get", "resource": "configmaps", "name": name}}}
-    try:
-        answer = cluster.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", body=review)
-        return Cursor.of("SubjectAccessReview", answer).mapping("status").boolean("allowed")
-    except (ApiError, Unreadable):
-        return None
+    return access.subject_allowed(cluster, "trainerctl-verify:any-user", ("system:authenticated",),
+                                  access.Permission("get", "", "configmaps", namespace), name=name)

@@ -1,16 +1,25 @@
 """What the controllers say when something they should have done did not happen: the Warning
 events of an object, the last log lines of the pods behind a group's webhooks (the controller's
-own pods, found from its webhook Services), and a webhook call they report failing, explained."""
+own pods, found from its webhook Services), and a webhook call they report failing, explained.
+Before the tiers: the installed controller Deployments that do not work, each with its cause
+(its diagnosis, with what its log names: trainer/controller_log.py)."""
 
 from __future__ import annotations
 
 import json
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
-from trainerctl.cluster.client.views import Event, by_time, read_each
+from trainerctl.cluster.client.views import Deployment, Event, Unreadable, by_time, read_each
 from trainerctl.cluster.manager import diagnose
-from trainerctl.cluster.manager.wait import service_endpoint_ready
+from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager.objects import Ref
+from trainerctl.cluster.manager.wait import deployment_is_available, service_endpoint_ready
+from trainerctl.cluster.trainer import controller_log
 from trainerctl.cluster.trainer.verify import webhooks
+from trainerctl.cluster.trainer.verify.result import FAIL, Result
+from trainerctl.errors import TrainerctlError
+
+TIER = "controllers"
 
 LOG_LINES = 6  # the controller's lines a failure shows
 LINE_CHARS = 400  # of each (a JSON log line carries a stack trace)
@@ -78,3 +87,46 @@ def webhook_down(cluster: Cluster, group: str) -> webhooks.WebhookFailure | None
             return webhooks.WebhookFailure(f"of {group}", "", service=(namespace, name, port),
                                            cause=webhooks.NO_ENDPOINTS, explanation=why)
     return None
+
+
+def _rolled_out(dep: Deployment) -> bool:
+    """Every replica runs the current spec and is available. An older replica still available
+    does not count: the new spec is what the install put there, and the Service may no longer
+    select the old pods (a new release's labels), so webhooks fail while the Deployment says
+    Available."""
+    try:
+        return deployment_is_available(dep)[0]
+    except TrainerctlError:  # its rollout failed (ProgressDeadlineExceeded)
+        return False
+
+
+def unhealthy(cluster: Cluster, namespace: str) -> list[Result]:
+    """A failure for each controller Deployment of the install (its inventory's) that is not
+    rolled out and has none of its replicas available, or whose log names why (a stored object
+    it cannot decode, its configuration rejected, a permission it lacks). What verify may not
+    read is skipped: the tiers still say what breaks."""
+    try:
+        inventory = inv_mod.read(cluster, namespace)
+    except TrainerctlError:  # forbidden, or not fitting its view: the tiers go on without it
+        return []
+    if inventory is None:
+        return []
+    version = inventory.source.get("trainer_version")
+    explain = controller_log.explainer(cluster, version if isinstance(version, str) else "")
+    out = []
+    for key in sorted(inventory.entries):
+        ref = Ref.from_key(key)
+        if (ref.group, ref.kind) != ("apps", "Deployment"):
+            continue
+        try:
+            raw = cluster.get_or_none(object_path("apps", "v1", "deployments", ref.namespace, ref.name))
+            dep = Deployment.read(raw) if raw is not None else None
+        except (ApiError, Unreadable):
+            continue
+        if dep is None or _rolled_out(dep):
+            continue
+        diag = diagnose.deployment(cluster, ref.namespace, ref.name, explain_log=explain)
+        if diag.causes and (dep.status.available == 0 or any(c.kind == "log" for c in diag.causes)):
+            out.append(Result(TIER, diag.display, FAIL, f"not available: {diag.causes[0].text()}",
+                              diag.lines()[2:]))
+    return out

@@ -37,6 +37,7 @@ def needs(namespace: str, *, own_namespace: bool, job_namespace: bool, run: bool
             need("get", JOBSET_GROUP, "jobsets", "the reconcile tier (the suspended TrainJob's JobSet)")]
     if job_namespace:
         out += [need("delete", TRAINER_GROUP, "trainjobs", "deleting its TrainJobs"),
+                need("get", TRAINER_GROUP, "trainjobs", "deleting its TrainJobs (each read first: only verify's go)"),
                 need("create", "", "pods", "the namespace tier (a dry-run Pod per runtime)")]
     if run:
         out += [need("get", TRAINER_GROUP, "trainjobs", "the run tier (the TrainJob's phase)"),

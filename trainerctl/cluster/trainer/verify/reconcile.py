@@ -2,7 +2,8 @@
 must create its JobSet, and JobSet's webhooks must admit it, within the time-out: that proves the
 controller runs, watches, and reaches the API server, and that JobSet's half of the install
 works. Suspended, so no pod runs. A failure names which did not happen and what the controllers
-said about it (their Warning events and last log lines)."""
+said about it (their Warning events and last log lines), and the cause when the log names one
+(a permission the controller lacks: trainer/controller_log.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Unreadable
+from trainerctl.cluster.trainer import controller_log
 from trainerctl.cluster.trainer.verify import controllers, webhooks
 from trainerctl.cluster.trainer.verify.owned import TRAINER_GROUP, Owned
 from trainerctl.cluster.trainer.verify.result import ERROR, FAIL, OK, TIMEOUT, Result
@@ -70,5 +72,8 @@ def _not_created(cluster: Cluster, what: str, namespace: str, name: str, created
         down = controllers.webhook_down(cluster, TRAINER_GROUP)
         why = down.line() if down else "no pod backs Trainer's webhook Services"
         return Result(TIER, what, FAIL, f"{head}: the Trainer controller is not running: {why}", details)
+    said = controller_log.explainer(cluster)(lines)  # a permission it lacks, an object it cannot read
+    if said is not None:
+        return Result(TIER, what, FAIL, f"{head}: {said.message}", details)
     return Result(TIER, what, TIMEOUT, f"{head}: the Trainer controller ({', '.join(pods)}) did not create it "
                                        "(its events and last log lines follow)", details)

@@ -8,10 +8,10 @@ time-out, which beats an error: the first is what to fix.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from trainerctl.errors import EXIT_FAILED, EXIT_OK, EXIT_PREFLIGHT, EXIT_TIMEOUT
+from trainerctl.serialize import json_text, yaml_text
 
 OK, WARN, FAIL, TIMEOUT, ERROR = "ok", "warn", "fail", "timeout", "error"
 _EXIT = ((FAIL, EXIT_FAILED), (TIMEOUT, EXIT_TIMEOUT), (ERROR, EXIT_PREFLIGHT))
@@ -67,12 +67,10 @@ class VerifyReport:
                 "results": [r.to_dict() for r in self.results], "cleanup": self.cleanup}
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
+        return json_text(self.to_dict())
 
     def to_yaml(self) -> str:
-        import yaml
-
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        return yaml_text(self.to_dict())
 
     def text(self) -> str:
         lines = []
