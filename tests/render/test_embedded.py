@@ -215,7 +215,7 @@ def test_any_change_to_the_copy_is_refused(embedded_copy, tmp_path_factory, chan
 
 def test_status_names_the_embedded_copy():
     from trainerctl.cluster.install import source_dict
-    from trainerctl.cluster.status import _source_line
+    from trainerctl.cluster.trainer.status_report import _source_line
     from trainerctl.render.options import SourceInfo
 
     info = SourceInfo(URL, REF, COMMIT, pinned_digest(COMMIT), "rhoai", "2.3.0", embedded=True, channel="stable")

@@ -17,27 +17,6 @@ from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, TrainerctlError, Wait
 from trainerctl.settings import Settings
 
 
-def hand_over_namespace(api, s: Settings) -> str | None:
-    """For a hand-over with no namespace from -n or trainerctl.yaml: where the Go operator installed
-    Trainer (its CR's spec.appNamespace), or the namespace of the one Helm release of the
-    kubeflow-trainer chart; None to keep the settings'."""
-    if s.is_set("namespace"):
-        return None
-    if s.take_over_operator:
-        from trainerctl.cluster.trainer import go_operator
-
-        return go_operator.OperatorState(cr=go_operator.read_cr(api)).app_namespace
-    if s.take_over_helm:
-        from trainerctl.cluster.operations import helm
-        from trainerctl.cluster.trainer.helm_handover import trainer_releases
-
-        skipped: list[str] = []
-        found = {r.namespace for r in trainer_releases(helm.find_releases(api, s.namespace, skipped),
-                                                         unreadable=skipped).releases}
-        return found.pop() if len(found) == 1 else None
-    return None
-
-
 @command("install")
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "dry_run", "wait", "timeout", "output",
        "force_conflicts", "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager",
@@ -47,31 +26,25 @@ def install_cmd(s: Settings) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
     and a revision in the install history."""
     from trainerctl.cli.options import install_options, registries_for, session
-    from trainerctl.cli.output import check_output, emit, run_failed
+    from trainerctl.cli.output import check_output, report_install
     from trainerctl.cli.target import read_first, target
-    from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.install import RunFailed
+    from trainerctl.cli.verify_cmd import verify_after
+    from trainerctl.cluster.trainer.handover_namespace import handover_namespace
 
     output = check_output(s.output)
     registries = registries_for(s, s.check_images, "--check-images")
     given = read_first(s)
-    api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
-    goal = target(api, s, given, hand_over_namespace(api, s))
+    on = session(s)
+    found = None if s.is_set("namespace") else handover_namespace(
+        on, take_over_operator=s.take_over_operator, take_over_helm=s.take_over_helm)
+    goal = target(on.cluster, s, given, found)
     if registries is not None:
         from trainerctl.images.pinning import require_images
 
         require_images(goal.objects, registries)
-    try:
-        on = session(s, api, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
-        report = install_options(s, recipe=goal.recipe).run(on, goal.objects, goal.source)
-    except RunFailed as exc:
-        run_failed(exc, output)
-        raise
-    emit(report, output)
-    if s.verify and not s.dry_run:
-        from trainerctl.cli.verify_cmd import run_verify
-
-        run_verify(api, s, goal.namespace)
+    on = session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
+    report_install(lambda: install_options(s, recipe=goal.recipe).run(on, goal.objects, goal.source), output,
+                   verify_after(s, on))
 
 
 @command("uninstall")
@@ -81,12 +54,11 @@ def uninstall_cmd(s: Settings) -> None:
     delete the install history unless --keep-history."""
     from trainerctl.cli.options import session, uninstall_options
     from trainerctl.cli.output import check_output, emit
-    from trainerctl.cluster.client.client import connect
 
     output = check_output(s.output)
-    api = connect(s.kubeconfig, s.context)
+    on = session(s, progress_of=0)
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
-    report = uninstall_options(s).run(session(s, api, progress_of=0), confirm)
+    report = uninstall_options(s).run(on, confirm)
     emit(report, output)
     if report.failed:
         raise TrainerctlError(f"{len(report.failed)} object(s) could not be deleted: {report.failed[0].display}: "
@@ -101,14 +73,13 @@ def diff_cmd(s: Settings) -> None:
     from trainerctl.cli.output import errors_above_one, verbatim
     from trainerctl.cli.options import session
     from trainerctl.cli.target import read_first, target
-    from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.diff import Diff
 
     def compare():
         given = read_first(s)
-        api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
-        goal = target(api, s, given)
-        return Diff().run(session(s, api, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects)
+        on = session(s)
+        goal = target(on.cluster, s, given)
+        return Diff().run(session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects)
 
     result = errors_above_one(compare)
     verbatim(result.text())  # YAML made by serialize: escaped, masked, whole as kubectl diff shows it
@@ -131,14 +102,13 @@ def status_cmd(s: Settings) -> None:
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
     from trainerctl import ui
     from trainerctl.cli.options import session
-    from trainerctl.cli.output import check_output, emit_data
+    from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import load_file
-    from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.status import Status, not_ready_line, status_text
+    from trainerctl.cluster.status import Status
 
     output = check_output(s.output)
     objects = load_file(s.filename) if s.filename else None
-    api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
+    on = session(s)
     seen: list[str] = []
 
     def on_wait(ready: dict) -> None:
@@ -146,13 +116,12 @@ def status_cmd(s: Settings) -> None:
             seen.append(ready["reason"])
             ui.info(f"waiting for Ready: {ready['reason']}: {ready['message']}")
 
-    st = Status(objects, s.timeout if s.wait else None, on_wait).run(session(s, api))
-    ready = st["ready"]
-    emit_data(st, status_text, output)
-    if not ready:
+    st = Status(objects, s.timeout if s.wait else None, on_wait).run(on)
+    emit(st, output)
+    if not st.ready:
         if s.wait:
-            raise WaitTimeout(f"timed out after {s.timeout:g}s: {not_ready_line(st)}")
-        raise TrainerctlError(not_ready_line(st), EXIT_FAILED)
+            raise WaitTimeout(f"timed out after {s.timeout:g}s: {st.not_ready_line()}")
+        raise TrainerctlError(st.not_ready_line(), EXIT_FAILED)
 
 
 @command("check")
@@ -167,21 +136,19 @@ def check_cmd(s: Settings) -> None:
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.check import Check
-    from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.install import source_dict
 
     output = check_output(s.output)
     registries = registries_for(s, s.images_check, "--images")
     given = read_first(s)
-    api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
-    goal = target(api, s, given)
+    on = session(s)
+    goal = target(on.cluster, s, given)
     images_step = None
     if registries is not None:
         from trainerctl.images.pinning import image_check
 
         images_step = image_check(registries)
     report = Check(install_options(s), images_step, s.job_namespace).run(
-        session(s, api, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects, source_dict(goal.source))
+        session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects, goal.source)
     emit(report, output)
     if report.failed:
         first = report.failed[0]
@@ -195,21 +162,12 @@ def check_cmd(s: Settings) -> None:
 def support_bundle_cmd(s: Settings) -> None:
     """Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
     our objects (no Secret values), events, controller logs, CRD versions, workload counts, nodes."""
-    import dataclasses
-    import json
-
     from trainerctl import ui
     from trainerctl.cli.options import session
     from trainerctl.cli.output import verbatim
-    from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.status import Status
     from trainerctl.cluster.support_bundle import SupportBundle
 
-    on = session(s, connect(s.kubeconfig, s.context))
-
-    def status(part) -> dict:  # the status part's own connection, with its deadline
-        return json.loads(json.dumps(Status().run(dataclasses.replace(on, cluster=part))))
-
-    written = SupportBundle(status, s.output_file).run(on)
+    written = SupportBundle(Status(), s.output_file).run(session(s))
     ui.info(written.line())
     verbatim(written.path + "\n")

@@ -37,15 +37,26 @@ def render_options(s: Settings, **found: Any):
     return s.options_for(RenderOptions, manager=manager, images=images, origins=origins, **found)
 
 
-def session(s: Settings, api, *, namespace: str | None = None, owner_label=None, progress_of: int | None = None):
-    """The session a cluster command's action runs over (manager/session.py): the namespace and
-    ownership label of the settings unless the target found others (a hand-over's namespace, the
-    label a render was made with); progress shown for `progress_of` objects (install, uninstall)."""
+def session(s: Settings, api=None, *, namespace: str | None = None, owner_label=None, progress_of: int | None = None):
+    """The session a cluster command's action runs over (manager/session.py): a connection to the
+    settings' cluster (`api`: one made already), the namespace and ownership label of the settings
+    unless the target found others (a hand-over's namespace, the label a render was made with);
+    progress shown for `progress_of` objects (install, uninstall)."""
     from trainerctl.cluster.manager.session import Session
+
+    if api is None:
+        from trainerctl.cluster.client.client import connect
+
+        api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
+    return Session(api, namespace or s.namespace, owner_label or s.owner_label, s.field_manager,
+                   progress(progress_of or 0, enabled=progress_of is not None))
+
+
+def progress(total: int, *, enabled: bool = True):
+    """Where a run's progress goes (trainerctl.ui)."""
     from trainerctl.ui import Progress
 
-    shown = Progress(progress_of or 0, enabled=progress_of is not None)
-    return Session(api, namespace or s.namespace, owner_label or s.owner_label, s.field_manager, shown)
+    return Progress(total, enabled=enabled)
 
 
 def install_options(s: Settings, **extra: Any):
@@ -54,6 +65,25 @@ def install_options(s: Settings, **extra: Any):
     from trainerctl.upgrade import guard
 
     return s.options_for(Install, **{"upgrade_guard": guard, **extra})
+
+
+def rollback_action(s: Settings, revision: int | None, show_diff):
+    """The Rollback action: the install it runs, and the source named for it on the command line
+    (never trainerctl.yaml's, which names what `install` installs); a channel names a pinned
+    source. With --dry-run it gives `show_diff` the diff first."""
+    from trainerctl.cluster.diff import Diff
+    from trainerctl.cluster.rollback import Rollback
+    from trainerctl.render.recipe import Named
+    from trainerctl.source import pins
+
+    given = s.command_line
+    chosen = pins.channel(s.channel) if "channel" in given else None
+    named = Named(source_url=chosen.url if chosen else s.source_url if "source" in given else None,
+                  source_path=s.source_path if "source" in given else None,
+                  ref=chosen.ref if chosen else s.ref if "ref" in given else None,
+                  remote_mirrors=tuple(s.remote_mirrors), owner_label=s.owner_label)
+    return Rollback(install_options(s), revision, named, s.cache_dir, s.offline, preview=Diff(),
+                    show_diff=show_diff, progress=progress)
 
 
 def registry_settings(s: Settings):

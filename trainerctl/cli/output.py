@@ -11,7 +11,7 @@ them masks once more, line by line (trainerctl.stdio).
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import Any, Callable, TextIO
 
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
 from trainerctl.safe_text import terminal
@@ -37,18 +37,6 @@ def emit(report, output: str) -> None:
         show(report.text())
 
 
-def emit_data(data: dict, text, output: str) -> None:
-    """A report held as a mapping (status): JSON or YAML of it, else `text(data)`."""
-    from trainerctl.serialize import json_text, yaml_text
-
-    if output == "json":
-        sys.stdout.write(json_text(data))
-    elif output == "yaml":
-        sys.stdout.write(yaml_text(data))
-    else:
-        show(text(data))
-
-
 def show(text: str, stream: TextIO | None = None) -> None:
     """Text built from a server's data (a report, a diff) on stdout, or `stream`."""
     (stream or sys.stdout).write(terminal(text))
@@ -58,6 +46,22 @@ def verbatim(text: str) -> None:
     """What trainerctl made itself on stdout, byte for byte: a render, a build, a completion
     script, a path."""
     sys.stdout.write(text)
+
+
+def report_install(run: Callable[[], Any], output: str, then: Callable[[], None] | None = None) -> None:
+    """The one tail of `install` and `rollback`: `run()` (the action's run), its report on stdout
+    (when it failed, what run_failed prints before the error line), then `then` (verify's tiers,
+    when asked for)."""
+    from trainerctl.cluster.manager.report import RunFailed
+
+    try:
+        report = run()
+    except RunFailed as exc:
+        run_failed(exc, output)
+        raise
+    emit(report, output)
+    if then is not None:
+        then()
 
 
 def run_failed(exc, output: str) -> None:

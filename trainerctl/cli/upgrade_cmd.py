@@ -21,18 +21,19 @@ def upgrade_check(s: Settings) -> None:
     """
     from trainerctl import ui
     from trainerctl.cli.output import SUMMARY_FORMATS, check_output, emit, errors_above_one
+    from trainerctl.cli.options import session
     from trainerctl.cli.target import read_first, target
-    from trainerctl.cluster.client.client import connect
-    from trainerctl.upgrade import check_cluster, migrated_dir
+    from trainerctl.cluster.upgrade_check import UpgradeCheck
+    from trainerctl.upgrade import migrated_dir
 
     output = check_output(s.output, SUMMARY_FORMATS)
     folder = migrated_dir.check_dir(s.write_migrated) if s.write_migrated is not None else None
 
     def check():
         given = read_first(s)
-        api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
-        goal = target(api, s, given)
-        return check_cluster(api, goal.objects, owner_label=goal.owner_label)
+        on = session(s)
+        goal = target(on.cluster, s, given)
+        return UpgradeCheck().run(session(s, on.cluster, owner_label=goal.owner_label), goal.objects)
 
     report = errors_above_one(check)
     emit(report, output)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+from typing import Callable
 
 from trainerctl.cli import command
 from trainerctl.cli.flags import CLUSTER, takes
@@ -29,25 +29,31 @@ def verify_cmd(s: Settings) -> None:
     """
     from trainerctl.cli.options import session
     from trainerctl.cli.output import check_output, emit
-    from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.trainer.verify import Verify
 
     output = check_output(s.output)
-    report = s.options_for(Verify, run_job=s.run).run(session(s, connect(s.kubeconfig, s.context)))
+    report = s.options_for(Verify, run_job=s.run).run(session(s))
     emit(report, output)
     if report.exit_code:
         raise TrainerctlError(report.error_line(), report.exit_code)
 
 
-def run_verify(api, s: Settings, namespace: str) -> None:
-    """`install --verify`: the default tiers after the install, their lines on stderr (stdout holds
-    the install's report), their exit codes."""
-    from trainerctl import ui
-    from trainerctl.cli.options import session
-    from trainerctl.cluster.trainer.verify import Verify
+def verify_after(s: Settings, on) -> Callable[[], None] | None:
+    """`install --verify`, `rollback`: the default tiers after the run over its session's cluster
+    and namespace, their lines on stderr (stdout holds the run's report), their exit codes; None
+    when not asked for (or a dry-run)."""
+    if not s.verify or s.dry_run:
+        return None
 
-    report = s.options_for(Verify, run_job=False).run(session(s, api, namespace=namespace))
-    for line in report.text().splitlines():
-        ui.info(line)
-    if report.exit_code:
-        raise TrainerctlError(report.error_line(), report.exit_code)
+    def verify() -> None:
+        from trainerctl import ui
+        from trainerctl.cli.options import session
+        from trainerctl.cluster.trainer.verify import Verify
+
+        report = s.options_for(Verify, run_job=False).run(session(s, on.cluster, namespace=on.namespace))
+        for line in report.text().splitlines():
+            ui.info(line)
+        if report.exit_code:
+            raise TrainerctlError(report.error_line(), report.exit_code)
+
+    return verify

@@ -10,10 +10,11 @@ asked for everything an install may do, not only what this one would change.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.manager.plan import ensure_namespace
+from trainerctl.cluster.manager.report import source_dict
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer import checklist
 from trainerctl.cluster.trainer.options import InstallOptions
@@ -65,7 +66,9 @@ class Check:
     image_check: Callable[[list[dict]], list[str]] | None = None
     job_namespace: str | None = None
 
-    def run(self, session: Session, objects: list[dict], source: dict) -> CheckReport:
+    def run(self, session: Session, objects: list[dict], source: Any = None) -> CheckReport:
+        """`source`: what the objects were rendered from (a SourceInfo, or -f's mapping)."""
+        source = source_dict(source)
         report = CheckReport(session.namespace)
         found = report.findings
         if self.image_check is not None:  # first: it needs no cluster, so no cluster finding below can hide it

@@ -1,14 +1,14 @@
-"""`history`: the revisions the install history holds (operations/history.py), oldest first,
-as a table or as JSON. A record that does not fit its view is one `unreadable ...` line and is
-left out; the rest are listed."""
+"""`history`: the History action (Helm's action.History): the revisions the install history holds
+(operations/history.py), oldest first, as a table, JSON or YAML. A record that does not fit its
+view is one `unreadable ...` line and is left out; the rest are listed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.client.views import HistoryRecord
 from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import history
 from trainerctl.safe_text import bounded, clean
 from trainerctl.serialize import json_text, yaml_text
@@ -45,7 +45,7 @@ def source_text(source: dict) -> str:
 
 
 @dataclass
-class History:
+class HistoryReport:
     namespace: str
     revisions: list[dict] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
@@ -71,14 +71,19 @@ class History:
                        for row in rows)
 
 
-def read_history(cluster: Cluster, namespace: str) -> History:
-    """Every readable revision; the newest is `deployed` while Trainer is installed (an inventory
-    is there), `uninstalled` once uninstall kept the history; older ones are `superseded`."""
-    out = History(namespace)
-    records = history.read_all(cluster, namespace, out.unreadable)
-    installed = inv_mod.read(cluster, namespace) is not None if records else False
-    for i, record in enumerate(records):
-        newest = i == len(records) - 1
-        status = ("deployed" if installed else "uninstalled") if newest else "superseded"
-        out.revisions.append(record_dict(record, status))
-    return out
+@dataclass(frozen=True)
+class History:
+    """The history action: every readable revision of the session's namespace; the newest is
+    `deployed` while Trainer is installed (an inventory is there), `uninstalled` once uninstall kept
+    the history; older ones are `superseded`."""
+
+    def run(self, session: Session) -> HistoryReport:
+        cluster, namespace = session.cluster, session.namespace
+        out = HistoryReport(namespace)
+        records = history.read_all(cluster, namespace, out.unreadable)
+        installed = inv_mod.read(cluster, namespace) is not None if records else False
+        for i, record in enumerate(records):
+            newest = i == len(records) - 1
+            status = ("deployed" if installed else "uninstalled") if newest else "superseded"
+            out.revisions.append(record_dict(record, status))
+        return out

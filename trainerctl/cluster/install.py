@@ -5,11 +5,10 @@ apply, prune, record). Everything is read after the lock is taken (a `--dry-run`
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from trainerctl.cluster.manager.report import Report, RunFailed
+from trainerctl.cluster.manager.report import Report, RunFailed, source_dict
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import lock
 from trainerctl.cluster.trainer.options import InstallOptions
@@ -42,10 +41,3 @@ class Install(InstallOptions):
         with held:
             return installer.run(held)
 
-
-def source_dict(source: Any) -> dict:
-    if source is None:
-        return {}
-    if dataclasses.is_dataclass(source):
-        return {k: v for k, v in dataclasses.asdict(source).items() if v not in (None, "")}
-    return dict(source)

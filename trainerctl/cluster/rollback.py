@@ -1,4 +1,5 @@
-"""`rollback`: install a recorded revision again, as `helm rollback` does.
+"""`rollback`: the Rollback action, which installs a recorded revision again, as `helm rollback`
+does.
 
 Which revision (default: the one before the newest), checked before anything is rendered; the
 render of it checked against what was recorded (the same tree digest and commit, or refused);
@@ -11,18 +12,66 @@ revision (`rollback to N`).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.client.views import HistoryRecord
+from trainerctl.cluster.manager.report import Report, source_dict
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import history
+from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.stored_versions import refuse_dropped
 from trainerctl.errors import InputError, TrainerctlError
+from trainerctl.render.pipeline import render
+from trainerctl.render.recipe import Named, options_from
+from trainerctl.ui import Progress
 
 
 @dataclass(frozen=True)
 class Rollback:
+    """The rollback action: `install`, the Install action (its options as the command was given
+    them; no cluster action imports another) that installs the revision; `revision`, which one
+    (None: the one before the newest); `named`, the source the user named for it (render/recipe.py);
+    `cache_dir` and `offline` for its render. With --dry-run, `show_diff(result)` is given what
+    `preview` (the Diff action) finds, before the install's progress starts; `progress(n)` makes the
+    progress of the install's n objects once the render is known."""
+
+    install: InstallOptions  # an Install: InstallOptions with its run(session, objects, source)
+    revision: int | None = None
+    named: Named = Named()
+    cache_dir: str | None = None
+    offline: bool = False
+    preview: Any = None  # the Diff action: run(session, objects) -> DiffResult
+    show_diff: Callable[[Any], None] | None = None
+    progress: Callable[[int], Progress] = lambda n: Progress(n, enabled=False)
+
+    def __post_init__(self) -> None:
+        if self.revision is not None and not 1 <= self.revision <= history.MAX_REVISION:
+            raise InputError(f"REVISION {self.revision}: expected a revision number 1..{history.MAX_REVISION}")
+
+    def run(self, session: Session) -> Report:
+        """Raises RunFailed (with .report) as Install does, InputError when there is nothing to go
+        back to or the record names what the user must name first."""
+        back = choose(session.cluster, session.namespace, self.revision)
+        rendered = render(options_from(back.target.source, back.target.render, what=back.what,
+                                       namespace=session.namespace, named=self.named, cache_dir=self.cache_dir,
+                                       offline=self.offline))
+        source = source_dict(rendered.source)
+        check_render(back, source)
+        on = dataclasses.replace(session, namespace=rendered.namespace, owner_label=rendered.owner_label)
+        if self.install.dry_run and self.show_diff is not None and self.preview is not None:
+            self.show_diff(self.preview.run(on, rendered.objects))
+        on = dataclasses.replace(on, progress=self.progress(len(rendered.objects)))
+        action = dataclasses.replace(self.install, recipe=back.target.render, rollback_to=back.target.revision,
+                                     upgrade_guard=guard(self.install.upgrade_guard, back,
+                                                         self.install.allow_breaking))
+        return action.run(on, rendered.objects, source)
+
+
+@dataclass(frozen=True)
+class Revision:
     """The revision to go back to, and the newest one (what is installed now)."""
 
     namespace: str
@@ -34,7 +83,7 @@ class Rollback:
         return f"revision {self.target.revision}"
 
 
-def choose(cluster: Cluster, namespace: str, revision: int | None) -> Rollback:
+def choose(cluster: Cluster, namespace: str, revision: int | None) -> Revision:
     """The revision asked for, or the one before the newest; one line when there is none."""
     there = history.revisions(cluster, namespace)
     if not there:
@@ -45,10 +94,10 @@ def choose(cluster: Cluster, namespace: str, revision: int | None) -> Rollback:
             raise InputError(f"nothing to roll back to: the install history of namespace {namespace} holds "
                              f"revision {there[0]} only (name a revision to install it again)")
         revision = there[-2]
-    return Rollback(namespace, history.read(cluster, namespace, revision), there[-1])
+    return Revision(namespace, history.read(cluster, namespace, revision), there[-1])
 
 
-def check_render(rollback: Rollback, source: dict) -> None:
+def check_render(rollback: Revision, source: dict) -> None:
     """The render of the recorded source is the one recorded: the same tree digest (and commit),
     else refused (exit 1): what it would install is not what that revision installed."""
     recorded = rollback.target.source
@@ -60,7 +109,7 @@ def check_render(rollback: Rollback, source: dict) -> None:
                                   "source you want explicitly instead")
 
 
-def guard(upgrade_guard: Callable[..., Any] | None, rollback: Rollback, allow_breaking: bool) -> Callable[..., Any]:
+def guard(upgrade_guard: Callable[..., Any] | None, rollback: Revision, allow_breaking: bool) -> Callable[..., Any]:
     """The install's guard for this rollback (run under the install lock, before any write)."""
     def run(cluster, objects, **kwargs):
         if not allow_breaking:

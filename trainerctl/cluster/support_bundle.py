@@ -5,10 +5,10 @@ written whatever the cluster answers."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
-from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer import support
 
@@ -27,14 +27,18 @@ class Written:
 
 @dataclass(frozen=True)
 class SupportBundle:
-    """The support-bundle action: `status(cluster)` is what `trainerctl status -o json` prints
-    (given the connection with the status part's deadline); `output_file` None: named by its root."""
+    """The support-bundle action: `status`, the Status action (no cluster action imports another),
+    whose report is what `trainerctl status -o json` prints, run over the session with the status
+    part's own connection (its deadline); `output_file` None: named by its root."""
 
-    status: Callable[[Cluster], dict]
+    status: Any  # the Status action: run(session) -> a report with to_dict()
     output_file: str | None = None
 
     def run(self, session: Session) -> Written:
-        bundle = support.collect(session.cluster, session.namespace, status=self.status)
+        def status(part) -> dict:
+            return self.status.run(dataclasses.replace(session, cluster=part)).to_dict()
+
+        bundle = support.collect(session.cluster, session.namespace, status=status)
         path = self.output_file or f"{bundle.root}.tar.gz"
         bundle.write(path)
         return Written(path, len(bundle.files), list(bundle.unreadable))

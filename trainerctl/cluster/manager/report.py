@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.errors import TrainerctlError
@@ -134,3 +136,13 @@ class RunFailed(TrainerctlError):
         self.report = report
         self.upgrade_report = None  # the blocking upgrade report, for the CLI to print
         self.diagnoses: list = []  # manager/diagnose.py Diagnosis per object a wait gave up on
+
+
+def source_dict(source: Any) -> dict:
+    """What a run installs from, as its report and record hold it: a render's SourceInfo (its
+    empty fields left out), or the mapping -f FILE gave."""
+    if source is None:
+        return {}
+    if dataclasses.is_dataclass(source):
+        return {k: v for k, v in dataclasses.asdict(source).items() if v not in (None, "")}
+    return dict(source)
