@@ -81,7 +81,8 @@ def test_an_actions_options_are_taken_from_the_settings_by_name():
     from trainerctl.cluster.uninstall import UninstallOptions
     from trainerctl.render.options import RenderOptions
 
-    not_settings = {RenderOptions: {"env"}, InstallOptions: {"legacy_managers", "upgrade_guard", "recipe", "rollback_to"},
+    not_settings = {RenderOptions: {"env"}, InstallOptions: {"legacy_managers", "upgrade_guard", "recipe", "rollback_to",
+                                                                       "image_check"},
                     UninstallOptions: set()}
     for kind, extra in not_settings.items():
         names = {f.name for f in dataclasses.fields(kind) if f.init}
@@ -248,3 +249,19 @@ def test_a_variable_is_named_as_itself(tmp_path_factory, value):
     else:
         assert result == (value or None)
     assert list(directory.iterdir()) == [empty]  # a check looks, it never makes the directory
+
+
+def test_the_image_check_is_one_setting_spelled_per_command():
+    """`install --check-images` and `check --images` ask for one check (the checklist's `images`):
+    one setting, each command's flag as its users know it, and messages name the flag as given."""
+    import typer.main
+
+    from trainerctl.cli import full_app
+
+    commands = typer.main.get_command(full_app()).commands
+    flags = {name: {opt: p.name for p in commands[name].params for opt in p.opts} for name in ("install", "check")}
+    assert flags["install"]["--check-images"] == flags["check"]["--images"] == "check_images"
+    assert "--images" not in flags["install"] and "--check-images" not in flags["check"]
+    assert not hasattr(Settings(), "images_check")
+    for command, flag in (("install", "--check-images"), ("check", "--images")):
+        assert build({"check_images": True}, files=False, command=command).where("check_images") == flag

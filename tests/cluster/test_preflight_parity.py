@@ -50,9 +50,10 @@ def objects() -> list[dict]:
     return kubeflow_objects("v2.3.0")
 
 
-def _both(cluster, objects: list[dict], namespace: str, source: dict = SOURCE):
-    """(install's refusal, check's report): install as a CI step would run it, check after it."""
-    options = InstallOptions(upgrade_guard=guard, lock_timeout=1, wait=False)
+def _both(cluster, objects: list[dict], namespace: str, source: dict = SOURCE, **asked):
+    """(install's refusal, check's report): install as a CI step would run it, check after it;
+    `asked`: more of the install's options (the image check)."""
+    options = InstallOptions(upgrade_guard=guard, lock_timeout=1, wait=False, **asked)
     with pytest.raises(RunFailed) as refused:
         install(objects, cluster=cluster, namespace=namespace, source=source, options=options)
     report = Check(options).run(Session(cluster, namespace, DEFAULT_OWNER_LABEL, FIELD_MANAGER), objects, source)
@@ -195,4 +196,42 @@ def test_a_held_lock_is_refused_by_both(test_cluster, objects):
     ns = _namespace("lock")
     with lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
         refusal, report = _both(cluster, objects, ns)
+    _assert_same(refusal, report, "lock", EXIT_TIMEOUT)
+
+
+class _MissingImage:
+    """The checklist's image check (images.pinning.ImageCheck) as a registry that lacks one image answers it."""
+
+    flag = "--check-images"
+
+    def __init__(self):
+        self.asked: list[list[dict]] = []
+
+    def __call__(self, objects: list[dict]) -> list[str]:
+        self.asked.append(objects)
+        return ["missing: registry.example/trainer:gone: not found at registry.example (used by Deployment x)"]
+
+
+def test_a_missing_image_is_refused_by_both_before_the_lock(test_cluster, objects):
+    """The image check is a check of the one list: install (--check-images) and check (--images)
+    refuse with the same line and code; it reads no cluster, so install asks it before the lock,
+    and a held lock hides it from neither."""
+    cluster = connect(str(test_cluster.admin_kubeconfig))
+    ns = _namespace("images")
+    images = _MissingImage()
+    with lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
+        refusal, report = _both(cluster, objects, ns, image_check=images)
+    _assert_same(refusal, report, "images", EXIT_PREFLIGHT)
+    assert str(refusal).startswith("--check-images: 1 image(s) missing or not checkable: missing: registry.example")
+    assert report.findings[0].check == "images" and report.findings[0].details == images(objects)
+    assert [f.check for f in report.failed] == ["images", "lock"]  # check goes on and lists the lock too
+    assert len(images.asked) == 3  # once each, and once above
+
+
+def test_no_image_check_unless_asked(test_cluster, objects):
+    cluster = connect(str(test_cluster.admin_kubeconfig))
+    ns = _namespace("noimages")
+    with lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
+        refusal, report = _both(cluster, objects, ns)
+    assert "images" not in [f.check for f in report.findings]
     _assert_same(refusal, report, "lock", EXIT_TIMEOUT)

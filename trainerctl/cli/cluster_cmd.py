@@ -25,25 +25,22 @@ from trainerctl.settings import Settings
 def install_cmd(s: Settings) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
     and a revision in the install history."""
-    from trainerctl.cli.options import install_options, registries_for, session
+    from trainerctl.cli.options import image_check, install_options, session
     from trainerctl.cli.output import check_output, report_install
     from trainerctl.cli.target import read_first, target
     from trainerctl.cli.verify_cmd import verify_after
     from trainerctl.cluster.trainer.handover_namespace import handover_namespace
 
     output = check_output(s.output)
-    registries = registries_for(s, s.check_images, "--check-images")
+    images = image_check(s, "install")
     given = read_first(s)
     on = session(s)
     found = None if s.is_set("namespace") else handover_namespace(
         on, take_over_operator=s.take_over_operator, take_over_helm=s.take_over_helm)
     goal = target(on.cluster, s, given, found)
-    if registries is not None:
-        from trainerctl.images.pinning import require_images
-
-        require_images(goal.objects, registries)
     on = session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
-    report_install(lambda: install_options(s, recipe=goal.recipe).run(on, goal.objects, goal.source), output,
+    action = install_options(s, recipe=goal.recipe, image_check=images)
+    report_install(lambda: action.run(on, goal.objects, goal.source), output,
                    verify_after(s, on))
 
 
@@ -126,28 +123,23 @@ def status_cmd(s: Settings) -> None:
 
 @command("check")
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "output", "prune", "field_manager",
-       "allow_breaking", "images_check", "job_namespace")
+       "allow_breaking", "check_images", "job_namespace")
 def check_cmd(s: Settings) -> None:
     """Every check install makes before applying, all listed: the lock, the cluster, versions, JobSet,
     the Go operator, Helm, permissions, the upgrade check, with --images the images, with
     --job-namespace whether that namespace admits each runtime's pods; exit 0 when install may go
     ahead, else install's code for its first refusal (3; 4 for a held lock)."""
-    from trainerctl.cli.options import install_options, registries_for, session
+    from trainerctl.cli.options import image_check, install_options, session
     from trainerctl.cli.output import check_output, emit
     from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.check import Check
 
     output = check_output(s.output)
-    registries = registries_for(s, s.images_check, "--images")
+    images = image_check(s, "check")
     given = read_first(s)
     on = session(s)
     goal = target(on.cluster, s, given)
-    images_step = None
-    if registries is not None:
-        from trainerctl.images.pinning import image_check
-
-        images_step = image_check(registries)
-    report = Check(install_options(s), images_step, s.job_namespace).run(
+    report = Check(install_options(s, image_check=images), s.job_namespace).run(
         session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects, goal.source)
     emit(report, output)
     if report.failed:

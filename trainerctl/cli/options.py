@@ -37,14 +37,18 @@ def render_options(s: Settings, **found: Any):
     return s.options_for(RenderOptions, manager=manager, images=images, origins=origins, **found)
 
 
-def session(s: Settings, api=None, *, namespace: str | None = None, owner_label=None, progress_of: int | None = None):
+_CONNECT = object()  # session(): connect to the settings' cluster
+
+
+def session(s: Settings, api=_CONNECT, *, namespace: str | None = None, owner_label=None,
+            progress_of: int | None = None):
     """The session a cluster command's action runs over (manager/session.py): a connection to the
     settings' cluster (`api`: one made already), the namespace and ownership label of the settings
     unless the target found others (a hand-over's namespace, the label a render was made with);
     progress shown for `progress_of` objects (install, uninstall)."""
     from trainerctl.cluster.manager.session import Session
 
-    if api is None:
+    if api is _CONNECT:
         from trainerctl.cluster.client.client import connect
 
         api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
@@ -107,6 +111,20 @@ def registries_for(s: Settings, asked: bool, step: str):
             raise InputError(f"{given[0]}: only used with {step} (the registries are not asked otherwise)")
         return None
     return registry_settings(s).checked()
+
+
+def image_check(s: Settings, command: str):
+    """The checklist's `images` check when the settings ask for it (install --check-images, check
+    --images: one setting, spelled per command), else None."""
+    from trainerctl.settings import setting_of
+
+    flag = setting_of("check_images").flag_in(command)
+    registries = registries_for(s, s.check_images, flag)
+    if registries is None:
+        return None
+    from trainerctl.images.pinning import ImageCheck
+
+    return ImageCheck(registries, flag)
 
 
 def uninstall_options(s: Settings):

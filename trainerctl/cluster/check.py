@@ -2,15 +2,15 @@
 
 It runs the list install runs (trainer/checklist.py): where install stops at the first refusal,
 check goes on so one run shows everything to fix, and its exit code is the one install's first
-refusal would have (3; 4 for a held lock). With --images it first asks whether every image exists
-at its registry. A read the user may not make is a finding, not a crash; the access review is
+refusal would have (3; 4 for a held lock). With --images its first check asks whether every image
+exists at its registry (the list's `images`, which install runs with --check-images). A read the user may not make is a finding, not a crash; the access review is
 asked for everything an install may do, not only what this one would change.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.manager.plan import ensure_namespace
@@ -58,12 +58,10 @@ class CheckReport:
 @dataclass(frozen=True)
 class Check:
     """The check action: `options`, the install's options it checks for (prune, the upgrade check,
-    the hand-overs asked); `image_check` (check --images) asks the registries and returns a line
-    per image that is missing or cannot be checked; `job_namespace` (check --job-namespace): whether
-    that namespace admits the pods of each rendered runtime (verify's namespace tier)."""
+    the hand-overs asked, the image check); `job_namespace` (check --job-namespace): whether that
+    namespace admits the pods of each rendered runtime (verify's namespace tier)."""
 
     options: InstallOptions
-    image_check: Callable[[list[dict]], list[str]] | None = None
     job_namespace: str | None = None
 
     def run(self, session: Session, objects: list[dict], source: Any = None) -> CheckReport:
@@ -71,11 +69,6 @@ class Check:
         source = source_dict(source)
         report = CheckReport(session.namespace)
         found = report.findings
-        if self.image_check is not None:  # first: it needs no cluster, so no cluster finding below can hide it
-            problems = self.image_check(objects)
-            found.append(Finding("images", FAIL, f"{len(problems)} image(s) missing or not checkable at their "
-                                 "registries", problems) if problems
-                         else Finding("images", OK, "every image exists at its registry"))
         facts = checklist.Facts(session, ensure_namespace(objects, session.namespace, session.owner_label),
                                 self.options, target=source.get("trainer_version"), thorough=True)
         facts.read_ahead()

@@ -27,6 +27,7 @@ class Install(InstallOptions):
         dry-run; raises RunFailed (with .report) on failure, exit 4 when another run held the lock
         for all of `lock_timeout`."""
         installer = Installer(session, objects, source_dict(source), self)
+        installer.ask_first()  # what reads no cluster: neither a held lock nor the cluster hides it
         if self.dry_run:
             return installer.run()
         try:

@@ -1,12 +1,13 @@
-"""Ask the registries: each image's digest (`--pin-digests`), or whether it exists (`check
---images`, `install --check-images`). Images are asked for in parallel, a few at a time."""
+"""Ask the registries: each image's digest (`--pin-digests`), or whether it exists (the checklist's
+`images` check: `check --images`, `install --check-images`). Images are asked for in parallel, a
+few at a time."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from trainerctl.errors import PreflightError
 from trainerctl.images.listing import ListedImage, list_images
 from trainerctl.registry.client import NotFound, Registries, RegistryError, RegistrySettings
 
@@ -57,22 +58,17 @@ def image_problems(objects: list[dict], registries: Registries) -> list[str]:
     return lines
 
 
-def image_check(settings: RegistrySettings) -> Callable[[list[dict]], list[str]]:
-    """`check --images`: the images' problems, asked of their registries (none: all exist)."""
-    def run(objects: list[dict]) -> list[str]:
-        registries = Registries(settings)
+@dataclass(frozen=True)
+class ImageCheck:
+    """The checklist's `images` check (cluster/trainer/checklist.py): the images' problems, asked of
+    their registries (none: all exist); `flag`, how the user asked for it, which its finding names."""
+
+    settings: RegistrySettings
+    flag: str
+
+    def __call__(self, objects: list[dict]) -> list[str]:
+        registries = Registries(self.settings)
         try:
             return image_problems(objects, registries)
         finally:
             registries.close()
-
-    return run
-
-
-def require_images(objects: list[dict], settings: RegistrySettings) -> None:
-    """`install --check-images`: refuse (exit 3, before anything is applied) unless every image
-    exists at its registry."""
-    lines = image_check(settings)(objects)
-    if lines:
-        more = f" (and {len(lines) - 1} more)" if len(lines) > 1 else ""
-        raise PreflightError(f"--check-images: {len(lines)} image(s) missing or not checkable: {lines[0]}{more}")

@@ -246,13 +246,11 @@ class Settings:
     plain_http: tuple[str, ...] = setting(  # each a registry host: checked as the registry settings are made
         (), flags=("--plain-http",), metavar="HOST[:PORT]", takes=list, panel=REGISTRY_PANEL, complete=REGISTRY_HOSTS,
         help="Talk to this registry over http:// instead of https:// (repeatable).")
-    check_images: bool = setting(
-        False, flags=("--check-images",), takes=bool, panel=REGISTRY_PANEL,
+    check_images: bool = setting(  # the checklist's `images` check (cluster/trainer/checklist.py)
+        False, flags=("--check-images",), flags_in={"check": ("--images",)}, takes=bool, panel=REGISTRY_PANEL,
         help="Before anything is applied, ask each image's registry whether it exists; refuse (exit 3) naming "
-             "those that do not.")
-    images_check: bool = setting(
-        False, flags=("--images",), takes=bool, panel=REGISTRY_PANEL,
-        help="Also ask each image's registry whether it exists, and list those that do not.")
+             "those that do not.",
+        help_in={"check": "Also ask each image's registry whether it exists, and list those that do not."})
     # -- where each value came from -----------------------------------------------------------
     # field (or `images.KEY`) -> how messages name it; only values given, not defaults
     origins: Mapping[str, str] = field(default_factory=lambda: _NO_ENTRIES, repr=False)

@@ -18,11 +18,11 @@ from trainerctl.settings.spec import Setting, specs
 
 
 def build(given: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None, files: bool = True,
-          env: Mapping[str, str] | None = None) -> Settings:
+          env: Mapping[str, str] | None = None, command: str | None = None) -> Settings:
     """`given`: field -> value of each flag the command line gave (typer's values: a negated
     flag is True when given). `defaults`: a command's own default for a field (status does not
     --wait). `files`: read trainerctl.yaml and the environment (kustomize, a drop-in for kubectl's,
-    reads neither)."""
+    reads neither). `command`: whose flags were given (origins name a flag as it spells it)."""
     env = os.environ if env is None else env
     if given.get("config") is not None:
         checks.text(given["config"], "--config")
@@ -31,7 +31,7 @@ def build(given: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None
     origins: dict[str, str] = {}
     command_line = set(given)
     for name, how in specs(Settings):
-        found = _candidates(name, how, given, config, env if files else {})
+        found = _candidates(name, how, given, config, env if files else {}, command)
         if how.merge:
             merged: dict = {}
             for value, where in found:  # the file's entries first, the flag's over them
@@ -39,7 +39,7 @@ def build(given: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None
                 merged.update(entries)
                 origins.update({f"{name}.{key}": f"{where} {key}" for key in entries})
                 origins[name] = where
-                if where == how.flag:  # an entry a flag set: a later layer (the render's) keeps it
+                if where == how.flag_in(command):  # an entry a flag set: a later layer (the render's) keeps it
                     command_line.update(f"{name}.{key}" for key in entries)
             if merged:
                 values[name] = MappingProxyType(merged)
@@ -60,7 +60,7 @@ def build(given: Mapping[str, Any], *, defaults: Mapping[str, Any] | None = None
 
 
 def _candidates(name: str, how: Setting, given: Mapping[str, Any], config: Config,
-                env: Mapping[str, str]) -> list[tuple[Any, str]]:
+                env: Mapping[str, str], command: str | None = None) -> list[tuple[Any, str]]:
     """(value, where) from the file and the flag that set `name`, in that order, else from the
     environment (a variable is only read when nothing above it is given)."""
     found = []
@@ -68,7 +68,7 @@ def _candidates(name: str, how: Setting, given: Mapping[str, Any], config: Confi
         found.append((config.get(how.key), config.where(how.key)))
     if name in given:
         value = given[name]
-        found.append((not value if how.negate else value, how.flag))
+        found.append((not value if how.negate else value, how.flag_in(command)))
     if not found and how.env and env.get(how.env):
         found.append((env[how.env], how.env))
     return found

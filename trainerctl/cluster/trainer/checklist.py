@@ -224,6 +224,15 @@ class Facts:
 
 
 # -- the checks, in the order install makes them ---------------------------------------------
+def _images(f: Facts) -> Finding:
+    problems = f.options.image_check(f.objects)
+    if not problems:
+        return Finding("images", OK, "every image exists at its registry")
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return Finding("images", FAIL, f"{f.options.image_check.flag}: {len(problems)} image(s) missing or not checkable: "
+                   f"{problems[0]}{more}", problems)
+
+
 def _lock(f: Facts) -> Finding:
     if f.lock_held:
         return Finding("lock", OK, "this run holds the install lock")
@@ -338,9 +347,15 @@ class Check:
     always: bool = False
     essential: bool = False  # a failure leaves nothing else to ask
     deferred_in_dry_run: bool = False  # a dry-run still shows its plan, then ends with this refusal
+    # It reads nothing of the cluster: install asks it before it takes the lock, so neither a held
+    # lock nor an unreachable cluster hides it (and check lists it first for the same reason).
+    offline: bool = False
+    asked: Callable[[InstallOptions], bool] = lambda options: True  # made only when the options ask for it
 
 
 CHECKS: tuple[Check, ...] = (
+    Check("images", "each image's registry", _images, always=True, offline=True,
+          asked=lambda options: options.image_check is not None),
     Check("lock", "the install lock's Lease", _lock),
     Check("api-server", "the API server's /version", _api_server, essential=True),
     Check("kubernetes", "the API server's /version", _kubernetes),
@@ -375,10 +390,12 @@ def judge(check: Check, facts: Facts) -> Finding:
         return Finding(check.name, FAIL, str(exc), exit_code=exc.exit_code, error=exc)
 
 
-def run(facts: Facts, *, skip_preflight: bool = False) -> Iterator[tuple[Check, Finding]]:
-    """Each check with its finding, in order; after an essential check fails nothing else is asked."""
+def run(facts: Facts, *, skip_preflight: bool = False, offline: bool | None = None) -> Iterator[tuple[Check, Finding]]:
+    """Each check asked for with its finding, in order; after an essential check fails nothing else
+    is asked. `offline`: only the checks that read no cluster (True), or only the others (False)."""
     for check in CHECKS:
-        if skip_preflight and not check.always:
+        if (skip_preflight and not check.always) or not check.asked(facts.options) \
+                or (offline is not None and check.offline != offline):
             continue
         finding = judge(check, facts)
         yield check, finding

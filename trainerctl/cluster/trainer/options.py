@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from trainerctl.cluster.trainer.policy import LEGACY_MANAGERS
 from trainerctl.defaults import HISTORY_MAX, LOCK_TIMEOUT, TIMEOUT
@@ -14,6 +14,15 @@ from trainerctl.defaults import HISTORY_MAX, LOCK_TIMEOUT, TIMEOUT
 # guard(cluster, objects, owner_label=..., allow_breaking=...) -> a report with to_dict(); raises a
 # TrainerctlError carrying `.report` to block the upgrade (trainerctl.upgrade.guard).
 UpgradeGuard = Callable[..., Any]
+
+
+class ImageCheck(Protocol):
+    """Whether every image exists at its registry (trainerctl.images.pinning.ImageCheck): one line
+    per image that is missing or cannot be checked; `flag`, how the user asked for it."""
+
+    flag: str
+
+    def __call__(self, objects: list[dict]) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -37,6 +46,7 @@ class InstallOptions:
     rollback_to: int | None = None  # this run renders that revision again (trainerctl rollback)
     upgrade_guard: UpgradeGuard | None = None  # the CRD compatibility check, run before any write
     lock_timeout: float = LOCK_TIMEOUT  # how long to wait for another run's install lock
+    image_check: ImageCheck | None = None  # ask each image's registry first (the checklist's `images`)
 
 
-__all__ = ["InstallOptions", "UpgradeGuard"]
+__all__ = ["ImageCheck", "InstallOptions", "UpgradeGuard"]

@@ -108,18 +108,7 @@ class Installer:
         t = time.monotonic()
         facts, skip = self.facts, self.options.skip_preflight
         facts.read_ahead(facts.READS_AHEAD[0 if not skip else 1:])
-        for check, finding in checklist.run(facts, skip_preflight=skip):
-            error = finding.error
-            if error is not None and not (_forbidden(error) and not skip):
-                raise error  # a read that failed, or a refusal that says more than its line (an upgrade report)
-            if finding.status == preflight.WARN and error is None:
-                self.session.progress.message(f"warning: {finding.message}")
-            if not finding.failed:
-                continue
-            if self.options.dry_run and check.deferred_in_dry_run:
-                self.refusal = self.refusal or finding.message
-                continue
-            raise PreflightError(finding.message, finding.exit_code)
+        self._checks(offline=False)
         if facts.forbidden:  # the access review found every permission: the read failed for another reason
             raise facts.forbidden[0]
         planned = facts.live()
@@ -134,6 +123,33 @@ class Installer:
         self.report.stages.append(StageResult("preflight", time.monotonic() - t, 0))
         self.session.progress.expect(len(planned))
         return planned
+
+    def ask_first(self) -> None:
+        """The checks that read no cluster (the images at their registries), before the lock is
+        taken; raises RunFailed (with .report) as the run does."""
+        try:
+            self._checks(offline=True)
+        except TrainerctlError as exc:
+            self.session.progress.close()
+            self.report.error = str(exc)
+            raise RunFailed(str(exc), self.report, exc.exit_code) from None
+
+    def _checks(self, *, offline: bool) -> None:
+        """The checklist's checks (those that read no cluster, or the others), install's way: the
+        first refusal raises, a warning is said (check lists them all instead)."""
+        skip = self.options.skip_preflight
+        for check, finding in checklist.run(self.facts, skip_preflight=skip, offline=offline):
+            error = finding.error
+            if error is not None and not (_forbidden(error) and not skip):
+                raise error  # a read that failed, or a refusal that says more than its line (an upgrade report)
+            if finding.status == preflight.WARN and error is None:
+                self.session.progress.message(f"warning: {finding.message}")
+            if not finding.failed:
+                continue
+            if self.options.dry_run and check.deferred_in_dry_run:
+                self.refusal = self.refusal or finding.message
+                continue
+            raise PreflightError(finding.message, finding.exit_code)
 
     def _applier(self, previous) -> StagedApply:
         o, s = self.options, self.session
