@@ -66,7 +66,7 @@ def only_trainerctl_errors(fn, *args):
 @PROPERTY
 @given(texts)
 def test_f_documents(tmp_path_factory, data):
-    from trainerctl.cli.target import _parse
+    from trainerctl.target.manifest_files import _parse
 
     docs = only_trainerctl_errors(_parse, data, "-f x.yaml")
     if docs is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def test_install_render_reads_the_manager_block(shared_dir, tmp_path, monkeypatch):
-    from trainerctl.cli.target import target
+    from trainerctl.cli.options import target
     from trainerctl.settings.build import build
 
     monkeypatch.chdir(tmp_path)

@@ -25,9 +25,8 @@ from trainerctl.settings import Settings
 def install_cmd(s: Settings) -> None:
     """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
     and a revision in the install history."""
-    from trainerctl.cli.options import image_check, install_options, session
+    from trainerctl.cli.options import image_check, install_options, read_first, session, target
     from trainerctl.cli.output import check_output, report_install
-    from trainerctl.cli.target import read_first, target
     from trainerctl.cli.verify_cmd import verify_after
     from trainerctl.cluster.trainer.handover_namespace import handover_namespace
 
@@ -37,7 +36,7 @@ def install_cmd(s: Settings) -> None:
     on = session(s)
     found = None if s.is_set("namespace") else handover_namespace(
         on, take_over_operator=s.take_over_operator, take_over_helm=s.take_over_helm)
-    goal = target(on.cluster, s, given, found)
+    goal = target(on, s, given, found)
     on = session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
     action = install_options(s, recipe=goal.recipe, image_check=images)
     report_install(lambda: action.run(on, goal.objects, goal.source), output,
@@ -68,14 +67,13 @@ def diff_cmd(s: Settings) -> None:
     """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl import ui
     from trainerctl.cli.output import errors_above_one, verbatim
-    from trainerctl.cli.options import session
-    from trainerctl.cli.target import read_first, target
+    from trainerctl.cli.options import read_first, session, target
     from trainerctl.cluster.diff import Diff
 
     def compare():
         given = read_first(s)
         on = session(s)
-        goal = target(on.cluster, s, given)
+        goal = target(on, s, given)
         return Diff().run(session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects)
 
     result = errors_above_one(compare)
@@ -98,13 +96,12 @@ def status_cmd(s: Settings) -> None:
     """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
     from trainerctl import ui
-    from trainerctl.cli.options import session
+    from trainerctl.cli.options import read_first, session
     from trainerctl.cli.output import check_output, emit
-    from trainerctl.cli.target import load_file
     from trainerctl.cluster.status import Status
 
     output = check_output(s.output)
-    objects = load_file(s.filename) if s.filename else None
+    given = read_first(s)
     on = session(s)
     seen: list[str] = []
 
@@ -113,7 +110,7 @@ def status_cmd(s: Settings) -> None:
             seen.append(ready["reason"])
             ui.info(f"waiting for Ready: {ready['reason']}: {ready['message']}")
 
-    st = Status(objects, s.timeout if s.wait else None, on_wait).run(on)
+    st = Status(given.objects if given else None, s.timeout if s.wait else None, on_wait).run(on)
     emit(st, output)
     if not st.ready:
         if s.wait:
@@ -129,16 +126,15 @@ def check_cmd(s: Settings) -> None:
     the Go operator, Helm, permissions, the upgrade check, with --images the images, with
     --job-namespace whether that namespace admits each runtime's pods; exit 0 when install may go
     ahead, else install's code for its first refusal (3; 4 for a held lock)."""
-    from trainerctl.cli.options import image_check, install_options, session
+    from trainerctl.cli.options import image_check, install_options, read_first, session, target
     from trainerctl.cli.output import check_output, emit
-    from trainerctl.cli.target import read_first, target
     from trainerctl.cluster.check import Check
 
     output = check_output(s.output)
     images = image_check(s, "check")
     given = read_first(s)
     on = session(s)
-    goal = target(on.cluster, s, given)
+    goal = target(on, s, given)
     report = Check(install_options(s, image_check=images), s.job_namespace).run(
         session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label), goal.objects, goal.source)
     emit(report, output)

@@ -11,9 +11,8 @@ from trainerctl.settings import Settings
 @takes(*SOURCE, *RENDER, *REGISTRY, "namespace", "components", "filename", "output", "pin_digests", "write_overrides")
 def images_command(s: Settings) -> None:
     """List every image the install would run, where each runs and what sets it; --pin-digests asks their registries."""
-    from trainerctl.cli.options import registry_settings, render_options
+    from trainerctl.cli.options import given_alone, registry_settings, render_options
     from trainerctl.cli.output import verbatim
-    from trainerctl.cli.target import target
     from trainerctl.errors import InputError
     from trainerctl.images.run import ImagesRequest, Rendered, images, render_for_images
 
@@ -22,7 +21,7 @@ def images_command(s: Settings) -> None:
     if s.filename:
         if "components" in s.command_line:
             raise InputError(f"-f {s.filename} and --component: -f FILE is already rendered (render it with -c instead)")
-        rendered = Rendered(target(None, s).objects, {"file": s.filename})
+        rendered = Rendered(given_alone(s).objects, {"file": s.filename})
     else:
         rendered = render_for_images(render_options(s))
     text, _ = images(rendered, request)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from trainerctl.cli.flags import REGISTRY
+from trainerctl.bounded_read import shown_path
 from trainerctl.errors import InputError
 from trainerctl.settings import CONFIG_FILE, Settings
 
@@ -35,6 +36,42 @@ def render_options(s: Settings, **found: Any):
                 images[key] = value
                 origins[f"images.{key}"] = f"--images-from {s.images_from}: images: {key}"
     return s.options_for(RenderOptions, manager=manager, images=images, origins=origins, **found)
+
+
+def read_first(s: Settings):
+    """-f FILE (trainerctl.target.manifest_files), read and checked before anything reads the
+    kubeconfig: a bad file is said first, and no credential (a token file, an exec plugin) is
+    touched for a command that cannot run anyway; None without -f."""
+    if not s.filename:
+        return None
+    from trainerctl.target.manifest_files import from_file
+
+    return from_file(s.filename, s.namespace, s.owner_label, s.cache_dir)
+
+
+def given_alone(s: Settings, given=None):
+    """-f FILE (`given`, when read_first already read it), refused beside a flag that changes the
+    render."""
+    flags = s.render_flags_given()
+    if flags:
+        raise InputError(f"-f {shown_path(s.filename)} and {flags[0]}: {flags[0]} changes the render, and -f "
+                         "FILE is already rendered (render it with that flag instead)")
+    return given or read_first(s)
+
+
+def target(on, s: Settings, given=None, namespace: str | None = None):
+    """What the command works on (trainerctl.target): -f FILE (`given`, when read_first already
+    read it), or a render of these settings for the session `on`'s cluster (its options checked
+    before the cluster is asked). `namespace`: one the cluster decided (a hand-over's)."""
+    import dataclasses
+
+    if s.filename:
+        goal = given_alone(s, given)
+        return dataclasses.replace(goal, namespace=namespace or s.namespace)
+    from trainerctl.target.rendered import rendered
+
+    options = render_options(s, **({"namespace": namespace} if namespace else {}))
+    return rendered(on, options, manager=s.manager, set_values=s.set_values, ha=s.ha)
 
 
 _CONNECT = object()  # session(): connect to the settings' cluster

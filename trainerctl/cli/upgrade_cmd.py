@@ -21,8 +21,7 @@ def upgrade_check(s: Settings) -> None:
     """
     from trainerctl import ui
     from trainerctl.cli.output import SUMMARY_FORMATS, check_output, emit, errors_above_one
-    from trainerctl.cli.options import session
-    from trainerctl.cli.target import read_first, target
+    from trainerctl.cli.options import read_first, session, target
     from trainerctl.cluster.upgrade_check import UpgradeCheck
     from trainerctl.upgrade import migrated_dir
 
@@ -32,7 +31,7 @@ def upgrade_check(s: Settings) -> None:
     def check():
         given = read_first(s)
         on = session(s)
-        goal = target(on.cluster, s, given)
+        goal = target(on, s, given)
         return UpgradeCheck().run(session(s, on.cluster, owner_label=goal.owner_label), goal.objects)
 
     report = errors_above_one(check)

@@ -1,20 +1,18 @@
-"""What a command works on: a rendered file (`-f`) or a fresh render of its settings.
-
-install, diff, check and upgrade-check share this, so "what would `install` with these flags do"
-is answered with the same objects everywhere; render and fetch share `render_options`.
+"""`-f FILE`: rendered manifests read from a YAML stream (`-` for stdin) or a folder `render
+--output-dir` wrote, each document checked to be a Kubernetes object, and every Secret's values
+(as given, base64 and decoded) registered as credentials (trainerctl.redact) before anything else
+happens, so no message or output can show them. The folder reader loads only for a folder
+(manifest_folder.py, through the package's lazy names).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import dataclasses
 import os
 from dataclasses import dataclass, field
 
-from typing import TYPE_CHECKING
-
-from trainerctl import redact
+from trainerctl import redact, target as package
 from trainerctl.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
 from trainerctl.cachedir import cache_home
 from trainerctl.errors import InputError
@@ -22,10 +20,6 @@ from trainerctl.kustomize import cachedstream
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.images import image_origins
 from trainerctl.safe_text import field_name
-from trainerctl.settings import Settings
-
-if TYPE_CHECKING:
-    from trainerctl.gitops.folder import Folder
 
 
 @dataclass(frozen=True)
@@ -45,7 +39,7 @@ def load_file(path: str, cache_dir: str | None = None) -> list[dict]:
     else happens, so no message or output can show them. A stream's documents are read through
     the cache under `cache_dir`'s home (kustomize/cachedstream.py: every document but a Secret)."""
     if path != "-" and os.path.isdir(path):
-        return _load_folder(path).objects
+        return package.read_folder(path).objects
     shown = "-f -" if path == "-" else f"-f {shown_path(path)}"
     return _parse(read_input(path, shown, "file", stdin=True), shown, _stream_cache(cache_dir))
 
@@ -114,22 +108,12 @@ def _parse(data: bytes, shown: str, cache=None) -> list[dict]:
     return docs
 
 
-def _load_folder(path: str) -> Folder:
-    from trainerctl.gitops.folder import load_folder  # only for a folder: a file's install never pays for it
-
-    folder = load_folder(path, f"-f {shown_path(path)}")
-    for doc in folder.objects:
-        if is_secret(doc):
-            register_secret_values(doc)
-    return folder
-
-
 def from_file(path: str, namespace: str, owner_label: OwnerLabel = DEFAULT_OWNER_LABEL,
               cache_dir: str | None = None) -> Target:
     """`owner_label`: the settings' (a file's objects carry it already; the namespace gets it, and
     prune, uninstall and status find ours by it). `cache_dir`: the settings' (load_file)."""
     if path != "-" and os.path.isdir(path):  # a folder `render --output-dir` wrote says what it came from
-        folder = _load_folder(path)
+        folder = package.read_folder(path)
         source = {"folder": path, **({"gitops": folder.engine} if folder.engine else {}),
                   **{k: v for k, v in folder.provenance.items() if k != "images"},
                   "images": image_origins(folder.objects, default=f"-f {path}")}
@@ -137,37 +121,3 @@ def from_file(path: str, namespace: str, owner_label: OwnerLabel = DEFAULT_OWNER
     objects = load_file(path, cache_dir)
     return Target(objects, {"file": path, "images": image_origins(objects, default=f"-f {path}")},
                   owner_label, namespace)
-
-
-def read_first(s: Settings) -> Target | None:
-    """-f FILE, read and checked before anything reads the kubeconfig: a bad file is said first,
-    and no credential (a token file, an exec plugin) is touched for a command that cannot run
-    anyway."""
-    return from_file(s.filename, s.namespace, s.owner_label, s.cache_dir) if s.filename else None
-
-
-def target(cluster, s: Settings, given: Target | None = None, namespace: str | None = None) -> Target:
-    """-f FILE (`given`, when read_first already read it), or a render of these settings (checked
-    before the cluster is contacted). `namespace`: one the cluster decided (a hand-over's),
-    instead of the settings'."""
-    if s.filename:
-        flags = s.render_flags_given()
-        if flags:
-            raise InputError(f"-f {shown_path(s.filename)} and {flags[0]}: {flags[0]} changes the render, and -f "
-                             "FILE is already rendered (render it with that flag instead)")
-        goal = given or from_file(s.filename, s.namespace, s.owner_label, s.cache_dir)
-        return dataclasses.replace(goal, namespace=namespace or s.namespace)
-    # Imported here, by the commands that render: a command given -f FILE needs none of them.
-    from trainerctl.cli.options import render_options
-    from trainerctl.cluster.client.discovery import Discovery
-    from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
-    from trainerctl.render.pipeline import render
-    from trainerctl.render.recipe import recipe
-
-    options = render_options(s, **({"namespace": namespace} if namespace else {}))
-    if options.platform is None:  # detected on the cluster
-        platform = "openshift" if Discovery(cluster).has_group(OPENSHIFT_GROUP) else "kubernetes"
-        options = dataclasses.replace(options, platform=platform)
-    result = render(options)
-    asked = recipe(options, manager=s.manager, set_values=s.set_values, ha=s.ha, overlay=result.source.overlay)
-    return Target(result.objects, result.source, OwnerLabel(*result.owner_label), result.namespace, asked)
