@@ -1,5 +1,9 @@
 """Reports and files as JSON or YAML text, masked and bounded as values first.
 
+Every report is a `Reported`: one mapping (`to_dict`, or `shown` where -o shows it otherwise), its
+JSON and YAML made here from it, and its own text (`text`); trainerctl.cli.output.emit prints one
+in the format asked for, and nothing else serializes a report (tests/cli/test_layout.py).
+
 Every report trainerctl prints with `-o json` / `-o yaml` (status, check, install, uninstall,
 diff, upgrade-check, history, verify, images) and every JSON or YAML member of a support bundle is
 serialized here, and nowhere else (tests/cli/test_masking.py), so no credential can slip through
@@ -38,3 +42,23 @@ def yaml_text(data: Any, *, whole: bool = False, secrets: bool = True, **options
 
     options.setdefault("sort_keys", False)
     return yaml.safe_dump(safe(data, whole=whole, secrets=secrets), **options)
+
+
+class Reported:
+    """A report: `to_dict()` (what it holds), `shown()` (what -o json and -o yaml show: to_dict
+    unless the report leaves something out), `text()`; its JSON and YAML are made here, once."""
+
+    def to_dict(self) -> dict:
+        raise NotImplementedError
+
+    def shown(self) -> Any:
+        return self.to_dict()
+
+    def to_json(self) -> str:
+        return json_text(self.shown())
+
+    def to_yaml(self) -> str:
+        return yaml_text(self.shown())
+
+    def text(self) -> str:
+        raise NotImplementedError

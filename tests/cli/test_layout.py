@@ -185,3 +185,53 @@ def test_the_delete_scan_finds_each_way_to_send_one():
     for source in ('cluster.request("GET", path)', 'Need(Permission("delete", "", "namespaces"))',
                    '{"$patch": "delete"}', "cluster.items(path)"):
         assert not _deletes(source), source
+
+
+# -- one report protocol -------------------------------------------------------------------------
+_DUMPS = {"json.dumps", "json.dump", "yaml.dump", "yaml.safe_dump", "yaml.dump_all", "yaml.safe_dump_all"}
+SERIALIZE = "trainerctl.serialize"
+# Classes with a text and a mapping that are parts of a report, never printed on their own.
+REPORT_PARTS = {"trainerctl.cluster.manager.diagnose.Cause": "a Deployment's cause, inside status and install"}
+
+
+def _classes():
+    for module, path in sorted(_modules().items()):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                yield module, tree, node
+
+
+def test_no_report_is_serialized_outside_serialize():
+    """A report becomes JSON and YAML in one place (serialize.Reported: masked and bounded as values
+    first): no module but serialize defines to_json or to_yaml, and none that does calls
+    json.dumps or yaml.dump (the rule stays true should one come back)."""
+    for module, path in sorted(_modules().items()):
+        if module == SERIALIZE:
+            continue
+        tree = ast.parse(path.read_text())
+        defines = sorted({n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)
+                          and n.name in ("to_json", "to_yaml")})
+        assert not defines, f"{module} defines {defines}: a report is a serialize.Reported"
+        dumps = [f"line {n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Call)
+                 and ast.unparse(n.func) in _DUMPS]
+        reports = [c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                   and "Reported" in {ast.unparse(b) for b in c.bases}]
+        assert not (reports and dumps), f"{module} defines reports {reports} and serializes itself: {dumps}"
+
+
+def test_every_report_is_one_protocol():
+    """A class that has a text and a mapping (to_dict) is a serialize.Reported: one way to become
+    text, JSON and YAML; `emit` prints only those."""
+    found = []
+    for module, _, node in _classes():
+        methods = {f.name for f in node.body if isinstance(f, ast.FunctionDef)}
+        if {"text", "to_dict"} <= methods and f"{module}.{node.name}" not in {*REPORT_PARTS, f"{SERIALIZE}.Reported"} \
+                and "Reported" not in {ast.unparse(b) for b in node.bases}:
+            found.append(f"{module}.{node.name}")
+    assert not found, f"reports that are not serialize.Reported: {found}"
+    import inspect
+
+    from trainerctl.cli import output
+
+    assert "Reported" in str(inspect.signature(output.emit).parameters["report"].annotation)

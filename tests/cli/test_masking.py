@@ -209,12 +209,14 @@ def _kubeconfig(server: HostileServer, path: Path, secrets: list[str]) -> Path:
     return path
 
 
-def run(name: str, output: str | None, root: Path, kubeconfig: Path, env: dict | None = None) -> tuple[int, str, str]:
+def run(name: str, output: str | None, root: Path, kubeconfig: Path, env: dict | None = None,
+        commands: dict[str, list[str]] = COMMANDS) -> tuple[int, str, str]:
     """One command in this process, its streams captured as they are written (no line mask)."""
     from trainerctl.cli import main
 
     bundle = root / f"bundle-{os.urandom(4).hex()}.tar.gz"
-    args = [a.format(objects=root / "objects.yaml", bundle=bundle) for a in COMMANDS[name]]
+    args = [a.format(objects=root / "objects.yaml", bundle=bundle, secret_objects=root / "with-secret.yaml")
+            for a in commands[name]]
     args += ["-o", output] if output and name not in WITHOUT_OUTPUT else []
     out, err = io.StringIO(), io.StringIO()
     redact.forget_all()  # as a fresh process knows no credential
@@ -268,6 +270,61 @@ def test_every_command_and_format_masks_a_secret_in_long_server_messages(talkati
     # check and upgrade-check read no message this server writes (access is granted, CRDs match)
     assert {q.split()[0] for q in quiet} <= {"check", "upgrade-check"}, f"printed none of the server's messages: {quiet}"
     assert masked == set(COMMANDS) - {"check", "upgrade-check"}, masked
+
+
+# Every command that prints a report with -o json or -o yaml, and how it reaches the server (or
+# reads -f) quickly; images takes -o json (its other formats are plain and oc-mirror).
+STRUCTURED = {
+    **{name: [a.replace("{objects}", "{secret_objects}") for a in args]
+       for name, args in COMMANDS.items() if name not in WITHOUT_OUTPUT},
+    "status": ["status", "-f", "{secret_objects}"],
+    "rollback": ["rollback", "--timeout", "2", "--no-verify"],
+    "channels": ["channels"],
+    "images": ["images", "-f", "{secret_objects}"],
+}
+STRUCTURED_FORMATS = {"images": ("json",)}
+# render's -o json and -o yaml are the manifests the user asked for, as kubectl kustomize prints
+# them: it reads no cluster, no kubeconfig and no -f.
+NOT_REPORTS = {"render"}
+
+
+def test_every_command_with_o_json_or_yaml_is_walked():
+    import typer.main
+
+    from trainerctl.cli import full_app
+
+    commands = typer.main.get_command(full_app()).commands
+    structured = {name for name, c in commands.items() if any(p.name == "output" for p in c.params)}
+    assert structured - NOT_REPORTS == set(STRUCTURED), structured ^ set(STRUCTURED)
+
+
+def test_every_command_keeps_planted_secret_values_out_of_json_and_yaml(talkative):
+    """A Secret's values in the -f input (data, as base64 and decoded, and stringData), a token in
+    the kubeconfig, and each of them inside the server's messages (conditions, events, logs, the
+    history, a webhook's denial, an apply's 422, a DELETE's 500): every command's -o json and
+    -o yaml, and what it says on stderr, holds none of them in any form. (A Secret's values are
+    credentials to a command that reads the file; one that does not cannot know them.)"""
+    server, root = talkative
+    from_file, string_data, token = "f-secret data Ж 0123456789", "f-secret string §data 98765", "kube token ä' 4242"
+    (root / "with-secret.yaml").write_text(OBJECTS + "---\n" + yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s1", "namespace": "opendatahub"},
+        "data": {"k": base64.b64encode(from_file.encode()).decode()}, "stringData": {"t": string_data}}))
+    kubeconfig = _kubeconfig(server, root / "kubeconfig-structured", [token])
+    problems, walked, masked = [], [], set()
+    for name in STRUCTURED:
+        planted = (from_file, string_data, token) if "{secret_objects}" in STRUCTURED[name] else (token,)
+        server.planted = tuple(message(secret, 70, 900, length=1200) for secret in planted)
+        for output in STRUCTURED_FORMATS.get(name, ("json", "yaml")):
+            rc, out, err = run(name, output, root, kubeconfig, commands=STRUCTURED)
+            walked.append(f"{name} -o {output}: exit {rc}")
+            if "REDACTED" in out + err:
+                masked.add(name)
+            for secret in planted:
+                problems += _problems(secret, name, output, rc, out, err)
+    assert not problems, "\n".join(problems)
+    assert len(walked) == 2 * len(STRUCTURED) - 1, walked
+    # the planted values reached these reports (and were masked there): the walk proves something
+    assert {"install", "status", "history", "uninstall", "verify"} <= masked, (masked, walked)
 
 
 _LETTERS = st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))

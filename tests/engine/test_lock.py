@@ -52,7 +52,7 @@ def test_holder_says_user_host_pid_command_and_ci():
 
 def test_lease_state_reads_the_annotation_and_survives_a_foreign_lease():
     holder = Holder("ann", "h1", 12, "uninstall")
-    lease = {"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: holder.to_json()}, "resourceVersion": "5"},
+    lease = {"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: holder.annotation()}, "resourceVersion": "5"},
              "spec": {"holderIdentity": holder.identity, "acquireTime": "2026-08-21T09:40:12.000000Z",
                       "leaseDurationSeconds": 30}}
     state = lock_mod.LeaseState.of(lease)
@@ -65,7 +65,7 @@ def test_lease_state_reads_the_annotation_and_survives_a_foreign_lease():
     huge = lock_mod.LeaseState.of({"metadata": {}, "spec": {"holderIdentity": "H" * (1 << 20)}})
     assert huge.holder == "H" * (1 << 20) and huge.description == "H" * 1000 + " …(cut)"
     host = Holder("ann", "h" * 2000, 12, "install")
-    far = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: host.to_json()}},
+    far = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: host.annotation()}},
                                   "spec": {"holderIdentity": host.identity}})
     assert len(far.description) == 1000 + len(" …(cut)") and far.description.startswith("ann@hhh")
 
@@ -320,7 +320,7 @@ def test_a_holder_that_lost_the_lease_stops_before_writing_more(cluster, namespa
     lease = cluster.request("GET", lease_path(namespace))
     other = Holder("other", "h2", 2, "install")
     lease["spec"]["holderIdentity"] = other.identity
-    lease["metadata"]["annotations"][lock_mod.HOLDER_ANNOTATION] = other.to_json()
+    lease["metadata"]["annotations"][lock_mod.HOLDER_ANNOTATION] = other.annotation()
     cluster.request("PUT", lease_path(namespace), body=lease)  # it expired and another run took it
     holder.check()  # nothing noticed yet
     assert holder.renew() is False

@@ -15,6 +15,7 @@ from typing import Any, Callable, TextIO
 
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
 from trainerctl.safe_text import terminal
+from trainerctl.serialize import Reported
 
 SUMMARY_FORMATS = ("text", "yaml", "json")
 
@@ -27,8 +28,8 @@ def check_output(output: str | None, formats=SUMMARY_FORMATS) -> str:
     return output
 
 
-def emit(report, output: str) -> None:
-    """A report (to_json, to_yaml, text) on stdout in the format asked for."""
+def emit(report: Reported, output: str) -> None:
+    """A report (serialize.Reported) on stdout in the format asked for."""
     if output == "json":
         sys.stdout.write(report.to_json())
     elif output == "yaml":

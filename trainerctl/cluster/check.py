@@ -22,11 +22,11 @@ from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.cluster.trainer.verify import pods
 from trainerctl.cluster.trainer.verify.owned import LABEL
 from trainerctl.cluster.trainer.verify.runtimes import rendered
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.serialize import Reported
 
 
 @dataclass
-class CheckReport:
+class CheckReport(Reported):
     namespace: str
     findings: list[Finding] = field(default_factory=list)
 
@@ -38,11 +38,7 @@ class CheckReport:
         return {"namespace": self.namespace, "ok": not self.failed,
                 "findings": [f.to_dict() for f in self.findings]}
 
-    def to_json(self) -> str:
-        return json_text(self.to_dict())
 
-    def to_yaml(self) -> str:
-        return yaml_text(self.to_dict())
 
     def text(self) -> str:
         lines = []

@@ -11,7 +11,7 @@ from trainerctl.cluster.manager import inventory as inv_mod
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import history
 from trainerctl.safe_text import bounded, clean
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.serialize import Reported
 
 _COLUMNS = ("REVISION", "UPDATED", "STATUS", "ACTION", "TRAINER", "CHANNEL", "SOURCE", "WHO", "DESCRIPTION")
 
@@ -45,7 +45,7 @@ def source_text(source: dict) -> str:
 
 
 @dataclass
-class HistoryReport:
+class HistoryReport(Reported):
     namespace: str
     revisions: list[dict] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
@@ -54,11 +54,7 @@ class HistoryReport:
         return {"namespace": self.namespace, "revisions": self.revisions,
                 **({"unreadable": self.unreadable} if self.unreadable else {})}
 
-    def to_json(self) -> str:
-        return json_text(self.to_dict())
 
-    def to_yaml(self) -> str:
-        return yaml_text(self.to_dict())
 
     def text(self) -> str:
         if not self.revisions:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.serialize import Reported
 from trainerctl.source.pins import Channel, channels, default_channel
 
 _COLUMNS = ("CHANNEL", "TRAINER", "DATE", "SOURCE", "COMMIT", "CONTROLLER")
 
 
 @dataclass(frozen=True)
-class ChannelList:
+class ChannelList(Reported):
     default: str
     channels: tuple[Channel, ...]
 
@@ -24,11 +24,7 @@ class ChannelList:
         return {"default": self.default,
                 "channels": [{**c.to_dict(), "default": c.name == self.default} for c in self.channels]}
 
-    def to_json(self) -> str:
-        return json_text(self.to_dict())
 
-    def to_yaml(self) -> str:
-        return yaml_text(self.to_dict())
 
     def text(self) -> str:
         rows = [_COLUMNS] + [(c.name + ("*" if c.name == self.default else ""), c.trainer, c.date or "-",

@@ -20,7 +20,7 @@ from trainerctl.upgrade.crd_diff import (
     VALIDATION_REMOVED,
     Finding,
 )
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.serialize import Reported
 from trainerctl.upgrade.stored import Rejection
 from trainerctl.upgrade.usage import Usage
 
@@ -56,7 +56,7 @@ class Advice:
 
 
 @dataclass
-class UpgradeReport:
+class UpgradeReport(Reported):
     findings: list[Finding] = field(default_factory=list)
     usages: list[Usage] = field(default_factory=list)
     compared: list[str] = field(default_factory=list)  # CRD names present on both sides
@@ -121,17 +121,13 @@ class UpgradeReport:
             "advice": [a.to_dict() for a in self.advice],
         }
 
-    def _shown(self) -> dict[str, Any]:
+    def shown(self) -> dict[str, Any]:
         """to_dict() as -o json and -o yaml show it: a finding's empty fields left out."""
         data = self.to_dict()
         data["findings"] = [{k: v for k, v in f.items() if v is not None} for f in data["findings"]]
         return data
 
-    def to_json(self) -> str:
-        return json_text(self._shown())
 
-    def to_yaml(self) -> str:
-        return yaml_text(self._shown())
 
     def text(self) -> str:
         lines: list[str] = []

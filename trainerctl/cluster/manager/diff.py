@@ -21,7 +21,7 @@ from trainerctl.cluster.manager.plan import ensure_namespace, plan
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.prune import resolve_entry
 from trainerctl.cluster.manager.stages import StagePlan
-from trainerctl.serialize import yaml_text
+from trainerctl.serialize import Reported, yaml_text
 
 _SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
 
@@ -35,8 +35,15 @@ class ObjectDiff:
 
 
 @dataclass
-class DiffResult:
+class DiffResult(Reported):
+    """A dry-run diff: its text is the unified diff (each object's YAML made by serialize, as
+    kubectl diff shows it)."""
+
     diffs: list[ObjectDiff] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"drift": self.drift, "objects": [{"object": d.ref.key, "state": d.state, "message": d.message,
+                                                  "diff": d.text} for d in self.diffs]}
 
     @property
     def drift(self) -> bool:

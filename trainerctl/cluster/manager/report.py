@@ -8,7 +8,7 @@ from typing import Any
 
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.errors import TrainerctlError
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.serialize import Reported
 
 ACTIONS = ("created", "configured", "unchanged", "recreated", "pruned", "deleted", "skipped", "failed")
 CHANGES = ("created", "configured", "recreated", "pruned", "deleted")
@@ -50,7 +50,7 @@ class StageResult:
 
 
 @dataclass
-class Report:
+class Report(Reported):
     command: str
     dry_run: bool = False
     namespace: str = ""
@@ -99,11 +99,7 @@ class Report:
             **({"error": self.error} if self.error else {}),
         }
 
-    def to_json(self) -> str:
-        return json_text(self.to_dict())
 
-    def to_yaml(self) -> str:
-        return yaml_text(self.to_dict())
 
     def summary_line(self) -> str:
         verb = "would be " if self.dry_run else ""

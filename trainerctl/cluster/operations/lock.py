@@ -113,7 +113,8 @@ class Holder:
         who = f"{self.user}@{self.host} pid {self.pid}"
         return f"{who} ({self.command}{', ' + self.ci if self.ci else ''})"
 
-    def to_json(self) -> str:
+    def annotation(self) -> str:
+        """The Lease's holder annotation (what another run reads to say who holds the lock)."""
         return json.dumps({"user": self.user, "host": self.host, "pid": self.pid, "command": self.command,
                            "ci": self.ci, "token": self.token}, sort_keys=True)
 
@@ -418,7 +419,7 @@ class Lock:
     def _body(self, acquire_time: str, transitions: int, rv: str = "") -> dict:
         meta = {"name": self.name, "namespace": self.namespace,
                 "labels": {MANAGED_BY[0]: MANAGED_BY[1]},
-                "annotations": {HOLDER_ANNOTATION: self.holder.to_json()}}
+                "annotations": {HOLDER_ANNOTATION: self.holder.annotation()}}
         if rv:
             meta["resourceVersion"] = rv
         return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": meta,

@@ -8,11 +8,11 @@ from typing import Any
 
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.trainer import conditions
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.serialize import Reported
 
 
 @dataclass(frozen=True)
-class StatusReport:
+class StatusReport(Reported):
     """What `status` found (the mapping `status()` makes, as `-o json` shows it), as a report."""
 
     data: dict[str, Any]
@@ -26,12 +26,6 @@ class StatusReport:
 
     def to_dict(self) -> dict[str, Any]:
         return self.data
-
-    def to_json(self) -> str:
-        return json_text(self.data)
-
-    def to_yaml(self) -> str:
-        return yaml_text(self.data)
 
     def text(self) -> str:
         return status_text(self.data)

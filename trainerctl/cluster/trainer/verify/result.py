@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trainerctl.errors import EXIT_FAILED, EXIT_OK, EXIT_PREFLIGHT, EXIT_TIMEOUT
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.serialize import Reported
 
 OK, WARN, FAIL, TIMEOUT, ERROR = "ok", "warn", "fail", "timeout", "error"
 _EXIT = ((FAIL, EXIT_FAILED), (TIMEOUT, EXIT_TIMEOUT), (ERROR, EXIT_PREFLIGHT))
@@ -41,7 +41,7 @@ class Result:
 
 
 @dataclass
-class VerifyReport:
+class VerifyReport(Reported):
     results: list[Result] = field(default_factory=list)
     cleanup: list[str] = field(default_factory=list)  # what verify deleted, or could not
 
@@ -66,11 +66,7 @@ class VerifyReport:
         return {"ok": self.exit_code == EXIT_OK, "exitCode": self.exit_code,
                 "results": [r.to_dict() for r in self.results], "cleanup": self.cleanup}
 
-    def to_json(self) -> str:
-        return json_text(self.to_dict())
 
-    def to_yaml(self) -> str:
-        return yaml_text(self.to_dict())
 
     def text(self) -> str:
         lines = []
