@@ -1,7 +1,9 @@
 """The package layout the architecture page draws holds in the code: the client, the resource
 manager and the operations know nothing of Trainer and are layered (operations -> manager ->
 client), no cluster command imports another, no two packages import each other, and imports are
-lazy only in the command dispatch (trainerctl/cli)."""
+lazy only in the command dispatch (trainerctl/cli). Every command over a cluster is an action run
+over a session, and no command module reads the cluster itself; every report is one protocol
+(serialize.Reported), serialized nowhere else."""
 
 from __future__ import annotations
 
@@ -235,3 +237,66 @@ def test_every_report_is_one_protocol():
     from trainerctl.cli import output
 
     assert "Reported" in str(inspect.signature(output.emit).parameters["report"].annotation)
+
+
+# -- every command an action over a session ------------------------------------------------------
+# What a command module may import of the cluster packages: the actions (one module each under
+# trainerctl/cluster/, and Verify's package). The session is built in cli/options.py.
+ACTIONS = {"install", "uninstall", "diff", "check", "status", "support_bundle", "history", "rollback", "upgrade_check"}
+ACTION_MODULES = {*(f"trainerctl.cluster.{a}" for a in ACTIONS), "trainerctl.cluster.trainer.verify"}
+# The client's reads and writes, and what makes a connection or asks discovery.
+_CLIENT_METHODS = {"request", "call", "items", "pages", "get_or_none", "watch", "has_group", "refresh"}
+_CONNECTS = {"connect", "Discovery", "Cluster"}
+
+
+def _command_modules() -> dict[str, Path]:
+    return {m: p for m, p in _modules().items() if m.startswith("trainerctl.cli.") and m.endswith("_cmd")}
+
+
+def test_the_actions_are_one_module_each():
+    found = {m.rpartition(".")[2] for m in _modules() if _package(m) == "trainerctl.cluster" and m != "trainerctl.cluster"}
+    assert found == ACTIONS, found ^ ACTIONS
+
+
+def test_no_command_module_reads_the_cluster_itself():
+    """A command module parses its flags, builds the session (cli/options.py), runs the action and
+    prints: it imports only the actions of the cluster packages, and calls no client, connection
+    or discovery of its own."""
+    modules = _modules()
+    for module, path in sorted(_command_modules().items()):
+        imported = {_resolve(i, modules) for i, _ in _imports(path)}
+        cluster = {i for i in imported if i.startswith("trainerctl.cluster")}
+        assert cluster <= ACTION_MODULES, f"{module} imports {sorted(cluster - ACTION_MODULES)}"
+        calls = sorted({f"line {n.lineno}: {ast.unparse(n.func)}" for n in ast.walk(ast.parse(path.read_text()))
+                        if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) in _CLIENT_METHODS | _CONNECTS
+                                                        or getattr(n.func, "id", None) in _CONNECTS)})
+        assert not calls, f"{module} talks to the cluster itself: {calls}"
+
+
+def _commands():
+    """(module, command name, function, the settings it takes) of every command of the command line."""
+    for module, path in sorted(_command_modules().items()):
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            decorators = {ast.unparse(d.func): d for d in node.decorator_list if isinstance(d, ast.Call)}
+            if "command" in decorators:
+                takes = decorators.get("takes")
+                settings = {ast.unparse(a) for a in takes.args} if takes is not None else set()
+                yield module, decorators["command"].args[0].value, node, settings
+
+
+def test_every_command_over_a_cluster_is_an_action_over_a_session():
+    """Each command that takes a cluster (the kubeconfig flags) builds its session and runs an action
+    over it (`session(...)`, `X(...).run(...)`)."""
+    over_a_cluster = []
+    for module, name, fn, settings in _commands():
+        if "*CLUSTER" not in settings:
+            continue
+        over_a_cluster.append(name)
+        names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        runs = [n for n in ast.walk(fn) if isinstance(n, ast.Attribute) and n.attr == "run"]
+        assert "session" in names and (runs or "report_install" in names), \
+            f"{module}: {name} is not an action run over a session"
+    assert set(over_a_cluster) == {"install", "uninstall", "diff", "status", "check", "support-bundle", "history",
+                                   "rollback", "verify", "upgrade-check"}, over_a_cluster

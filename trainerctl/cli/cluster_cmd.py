@@ -28,15 +28,12 @@ def install_cmd(s: Settings) -> None:
     from trainerctl.cli.options import image_check, install_options, read_first, session, target
     from trainerctl.cli.output import check_output, report_install
     from trainerctl.cli.verify_cmd import verify_after
-    from trainerctl.cluster.trainer.handover_namespace import handover_namespace
 
     output = check_output(s.output)
     images = image_check(s, "install")
     given = read_first(s)
     on = session(s)
-    found = None if s.is_set("namespace") else handover_namespace(
-        on, take_over_operator=s.take_over_operator, take_over_helm=s.take_over_helm)
-    goal = target(on, s, given, found)
+    goal = target(on, s, given, hand_over=True)
     on = session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
     action = install_options(s, recipe=goal.recipe, image_check=images)
     report_install(lambda: action.run(on, goal.objects, goal.source), output,

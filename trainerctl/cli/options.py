@@ -59,11 +59,18 @@ def given_alone(s: Settings, given=None):
     return given or read_first(s)
 
 
-def target(on, s: Settings, given=None, namespace: str | None = None):
+def target(on, s: Settings, given=None, *, hand_over: bool = False):
     """What the command works on (trainerctl.target): -f FILE (`given`, when read_first already
     read it), or a render of these settings for the session `on`'s cluster (its options checked
-    before the cluster is asked). `namespace`: one the cluster decided (a hand-over's)."""
+    before the cluster is asked). `hand_over` (install): with --take-over-operator or
+    --take-over-helm and no namespace named, the one the cluster says the hand-over installs into."""
     import dataclasses
+
+    namespace = None
+    if hand_over and not s.is_set("namespace"):
+        from trainerctl.cluster.trainer.handover_namespace import handover_namespace
+
+        namespace = handover_namespace(on, take_over_operator=s.take_over_operator, take_over_helm=s.take_over_helm)
 
     if s.filename:
         goal = given_alone(s, given)
