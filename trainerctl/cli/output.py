@@ -11,11 +11,13 @@ them masks once more, line by line (trainerctl.stdio).
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
 from trainerctl.safe_text import terminal
-from trainerctl.serialize import Reported
+
+if TYPE_CHECKING:
+    from trainerctl.serialize import Reported
 
 SUMMARY_FORMATS = ("text", "yaml", "json")
 

@@ -3,7 +3,8 @@ discovery, the install namespace, the ownership label, the field manager, and wh
 
 A command builds one Session (cli/options.py `session`) and hands it to its action
 (cluster/install.py `Install`, uninstall.py `Uninstall`, diff.py `Diff`, check.py `Check`,
-status.py `Status`, support_bundle.py `SupportBundle`, trainer/verify `Verify`): dataclasses whose fields are their
+status.py `Status`, support_bundle.py `SupportBundle`, history.py `History`, rollback.py `Rollback`,
+upgrade_check.py `UpgradeCheck`, trainer/verify `Verify`): dataclasses whose fields are their
 options, each with one `run(session, ...)`. Nothing is changed on a Session after it is built;
 discovery is the one thing in it with state (what the server serves, refreshed once CRDs are
 established).
