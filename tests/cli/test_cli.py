@@ -168,7 +168,7 @@ def test_each_commands_output_help_names_the_formats_it_takes(capsys, tmp_path, 
         accepted = said.partition("expected one of ")[2].strip().split(", ")
         named = FORMAT_NAMES.findall(param.help)
         assert sorted(set(named)) == sorted(accepted), f"{name}: -o help {param.help!r}, accepts {accepted}"
-        assert f"{accepted[0]} (default" in param.help, f"{name}: -o help does not name {accepted[0]} the default"
+        assert f"(default: {accepted[0]})" in param.help, f"{name}: -o help does not name {accepted[0]} the default"
 
 
 def test_the_command_list_shows_one_line_per_command():

@@ -50,7 +50,7 @@ class Settings:
     channel: str | None = setting(
         flags=("--channel",), metavar="NAME", panel=RENDER_PANEL, complete=CHANNELS, key="channel",
         check=checks.channel, renders=True,
-        help="A release channel: a named, pinned Trainer release (`trainerctl channels` lists them; default: stable, "
+        help="A release channel: a named, pinned Trainer release, listed by `trainerctl channels` (default: stable, "
              "what the OpenDataHub operator installs).",
         help_in={"rollback": "Render the revision from this channel's repository and ref instead of the source it "
                              "records (for a source trainerctl does not pin); the tree must have the recorded digest."})
@@ -96,8 +96,8 @@ class Settings:
         flags=("--platform",), metavar="PLATFORM", panel=RENDER_PANEL, complete=tuple(sorted(PLATFORMS)),
         key="platform", check=checks.platform, renders=True,
         help="kubernetes or openshift (default: detected on the cluster); openshift adds ImageStreams.",
-        help_in={"render": "kubernetes (default) or openshift; openshift adds ImageStreams.",
-                 "images": "kubernetes (default) or openshift; openshift adds ImageStreams."})
+        help_in={"render": "kubernetes or openshift; openshift adds ImageStreams (default: kubernetes).",
+                 "images": "kubernetes or openshift; openshift adds ImageStreams (default: kubernetes)."})
     components: frozenset[str] | None = setting(  # None: every set the platform has
         flags=("-c", "--component"), metavar="SET", takes=list, panel=RENDER_PANEL, complete=COMPONENTS,
         key="components", file_type=list[str], check=checks.components,
@@ -127,8 +127,9 @@ class Settings:
         key="manager", file_type=dict)
     set_values: tuple[str, ...] = setting(  # manager.KEY=VALUE, over the file's `manager:` block
         (), flags=("--set",), metavar="manager.KEY=VALUE", takes=list, panel=RENDER_PANEL, renders=True,
-        help="Controller option, value in YAML (repeatable): replicas, podDisruptionBudget.*, "
-             "topologySpreadConstraints, priorityClassName, affinity, nodeSelector, tolerations, resources.")
+        help="Controller option, value in YAML, over trainerctl.yaml's `manager:` (repeatable): replicas, "
+             "podDisruptionBudget.*, topologySpreadConstraints, priorityClassName, affinity, nodeSelector, "
+             "tolerations, resources.")
     ha: bool = setting(
         False, flags=("--ha",), takes=bool, panel=RENDER_PANEL, renders=True,
         help="Highly available controller: 2 replicas, a PodDisruptionBudget (minAvailable 1), soft anti-affinity.")
@@ -157,12 +158,14 @@ class Settings:
     # -- output -------------------------------------------------------------------------------
     output: str | None = setting(  # each command knows its formats and default (cli/output.py)
         flags=("-o", "--output"), metavar="FORMAT", complete=OUTPUT_FORMATS,
-        help="Output format: text (default), yaml or json.",
-        help_in={"render": "Output format: yaml (default) or json (one List).",
-                 "images": "Output format: plain (default: one image a line), json (where each runs and what sets "
-                           "it) or oc-mirror (an ImageSetConfiguration).",
-                 "install": "Output format: text (default), yaml or json (each object and what was done to it).",
-                 "rollback": "Output format: text (default), yaml or json (each object and what was done to it)."})
+        help="Output format: text, yaml or json (default: text).",
+        help_in={"render": "Output format: yaml, or json for one List (default: yaml).",
+                 "images": "Output format: plain, one image a line; json, with where each runs and what sets it; or "
+                           "oc-mirror, an ImageSetConfiguration (default: plain).",
+                 "install": "Output format: text, yaml or json; yaml and json list each object and what was done to "
+                            "it (default: text).",
+                 "rollback": "Output format: text, yaml or json; yaml and json list each object and what was done to "
+                             "it (default: text)."})
     output_file: str | None = setting(
         flags=("--output-file",), metavar="FILE",
         help="Where to write the archive (default: ./trainerctl-support-NAMESPACE-TIME.tar.gz); never over a file.")
@@ -185,8 +188,8 @@ class Settings:
              "and the engine objects that apply them in trainerctl's order.")
     gitops_repo: str | None = setting(
         flags=("--gitops-repo",), metavar="URL",
-        help="The git repository the folder is committed to (argocd: required; flux: adds a GitRepository, "
-             "default: the flux-system one).")
+        help="The git repository the folder is committed to: required for argocd; for flux, a GitRepository is "
+             "added for it (default: the flux-system one).")
     gitops_branch: str | None = setting(
         flags=("--gitops-branch",), metavar="BRANCH", help="The branch the engine follows (default: main).")
     gitops_path: str | None = setting(
