@@ -27,8 +27,15 @@ app = typer.Typer(
 
 
 def command(name: str, **kwargs):
-    """Register a command on the app (with our Command class: cheap flag parsing, Ctrl-C)."""
-    return app.command(name, cls=Command, **kwargs)
+    """Register a command on the app (with our Command class: cheap flag parsing, Ctrl-C). A
+    command made by flags.takes gets its flags here, each with the help this command shows."""
+    register = app.command(name, cls=Command, **kwargs)
+
+    def decorate(fn):
+        bind = getattr(fn, "bind_command", None)
+        return register(bind(name) if bind else fn)
+
+    return decorate
 
 
 def _version(value: bool) -> None:

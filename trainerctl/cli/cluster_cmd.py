@@ -44,7 +44,9 @@ def hand_over_namespace(api, s: Settings) -> str | None:
        "take_over_operator", "take_over_helm", "lock_timeout", "check_images", "history_max",
        "verify")
 def install_cmd(s: Settings) -> None:
-    """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
+    """Apply Trainer in stages, wait, prune, record a revision.
+
+    Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
     and a revision in the install history."""
     from trainerctl.cli.options import install_options, registries_for, session
     from trainerctl.cli.output import check_output, emit, run_failed
@@ -77,7 +79,9 @@ def install_cmd(s: Settings) -> None:
 @command("uninstall")
 @takes(*CLUSTER, "namespace", "owner_label", "delete_crds", "keep_history", "yes", "dry_run", "timeout", "output", "lock_timeout")
 def uninstall_cmd(s: Settings) -> None:
-    """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace;
+    """Delete what trainerctl installed; keep CRDs and TrainJobs.
+
+    Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace;
     delete the install history unless --keep-history."""
     from trainerctl.cli.options import session, uninstall_options
     from trainerctl.cli.output import check_output, emit
@@ -96,7 +100,9 @@ def uninstall_cmd(s: Settings) -> None:
 @command("diff")
 @takes(*CLUSTER, *SOURCE, *RENDER, "namespace", "filename", "field_manager")
 def diff_cmd(s: Settings) -> None:
-    """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
+    """Diff the cluster against the render; exit 1 on drift.
+
+    Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl import ui
     from trainerctl.cli.output import errors_above_one, verbatim
     from trainerctl.cli.options import session
@@ -127,7 +133,9 @@ def diff_cmd(s: Settings) -> None:
 @takes(*CLUSTER, "namespace", "owner_label", "filename", "output", "field_manager", "wait", "timeout",
        defaults={"wait": False})
 def status_cmd(s: Settings) -> None:
-    """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
+    """Show what is installed and whether it is Ready.
+
+    Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
     from trainerctl import ui
     from trainerctl.cli.options import session
@@ -159,7 +167,9 @@ def status_cmd(s: Settings) -> None:
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "output", "prune", "field_manager",
        "allow_breaking", "images_check", "job_namespace")
 def check_cmd(s: Settings) -> None:
-    """Every check install makes before applying, all listed: the lock, the cluster, versions, JobSet,
+    """Run every check install makes, applying nothing.
+
+    Every check install makes before applying, all listed: the lock, the cluster, versions, JobSet,
     the Go operator, Helm, permissions, the upgrade check, with --images the images, with
     --job-namespace whether that namespace admits each runtime's pods; exit 0 when install may go
     ahead, else install's code for its first refusal (3; 4 for a held lock)."""
@@ -193,7 +203,9 @@ def check_cmd(s: Settings) -> None:
 @command("support-bundle")
 @takes(*CLUSTER, "namespace", "owner_label", "output_file")
 def support_bundle_cmd(s: Settings) -> None:
-    """Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
+    """Write one .tar.gz of diagnostics for a support ticket.
+
+    Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
     our objects (no Secret values), events, controller logs, CRD versions, workload counts, nodes."""
     import dataclasses
     import json

@@ -76,37 +76,39 @@ _TYPES: dict[type, Any] = {str: Optional[str], bool: bool, float: Optional[float
 
 
 @functools.cache
-def _option(name: str) -> typer.models.OptionInfo:
+def _option(name: str, command: str | None) -> typer.models.OptionInfo:
     how = setting_of(name)
     complete = _FOUND[how.complete] if isinstance(how.complete, str) else _choices(*how.complete) if how.complete \
         else None
-    return typer.Option(*how.flags, metavar=how.metavar, help=how.help, rich_help_panel=how.panel,
+    return typer.Option(*how.flags, metavar=how.metavar, help=how.help_for(command), rich_help_panel=how.panel,
                         autocompletion=complete)
 
 
-def _flag_default(how: Setting, default: Any) -> Any:
+def _flag_default(how: Setting, default: Any, command: str | None) -> Any:
     """What typer shows as the default (the build tells a default from a given value)."""
     if how.takes is list:
         return []
     if how.takes is bool:
         return False if how.negate else default
-    return None if "(default:" in how.help else default
+    return None if "(default:" in how.help_for(command) else default
 
 
-def parameter(name: str, default: Any) -> inspect.Parameter:
-    """The typer parameter of a setting's flag."""
+def parameter(name: str, default: Any, command: str | None = None) -> inspect.Parameter:
+    """The typer parameter of a setting's flag, with the help `command` shows."""
     how = setting_of(name)
     if how is None or not how.flags:
         raise TypeError(f"{name}: not a setting with a flag")
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_flag_default(how, default),
-                             annotation=Annotated[_TYPES[how.takes], _option(name)])
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_flag_default(how, default, command),
+                             annotation=Annotated[_TYPES[how.takes], _option(name, command)])
 
 
 def takes(*names: str, defaults: dict[str, Any] | None = None, files: bool = True):
     """Offer these settings as flags (in this order in help), and call the command with its
     Settings (the parameter annotated `Settings`) instead; its other parameters (arguments) stay
     its own. `defaults`: this command's own default for a setting; `files`: whether
-    trainerctl.yaml and the environment are read."""
+    trainerctl.yaml and the environment are read. The flags are made when the command is
+    registered (`trainerctl.cli.command` calls `bind_command(name)`): a flag's help may differ
+    per command (Setting.help_in)."""
     defaults = defaults or {}
     plain = Settings()
 
@@ -114,11 +116,7 @@ def takes(*names: str, defaults: dict[str, Any] | None = None, files: bool = Tru
         sig = inspect.signature(command, eval_str=True)
         target = next(p.name for p in sig.parameters.values() if p.annotation is Settings)
         own = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in sig.parameters.values() if p.name != target]
-        flags = [parameter(n, defaults.get(n, getattr(plain, n))) for n in names]
         context = inspect.Parameter("_typer_context", inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
-        params = [*own, *flags, context]
-        if len({p.name for p in params}) != len(params):
-            raise TypeError(f"{command.__name__}: a flag is defined twice: {sorted(p.name for p in params)}")
 
         @functools.wraps(command)
         def run(**kwargs):
@@ -129,9 +127,17 @@ def takes(*names: str, defaults: dict[str, Any] | None = None, files: bool = Tru
             given = {n: v for n, v in values.items() if ctx.get_parameter_source(n).name != "DEFAULT"}
             return command(**{target: build(given, defaults=defaults, files=files)}, **kwargs)
 
-        run.__signature__ = sig.replace(parameters=params)
-        run.__annotations__ = {p.name: p.annotation for p in params}
+        def bind_command(name: str):
+            params = [*own, *(parameter(n, defaults.get(n, getattr(plain, n)), name) for n in names), context]
+            if len({p.name for p in params}) != len(params):
+                raise TypeError(f"{command.__name__}: a flag is defined twice: {sorted(p.name for p in params)}")
+            run.__signature__ = sig.replace(parameters=params)
+            run.__annotations__ = {p.name: p.annotation for p in params}
+            return run
+
         del run.__wrapped__  # typer must read the merged signature, not the command's
+        run.bind_command = bind_command
+        run.reads_files = files  # for the command reference (scripts/gen_reference.py)
         return run
 
     return decorate

@@ -15,7 +15,9 @@ from trainerctl.settings import Settings
 @command("history")
 @takes(*CLUSTER, "namespace", "output")
 def history_cmd(s: Settings) -> None:
-    """The install history: each revision an install or rollback recorded, who made it, from which
+    """List the install history's revisions.
+
+    The install history: each revision an install or rollback recorded, who made it, from which
     source; -o json for everything each record holds."""
     from trainerctl import ui
     from trainerctl.cli.output import check_output, emit
@@ -36,11 +38,14 @@ def history_cmd(s: Settings) -> None:
 def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
         metavar="REVISION", help="The revision to install again (default: the one before the newest).",
         show_default=False)] = None) -> None:
-    """Install a recorded revision again (from the cache, the embedded copy or a fetch of its source,
-    refused when its tree digest changed), through the same staged install and lock; recorded as a
-    new revision, then verified (verify's default tiers; --no-verify skips them). A source trainerctl
-    does not pin (a local checkout, another git URL) is rendered only from --source (or --channel), and
-    a recorded remote mirror only through --remote-mirror. --dry-run shows the diff and the plan."""
+    """Install a recorded revision again.
+
+    The revision is rendered again (from the cache, the embedded copy or a fetch of its source,
+    refused when its tree digest changed) and installed through the same staged install and lock;
+    recorded as a new revision, then verified (verify's default tiers; --no-verify skips them). A
+    source trainerctl does not pin (a local checkout, another git URL) is rendered only from
+    --source (or --channel), and a recorded remote mirror only through --remote-mirror. --dry-run
+    shows the diff and the plan."""
     from trainerctl.cli.options import install_options, session
     from trainerctl.cli.output import check_output, emit, run_failed
     from trainerctl.cluster import rollback

@@ -13,7 +13,9 @@ from trainerctl.settings import Settings
 @command("verify")
 @takes(*CLUSTER, "namespace", "job_namespace", "runtime", "run", "run_image", "timeout", "output")
 def verify_cmd(s: Settings) -> None:
-    """Prove the install works and name the first broken link (docs/verify.md).
+    """Prove the install works, naming the first broken link.
+
+    The tiers (docs/verify.md):
 
     Admission: a dry-run TrainJob on every runtime reaches Trainer's webhooks; a failure names the webhook, its Service and the cause (no endpoints, connection refused, timed out, x509, denied).
 

@@ -1,5 +1,5 @@
-"""How one setting is given: its flag (and the help that explains it), its trainerctl.yaml key,
-its environment variable, its default and its check.
+"""How one setting is given: its flag (and the help that explains it, per command where it
+differs), its trainerctl.yaml key, its environment variable, its default and its check.
 
 Every field of `Settings` carries one `Setting` in its dataclass metadata; the command line's
 flags (trainerctl.cli.flags), the settings file's known fields (config_file.py) and the build
@@ -9,7 +9,7 @@ flags (trainerctl.cli.flags), the settings file's known fields (config_file.py) 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, Mapping, NamedTuple
 
 # Help panels keep long help pages readable: what to render, where the cluster is, how to run.
 RENDER_PANEL = "Render"
@@ -29,6 +29,8 @@ _METADATA = "trainerctl.setting"
 class Setting(NamedTuple):  # a NamedTuple, not a dataclass: 47 of them are made at every start-up
     flags: tuple[str, ...] = ()  # ("-n", "--namespace"), or ("--wait/--no-wait",) for a pair; () for none
     help: str = ""  # a sentence; defaults in parentheses
+    # command -> its own help, where what the flag does or defaults to differs there (`help` for the rest)
+    help_in: Mapping[str, str] | None = None
     metavar: str | None = None  # the value's name in help (every value flag has one)
     panel: str | None = None  # RENDER_PANEL, CLUSTER_PANEL, or the plain options
     complete: tuple[str, ...] | str = ()  # values shell completion offers, or where to find them
@@ -40,6 +42,10 @@ class Setting(NamedTuple):  # a NamedTuple, not a dataclass: 47 of them are made
     check: Callable[[Any, str], Any] | None = None  # (value as given, where it came from) -> value
     merge: bool = False  # a mapping: the flag's entries over the file's, each with its own origin
     renders: bool = False  # it chooses the render: refused next to -f FILE, which is rendered already
+
+    def help_for(self, command: str | None) -> str:
+        """The help a command shows: its own text, else the one every other command shares."""
+        return self.help_in.get(command, self.help) if self.help_in and command else self.help
 
     @property
     def flag(self) -> str:
