@@ -130,7 +130,7 @@ def _resolver(stamp=None):
         if c in "+-0123456789":
             if text in _SPECIAL_FLOATS:
                 return _SPECIAL_FLOATS[text]
-            if c.isdigit():
+            if c.isascii() and c.isdigit():
                 ts = _go_timestamp(text)
                 if ts is not None:
                     return ts if stamp is None or ":" not in text else stamp(ts, text)
@@ -889,7 +889,7 @@ def resolves_to_non_string_v2(s: str) -> bool:
     if c in "+-0123456789":
         if s in _V2_BOOL_NULL:
             return True
-        if c.isdigit() and (_DATE.match(s) or _DATETIME.match(s)) and _go_timestamp(s):
+        if c.isascii() and c.isdigit() and (_DATE.match(s) or _DATETIME.match(s)) and _go_timestamp(s):
             return True
         plain = s.replace("_", "")
         if _parse_go_int(s) is not None:
