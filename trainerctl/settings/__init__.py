@@ -130,6 +130,9 @@ class Settings:
         flags=("-o", "--output"), metavar="FORMAT", complete=OUTPUT_FORMATS,
         help="Output format: yaml or json (render's default: yaml; other commands: text); images: plain (default), "
              "json or oc-mirror.")
+    verbose: bool = setting(
+        False, flags=("-v", "--verbose"), takes=bool,
+        help="List every object as it is applied or deleted (on a terminal: one line per stage otherwise).")
     output_file: str | None = setting(
         flags=("--output-file",), metavar="FILE",
         help="Where to write the archive (default: ./trainerctl-support-NAMESPACE-TIME.tar.gz); never over a file.")
