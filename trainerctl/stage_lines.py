@@ -1,7 +1,7 @@
-"""On a terminal, a cluster run (install, rollback, uninstall) shows one live line per stage, as
-`flux install` and istioctl do: the stage running says what it applies or waits for, then stays
-as one line, done (✓) or failed (✗), with its counts. The objects themselves are listed only with
--v (trainerctl.ui decides; plain output lists every event as it happens).
+"""What the stage lines of a cluster run (install, rollback, uninstall) say on a terminal, as
+`flux install` and istioctl show theirs: the stage running says what it applies or waits for,
+then stays as one line with its counts. trainerctl.ui draws them (done ✓ or failed ✗) and decides
+when; the objects themselves are listed only with -v, and plain output lists every event.
 
 Text reaches here cleaned (safe_text.clean: masked, one line) by trainerctl.ui. The live line is
 fit to the terminal's width at every refresh (`fit`), a whole word at a time, so a name is never
@@ -10,8 +10,6 @@ cut in the middle and rich never wraps or crops it.
 
 from __future__ import annotations
 
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -94,82 +92,3 @@ class Stage:
         if self.waited >= 1:
             said += f", waited {self.waited:.0f}s" if failed else f", ready after {self.waited:.0f}s"
         return f"{self.title}: {said}"
-
-
-class LiveStages:
-    """The rich live line and the finished lines above it. Thread-safe: objects finish on worker
-    threads while rich refreshes the line on its own; no console call is made holding the lock
-    (rich's refresh holds the console's lock while it asks for the line)."""
-
-    def __init__(self, console):
-        self.console = console
-        self._lock = threading.Lock()
-        self._stage: Stage | None = None
-        self._live = None
-        utf = (console.encoding or "").lower().startswith("utf")
-        self._marks = ("✓", "✗") if utf else ("ok", "FAIL")
-        self._frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏" if utf else "|/-\\"
-
-    # -- what the run reports -------------------------------------------------------------
-    def begin(self, title: str, count: int) -> None:
-        """A stage starts: the one before it, still open, is done."""
-        self.end()
-        with self._lock:
-            self._stage = Stage(title, count)
-        self._start()
-
-    def counted(self, action: str) -> None:
-        with self._lock:
-            if self._stage is not None:
-                self._stage.actions[action] = self._stage.actions.get(action, 0) + 1
-                self._stage.failed = self._stage.failed or action == "failed"
-
-    def waiting(self, items: Sequence[str], seconds: float) -> None:
-        with self._lock:
-            if self._stage is not None:
-                self._stage.waiting, self._stage.waited = list(items), seconds
-        self._start()
-
-    def print(self, text: str, style: str | None = None) -> None:
-        """A line above the live one (a warning, a failed object, with -v every object)."""
-        from rich.text import Text
-
-        self.console.print(Text(text, style=style or ""), highlight=False, markup=False, soft_wrap=True)
-
-    def end(self, *, ok: bool = True, summary: str = "") -> None:
-        """The open stage, if any, becomes its finished line."""
-        with self._lock:
-            stage, self._stage = self._stage, None
-            if stage is None:
-                return
-            failed = stage.failed or not ok
-        from rich.text import Text
-
-        mark = self._marks[1] if failed else self._marks[0]
-        self.console.print(Text.assemble((mark, "red" if failed else "green"), " ", stage.finished(summary, failed)),
-                           highlight=False, markup=False, soft_wrap=True)
-
-    def close(self, *, ok: bool = True) -> None:
-        self.end(ok=ok)
-        live, self._live = self._live, None
-        if live is not None:
-            live.stop()
-
-    # -- rich -----------------------------------------------------------------------------
-    def _start(self) -> None:
-        """The live line starts with the first stage (not before: uninstall may still ask a question)."""
-        if self._live is None:
-            from rich.live import Live
-
-            self._live = Live(self, console=self.console, transient=True, refresh_per_second=8)
-            self._live.start()
-
-    def __rich_console__(self, console, options):
-        from rich.cells import cell_len
-        from rich.text import Text
-
-        with self._lock:
-            stage = self._stage
-            frame = self._frames[int(time.monotonic() * 8) % len(self._frames)]
-            text = stage.running(options.max_width - cell_len(frame) - 1, cell_len) if stage else "…"
-        yield Text.assemble((frame, "cyan"), " ", text, no_wrap=True, overflow="crop")

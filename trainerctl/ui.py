@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from typing import Mapping, Sequence
 
 from trainerctl.safe_text import LINE_LIMIT, clean
-from trainerctl.stage_lines import LiveStages
+from trainerctl.stage_lines import Stage
 
 
 def plain_output() -> bool:
@@ -39,8 +41,6 @@ class Progress:
     """
 
     def __init__(self, total: int, *, enabled: bool = True, verbose: bool = False):
-        import threading
-
         self.total = total
         self.done = 0
         self.enabled = enabled
@@ -129,3 +129,82 @@ class Progress:
         stages, self._stages = self._stages, None
         if stages is not None:
             stages.close(ok=ok)
+
+
+class LiveStages:
+    """The rich live line and the finished lines above it. Thread-safe: objects finish on worker
+    threads while rich refreshes the line on its own; no console call is made holding the lock
+    (rich's refresh holds the console's lock while it asks for the line)."""
+
+    def __init__(self, console):
+        self.console = console
+        self._lock = threading.Lock()
+        self._stage: Stage | None = None
+        self._live = None
+        utf = (console.encoding or "").lower().startswith("utf")
+        self._marks = ("✓", "✗") if utf else ("ok", "FAIL")
+        self._frames = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏" if utf else "|/-\\"
+
+    # -- what the run reports -------------------------------------------------------------
+    def begin(self, title: str, count: int) -> None:
+        """A stage starts: the one before it, still open, is done."""
+        self.end()
+        with self._lock:
+            self._stage = Stage(title, count)
+        self._start()
+
+    def counted(self, action: str) -> None:
+        with self._lock:
+            if self._stage is not None:
+                self._stage.actions[action] = self._stage.actions.get(action, 0) + 1
+                self._stage.failed = self._stage.failed or action == "failed"
+
+    def waiting(self, items: Sequence[str], seconds: float) -> None:
+        with self._lock:
+            if self._stage is not None:
+                self._stage.waiting, self._stage.waited = list(items), seconds
+        self._start()
+
+    def print(self, text: str, style: str | None = None) -> None:
+        """A line above the live one (a warning, a failed object, with -v every object)."""
+        from rich.text import Text
+
+        self.console.print(Text(text, style=style or ""), highlight=False, markup=False, soft_wrap=True)
+
+    def end(self, *, ok: bool = True, summary: str = "") -> None:
+        """The open stage, if any, becomes its finished line."""
+        with self._lock:
+            stage, self._stage = self._stage, None
+            if stage is None:
+                return
+            failed = stage.failed or not ok
+        from rich.text import Text
+
+        mark = self._marks[1] if failed else self._marks[0]
+        self.console.print(Text.assemble((mark, "red" if failed else "green"), " ", stage.finished(summary, failed)),
+                           highlight=False, markup=False, soft_wrap=True)
+
+    def close(self, *, ok: bool = True) -> None:
+        self.end(ok=ok)
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
+
+    # -- rich -----------------------------------------------------------------------------
+    def _start(self) -> None:
+        """The live line starts with the first stage (not before: uninstall may still ask a question)."""
+        if self._live is None:
+            from rich.live import Live
+
+            self._live = Live(self, console=self.console, transient=True, refresh_per_second=8)
+            self._live.start()
+
+    def __rich_console__(self, console, options):
+        from rich.cells import cell_len
+        from rich.text import Text
+
+        with self._lock:
+            stage = self._stage
+            frame = self._frames[int(time.monotonic() * 8) % len(self._frames)]
+            text = stage.running(options.max_width - cell_len(frame) - 1, cell_len) if stage else "…"
+        yield Text.assemble((frame, "cyan"), " ", text, no_wrap=True, overflow="crop")
