@@ -84,7 +84,7 @@ class Progress:
         """Work before the stages that applies nothing (the preflight): a line of its own on a
         terminal, nothing when plain."""
         if self._stages is not None:
-            self._stages.begin(self._titles.get(name, name), 0)
+            self._stages.begin(clean(self._titles.get(name, name)), 0)
 
     def stage(self, name: str, count: int) -> None:
         if self._stages is not None:
