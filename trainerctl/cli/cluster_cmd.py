@@ -42,7 +42,7 @@ def hand_over_namespace(api, s: Settings) -> str | None:
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "dry_run", "wait", "timeout", "output",
        "force_conflicts", "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager",
        "take_over_operator", "take_over_helm", "lock_timeout", "check_images", "history_max",
-       "verify")
+       "verify", "verbose")
 def install_cmd(s: Settings) -> None:
     """Apply Trainer in stages, wait, prune, record a revision.
 
@@ -51,6 +51,7 @@ def install_cmd(s: Settings) -> None:
     from trainerctl.cli.options import install_options, registries_for, session
     from trainerctl.cli.output import check_output, emit, run_failed
     from trainerctl.cli.target import read_first, target
+    from trainerctl.cli.verify_cmd import verify_after
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import RunFailed
 
@@ -63,21 +64,19 @@ def install_cmd(s: Settings) -> None:
         from trainerctl.images.pinning import require_images
 
         require_images(goal.objects, registries)
+    on = session(s, api, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
     try:
-        on = session(s, api, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
         report = install_options(s, recipe=goal.recipe).run(on, goal.objects, goal.source)
     except RunFailed as exc:
-        run_failed(exc, output)
+        run_failed(exc, output, on.progress)
         raise
-    emit(report, output)
-    if s.verify and not s.dry_run:
-        from trainerctl.cli.verify_cmd import run_verify
-
-        run_verify(api, s, goal.namespace)
+    emit(report, output, on.progress)
+    verify_after(api, s, goal.namespace, on.progress)
 
 
 @command("uninstall")
-@takes(*CLUSTER, "namespace", "owner_label", "delete_crds", "keep_history", "yes", "dry_run", "timeout", "output", "lock_timeout")
+@takes(*CLUSTER, "namespace", "owner_label", "delete_crds", "keep_history", "yes", "dry_run", "timeout", "output", "lock_timeout",
+       "verbose")
 def uninstall_cmd(s: Settings) -> None:
     """Delete what trainerctl installed; keep CRDs and TrainJobs.
 
@@ -90,8 +89,9 @@ def uninstall_cmd(s: Settings) -> None:
     output = check_output(s.output)
     api = connect(s.kubeconfig, s.context)
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
-    report = uninstall_options(s).run(session(s, api, progress_of=0), confirm)
-    emit(report, output)
+    on = session(s, api, progress_of=0)
+    report = uninstall_options(s).run(on, confirm)
+    emit(report, output, on.progress)
     if report.failed:
         raise TrainerctlError(f"{len(report.failed)} object(s) could not be deleted: {report.failed[0].display}: "
                               f"{report.failed[0].message}")

@@ -34,7 +34,7 @@ def history_cmd(s: Settings) -> None:
 @command("rollback")
 @takes(*CLUSTER, "namespace", "channel", "source", "ref", "remote_mirrors", "owner_label", "cache_dir", "offline", "dry_run",
        "wait", "timeout", "output", "force_conflicts", "prune", "recreate", "skip_preflight", "allow_breaking",
-       "field_manager", "lock_timeout", "history_max", "verify", defaults={"verify": True})
+       "field_manager", "lock_timeout", "history_max", "verify", "verbose", defaults={"verify": True})
 def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
         metavar="REVISION", help="The revision to install again (default: the one before the newest).",
         show_default=False)] = None) -> None:
@@ -48,6 +48,7 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
     shows the diff and the plan."""
     from trainerctl.cli.options import install_options, session
     from trainerctl.cli.output import check_output, emit, run_failed
+    from trainerctl.cli.verify_cmd import verify_after
     from trainerctl.cluster import rollback
     from trainerctl.cluster.client.client import connect
     from trainerctl.cluster.install import RunFailed, source_dict
@@ -82,13 +83,10 @@ def rollback_cmd(s: Settings, revision: Annotated[Optional[int], typer.Argument(
     try:
         report = action.run(on, rendered.objects, source)
     except RunFailed as exc:
-        run_failed(exc, output)
+        run_failed(exc, output, on.progress)
         raise
-    emit(report, output)
-    if s.verify and not s.dry_run:
-        from trainerctl.cli.verify_cmd import run_verify
-
-        run_verify(api, s, rendered.namespace)
+    emit(report, output, on.progress)
+    verify_after(api, s, rendered.namespace, on.progress)
 
 
 def _show_diff(on, objects: list[dict], output: str) -> None:

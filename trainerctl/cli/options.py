@@ -40,11 +40,12 @@ def render_options(s: Settings, **found: Any):
 def session(s: Settings, api, *, namespace: str | None = None, owner_label=None, progress_of: int | None = None):
     """The session a cluster command's action runs over (manager/session.py): the namespace and
     ownership label of the settings unless the target found others (a hand-over's namespace, the
-    label a render was made with); progress shown for `progress_of` objects (install, uninstall)."""
+    label a render was made with); progress shown for `progress_of` objects (install, rollback,
+    uninstall), every object with -v."""
     from trainerctl.cluster.manager.session import Session
     from trainerctl.ui import Progress
 
-    shown = Progress(progress_of or 0, enabled=progress_of is not None)
+    shown = Progress(progress_of or 0, enabled=progress_of is not None, verbose=s.verbose)
     return Session(api, namespace or s.namespace, owner_label or s.owner_label, s.field_manager, shown)
 
 

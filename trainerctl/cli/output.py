@@ -27,14 +27,25 @@ def check_output(output: str | None, formats=SUMMARY_FORMATS) -> str:
     return output
 
 
-def emit(report, output: str) -> None:
-    """A report (to_json, to_yaml, text) on stdout in the format asked for."""
+def emit(report, output: str, progress=None) -> None:
+    """A report (to_json, to_yaml, text) on stdout in the format asked for; `progress`: the run's
+    (ui.Progress), whose stage lines may stand for the objects in the text (lists_objects)."""
     if output == "json":
         sys.stdout.write(report.to_json())
     elif output == "yaml":
         sys.stdout.write(report.to_yaml())
+    elif progress is not None and not progress.lists_objects:
+        show(report.text(objects=False))
     else:
         show(report.text())
+
+
+def next_step(progress, command: str) -> None:
+    """After a run the terminal saw stage by stage: the command to run next."""
+    if progress.shows_stages:
+        from trainerctl import ui
+
+        ui.info(f"next: {command}")
 
 
 def emit_data(data: dict, text, output: str) -> None:
@@ -60,9 +71,10 @@ def verbatim(text: str) -> None:
     sys.stdout.write(text)
 
 
-def run_failed(exc, output: str) -> None:
+def run_failed(exc, output: str, progress=None) -> None:
     """What a failed install (or rollback) prints before its error line: a blocked upgrade's
-    report, why a rollout failed, and the report of what was done (exc: install.RunFailed)."""
+    report, why a rollout failed, and the report of what was done (exc: install.RunFailed;
+    `progress`: as emit's)."""
     exc.report.error = exc.report.error or str(exc)
     blocked = exc.upgrade_report
     if blocked is not None and output == "text":
@@ -72,7 +84,7 @@ def run_failed(exc, output: str) -> None:
 
         show("".join(f"{line}\n" for line in lines(exc.diagnoses)), sys.stderr)
     if output != "text" or exc.report.objects:  # text: the error line says it all
-        emit(exc.report, output)
+        emit(exc.report, output, progress)
 
 
 def errors_above_one(fn):

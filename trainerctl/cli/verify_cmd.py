@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
+import shlex
 
 from trainerctl.cli import command
 from trainerctl.cli.flags import CLUSTER, takes
 from trainerctl.errors import TrainerctlError
-from trainerctl.settings import Settings
+from trainerctl.settings import Settings, setting_of
 
 
 @command("verify")
@@ -39,6 +39,23 @@ def verify_cmd(s: Settings) -> None:
     emit(report, output)
     if report.exit_code:
         raise TrainerctlError(report.error_line(), report.exit_code)
+
+
+def verify_after(api, s: Settings, namespace: str, progress) -> None:
+    """After an install or rollback: with --verify (not a dry-run) verify's default tiers, else on a
+    terminal that saw the stages (`progress`) the verify command to run next."""
+    if s.dry_run:
+        return
+    if s.verify:
+        run_verify(api, s, namespace)
+        return
+    from trainerctl.cli.output import next_step
+
+    words = ["trainerctl", "verify", "-n", namespace]
+    for name in CLUSTER:  # the cluster this run used, when a flag named it
+        if s.is_set(name):
+            words += [setting_of(name).flag, getattr(s, name)]
+    next_step(progress, shlex.join(words))
 
 
 def run_verify(api, s: Settings, namespace: str) -> None:

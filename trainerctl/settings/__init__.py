@@ -166,6 +166,9 @@ class Settings:
                             "it (default: text).",
                  "rollback": "Output format: text, yaml or json; yaml and json list each object and what was done to "
                              "it (default: text)."})
+    verbose: bool = setting(
+        False, flags=("-v", "--verbose"), takes=bool,
+        help="List every object as it is applied or deleted (on a terminal: one line per stage otherwise).")
     output_file: str | None = setting(
         flags=("--output-file",), metavar="FILE",
         help="Where to write the archive (default: ./trainerctl-support-NAMESPACE-TIME.tar.gz); never over a file.")

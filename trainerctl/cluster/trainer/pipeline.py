@@ -52,8 +52,11 @@ class Installer:
             self.facts = self._facts(lock_held=True, created_namespace=held.created_namespace)
             self.report.lock = held.acquired.to_dict()
         start = time.monotonic()
+        ok = False
+        self.session.progress.name_stages({**STAGES.titles(), "handover": "hand-over", "prune": "prune"})
         try:
             self._run()
+            ok = True
         except KeyboardInterrupt:
             stage = self.run_state.stage_name if self.run_state else "preflight"
             raise RunFailed(f"interrupted during stage {stage}; {self._so_far()}; re-run to converge",
@@ -70,7 +73,7 @@ class Installer:
             raise failed from None
         finally:
             self.report.seconds = time.monotonic() - start
-            self.session.progress.close()
+            self.session.progress.close(ok=ok)
         return self.report
 
     def _so_far(self) -> str:
@@ -106,13 +109,17 @@ class Installer:
         """Everything before the first write: the preflight's checks (checklist.py, the list `check`
         runs too) over the reads they make, then the plan with the previous install, and the steps."""
         t = time.monotonic()
+        self.session.progress.step("preflight")
         facts, skip = self.facts, self.options.skip_preflight
         facts.read_ahead(facts.READS_AHEAD[0 if not skip else 1:])
+        checked = warned = 0
         for check, finding in checklist.run(facts, skip_preflight=skip):
+            checked += 1
             error = finding.error
             if error is not None and not (_forbidden(error) and not skip):
                 raise error  # a read that failed, or a refusal that says more than its line (an upgrade report)
             if finding.status == preflight.WARN and error is None:
+                warned += 1
                 self.session.progress.message(f"warning: {finding.message}")
             if not finding.failed:
                 continue
@@ -132,6 +139,7 @@ class Installer:
         for step in self.steps:
             step.prepared(self.run_state, planned)
         self.report.stages.append(StageResult("preflight", time.monotonic() - t, 0))
+        self.session.progress.stage_done(f"{checked} check(s)" + (f", {warned} warning(s)" if warned else ""))
         self.session.progress.expect(len(planned))
         return planned
 
@@ -168,7 +176,9 @@ class Installer:
         t = time.monotonic()
         stage = StageResult(spec.name, objects=len(items))
         self.report.stages.append(stage)
-        if items:
+        if not items:  # nothing to apply, only its wait
+            self.session.progress.step(spec.name)
+        else:
             self.session.progress.stage(spec.name, len(items))
             failed = [r for r in applier.apply_all(items) if r.action == "failed"]
             if failed:
@@ -189,6 +199,7 @@ class Installer:
             step.after_stage(run, spec, items)
         stage.waited_seconds = time.monotonic() - tw
         stage.seconds = time.monotonic() - t
+        self.session.progress.stage_done()
 
     def _prune(self, planned: list[Planned]) -> dict:
         """Prune what the previous install had and this one does not; what stays on record for a
@@ -213,6 +224,7 @@ class Installer:
         for step in self.steps:
             step.after_prune(run, gone, results, retry)
         self.report.stages.append(StageResult("prune", time.monotonic() - t, len(gone)))
+        s.progress.stage_done()
         return {k: e for k, e in gone.items() if k in retry}
 
     def _record(self) -> None:
