@@ -1,8 +1,12 @@
 """Map keys in kustomize's order: every object goes through go-yaml v2, which prints a map's keys
 sorted by its keyList.Less (letters before other runes, runs of digits by value). Go's digits are
 unicode.IsDigit (category Nd: Arabic-Indic and mathematical digits are, superscripts and Roman
-numerals are not) and a run's value is an int64 that wraps. Generated ConfigMaps whose keys mix
-those classes, built by kubectl and by trainerctl, compared byte for byte."""
+numerals are not) and a run's value is an int64. Generated ConfigMaps whose keys mix those
+classes, built by kubectl and by trainerctl, compared byte for byte.
+
+Runs whose value passes int64 are left out: there the int64 wraps, the order stops being one
+(a < b < c < a), and kubectl sorts Go's map in its random order: its output changes from run to
+run (docs/kustomize.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from tests.kustomize.test_kustomize_yaml_differential import DIFFERENTIAL, asser
 
 _RUNES = list("ab0019_-.é") + ["²", "٣", "٠", "Ⅳ", "ǅ", "𝟗", "०"]
 KEYS = st.one_of(st.text(alphabet=_RUNES, min_size=1, max_size=6),
-                 st.integers(0, 10 ** 25).map(lambda n: f"a{n}"),
+                 st.integers(0, 2 ** 63 - 1).map(lambda n: f"a{n}"),
                  st.integers(0, 10 ** 25).map(lambda n: f"a{n:030d}"))
 
 
@@ -33,4 +37,4 @@ def test_map_keys_sort_as_kubectl_sorts_them(maps):
 
 def test_keys_of_every_digit_class_sort_as_kubectl_sorts_them():
     assert_same_as_kubectl({"c.yaml": _config_map("c", [
-        "a1", "a²", "a٣", "a99999999999999999999", "a10", "a09", "aⅣ", "a0", "a٠٠", "a𝟗", "a9223372036854775808"])})
+        "a1", "a²", "a٣", "a9223372036854775807", "a10", "a09", "aⅣ", "a0", "a٠٠", "a𝟗", "a0000000000000000000000001"])})
