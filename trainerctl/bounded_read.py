@@ -292,10 +292,15 @@ def load_yaml(text: str, label: str, *, expected: str = "YAML") -> Any:
 
 
 def yaml_problem(exc: Exception) -> str:
-    """A YAML error as one line with its position, without the snippet of input PyYAML adds."""
-    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or "invalid YAML"
+    """A YAML error as one line with its position, without the snippet of input PyYAML adds.
+    Every form: a parser's or scanner's (a problem at a mark), or the reader's (a character the
+    stream may not hold, at a position), whose own text runs over several lines."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc).split("\n", 1)[0] \
+        or "invalid YAML"
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    position = getattr(exc, "position", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None \
+        else f" (character {position + 1})" if isinstance(position, int) else ""
     return clean(str(problem), 200) + where
 
 

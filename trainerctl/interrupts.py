@@ -24,7 +24,6 @@ _abort_callbacks: list[Callable[[], None]] = []
 _interrupted = threading.Event()
 _hard_exit = False
 _said = threading.Event()
-_LINE = b"error: interrupted\n"
 
 
 def on_interrupt(callback: Callable[[], None]) -> None:
@@ -49,7 +48,7 @@ def _leave_now() -> None:
             faulthandler.dump_traceback(all_threads=True)
         if not _said.is_set():
             _said.set()
-            os.write(2, _LINE)
+            os.write(2, b"error: interrupted\n")
     except (OSError, ValueError, RuntimeError):
         pass
     os._exit(EXIT_INTERRUPTED)

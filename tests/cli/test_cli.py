@@ -124,14 +124,68 @@ def test_every_command_is_on_the_one_typer_app():
 
 
 def test_each_flag_has_one_definition():
-    """The same flag on several commands is the same object: same names, metavar and help."""
+    """The same flag on several commands is made from one setting: same names and metavar, and the
+    help that setting gives that command (its own text where it differs, else the shared one)."""
+    from trainerctl.settings import setting_of
+
     seen: dict[str, tuple] = {}
     for name, cmd in _click_commands().items():
         for param in cmd.params:
+            how = setting_of(param.name)
+            if how is not None:
+                assert param.help == how.help_for(name), f"{param.opts} on {name}: not its setting's help"
             for opt in [*param.opts, *param.secondary_opts]:
-                shape = (tuple(param.opts), tuple(param.secondary_opts), param.metavar, param.help)
+                shape = (tuple(param.opts), tuple(param.secondary_opts), param.metavar)
                 assert seen.setdefault(opt, shape) == shape, f"{opt} on {name} differs from its other definition"
     assert len(seen) > 30
+
+
+def test_a_flags_own_help_is_for_a_command_that_takes_it():
+    """A setting's per-command help names commands that offer its flag, and says something the
+    shared help does not (else it is the shared help, written twice)."""
+    from trainerctl.settings import Settings
+    from trainerctl.settings.spec import specs
+
+    offered = {(p.name, name) for name, cmd in _click_commands().items() for p in cmd.params}
+    for field, how in specs(Settings):
+        for command, text in (how.help_in or {}).items():
+            assert (field, command) in offered, f"{how.flag}: help for {command}, which has no {how.flag}"
+            assert text != how.help and text.rstrip().endswith("."), f"{how.flag} on {command}: {text!r}"
+
+
+FORMAT_NAMES = re.compile(r"\b(text|yaml|json|plain|oc-mirror)\b")
+
+
+def test_each_commands_output_help_names_the_formats_it_takes(capsys, tmp_path, monkeypatch):
+    """-o's help on each command names the formats that command accepts (what it says when given
+    another), its default first."""
+    monkeypatch.chdir(tmp_path)  # no trainerctl.yaml around
+    commands = [(name, p) for name, cmd in _click_commands().items() for p in cmd.params if p.name == "output"]
+    assert len(commands) > 8
+    for name, param in commands:
+        assert main([name, "-o", "bogus"]) == 2, name
+        said = capsys.readouterr().err
+        accepted = said.partition("expected one of ")[2].strip().split(", ")
+        named = FORMAT_NAMES.findall(param.help)
+        assert sorted(set(named)) == sorted(accepted), f"{name}: -o help {param.help!r}, accepts {accepted}"
+        assert f"(default: {accepted[0]})" in param.help, f"{name}: -o help does not name {accepted[0]} the default"
+
+
+def test_the_command_list_shows_one_line_per_command():
+    """`trainerctl --help` at 80 columns: each command's summary fits on its own line; its full
+    description is in its own --help."""
+    proc = run("--help", env={"COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith("│ ")]
+    listed = [row.split()[1] for row in rows if row.split()[1] in COMMANDS]
+    assert sorted(listed) == sorted(COMMANDS), proc.stdout
+    panel = proc.stdout[proc.stdout.index("Commands"):]
+    continued = [line for line in panel.splitlines()[1:] if line.startswith("│ ") and line.split()[1] not in COMMANDS]
+    assert continued == [], f"a summary wraps: {continued}"
+    for name, cmd in _click_commands().items():
+        summary = (cmd.help or "").split("\n\n")[0]
+        assert "\n" not in summary.strip() and len(summary) <= 60, f"{name}: summary {summary!r}"
+        assert summary in run(name, "--help").stdout, name  # first, then the rest
 
 
 @pytest.mark.parametrize("command", COMMANDS)

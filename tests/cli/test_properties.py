@@ -15,7 +15,7 @@ import os
 import string
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from trainerctl.errors import TrainerctlError
@@ -57,7 +57,8 @@ def only_trainerctl_errors(fn, *args):
         return fn(*args)
     except TrainerctlError as exc:
         message = str(exc)
-        assert message and "\n" not in message.strip() or len(message) < 5000, message
+        # one non-empty line, bounded: what the `error:` line shows is the whole message
+        assert message.strip() and "\n" not in message and len(message) < 5000, message
         assert exc.exit_code in (1, 2, 3), exc.exit_code
         return None
 
@@ -65,6 +66,7 @@ def only_trainerctl_errors(fn, *args):
 # -- -f documents ----------------------------------------------------------------------------------
 @PROPERTY
 @given(texts)
+@example(b"\x00")  # the YAML reader's own message ran over two lines
 def test_f_documents(tmp_path_factory, data):
     from trainerctl.target.manifest_files import _parse
 
@@ -108,7 +110,7 @@ def test_params_env_round_trips_every_byte(text):
     from trainerctl.render.params_env import ParamsEnv
 
     params = ParamsEnv.parse(text)
-    assert params.render() == text or (text and not text.endswith("\n") and params.render() == text)
+    assert params.render() == text  # a missing final newline included
     for key in params.keys():
         assert "\n" not in key
 

@@ -27,11 +27,11 @@ class _ReadyOnceWaitedFor(Progress):
         self.current = name
         super().stage(name, count)
 
-    def waiting(self, what: str, seconds: float) -> None:
+    def waiting(self, what: str, seconds: float, **more) -> None:
         if self.current == "webhooks" and not self.fake.ready:
             self.waited_for.append(what)
             self.fake.ready = True
-        super().waiting(what, seconds)
+        super().waiting(what, seconds, **more)
 
 
 def test_fresh_odh_install_waits_for_controller_then_admits_runtimes(env):
@@ -190,11 +190,11 @@ def test_ctrl_c_stops_cleanly_and_says_what_was_applied(env):
             self.current = name
             super().stage(name, count)
 
-        def waiting(self, what: str, seconds: float) -> None:
+        def waiting(self, what: str, seconds: float, **more) -> None:
             if getattr(self, "current", "") == "webhooks" and not getattr(self, "sent", False):
                 self.sent = True
                 _thread.interrupt_main()  # arrives in the main thread, which is in the wait
-            super().waiting(what, seconds)
+            super().waiting(what, seconds, **more)
 
     with FakeController(env, objects, ready=False):
         with pytest.raises(RunFailed) as info:

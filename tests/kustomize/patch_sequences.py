@@ -362,11 +362,12 @@ def json_patch(draw, obj: dict):
         if op == "add" and adds:
             where, like = draw(st.sampled_from(adds))
             # Adding a copy of a list's first element (changed or not) makes duplicates; into
-            # a list of maps only maps go (a scalar there is another class of input: kubectl's
-            # name references refuse to walk through it).
+            # a list of maps mostly maps go, sometimes a scalar (which kubectl's name references
+            # refuse to walk through, as trainerctl's do).
             like_it = st.one_of(st.just(like), st.just(like).map(_changed))
             if _in_map_list(where):
-                new = draw(like_it if isinstance(like, dict) else st.just({"name": "LOG"}))
+                a_map = like_it if isinstance(like, dict) else st.just({"name": "LOG"})
+                new = draw(st.one_of(a_map, a_map, a_map, SCALAR_JSON))
             else:
                 new = draw(st.one_of(JSON_VALUE, like_it))
             ops.append({"op": "add", "path": where, "value": new})
@@ -377,12 +378,12 @@ def json_patch(draw, obj: dict):
             elif op == "test":
                 ops.append({"op": "test", "path": where, "value": old})
             else:
-                # of the same kind (a map or list turned scalar is another class of input:
-                # kubectl's name references refuse to walk through it)
+                # mostly of the same kind; a map or list turned scalar sometimes (name
+                # references refuse to walk through it)
                 new = st.just(old).map(_changed)
                 same_kind = isinstance(old, (dict, list)) or _in_map_list(where)
                 ops.append({"op": "replace", "path": where,
-                            "value": draw(st.one_of(new, new, st.just(None)) if same_kind
+                            "value": draw(st.one_of(new, new, new, st.just(None), SCALAR_JSON) if same_kind
                                           else st.one_of(SCALAR_JSON, new))})
         elif op in ("copy", "move") and paths and adds:
             source = draw(st.sampled_from(paths))[0]
@@ -391,7 +392,7 @@ def json_patch(draw, obj: dict):
     return ops or [{"op": "add", "path": "/metadata/labels", "value": {"app": "web"}}]
 
 
-# The lists of maps (by their field names): only maps, or nulls, go into them.
+# The lists of maps (by their field names): mostly maps, or nulls, go into them.
 MAP_LISTS = frozenset(["containers", "initContainers", "env", "ports", "volumeMounts", "volumes",
                        "ownerReferences", "tolerations", "versions", "items"])
 

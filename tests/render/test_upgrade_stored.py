@@ -91,6 +91,9 @@ def test_objects_the_install_applies_itself_do_not_block(v21_to_v22):
     job["metadata"]["labels"] = {"platform.opendatahub.io/part-of": "trainer"}
     assert check(old, new, {TRAINJOBS: [job]}).blocking
     assert not check(old, new, {TRAINJOBS: [job]}, owner_label=DEFAULT_OWNER_LABEL).blocking
+    # the label as a session holds it (KEY=VALUE) is the same label; another value is not ours
+    assert not check(old, new, {TRAINJOBS: [job]}, owner_label=str(DEFAULT_OWNER_LABEL)).blocking
+    assert check(old, new, {TRAINJOBS: [job]}, owner_label=f"{DEFAULT_OWNER_LABEL.key}=other").blocking
 
 
 def test_only_new_cel_rules_that_objects_reach_are_listed_as_not_checked(v21_to_v22):

@@ -267,7 +267,7 @@ def env(fresh_servers, request):
     that install CRDs of their own, or take over the Go operator's cluster-scoped CR). Without
     kube-controller-manager a deleted namespace never goes, so the fixed namespaces the overlays
     name cannot be cleaned between tests either. These are the `env` tests of tests/cluster
-    (install, install_faults, install_ownership, install_upgrade, lock_installs, helm_handover,
+    (install, install_faults, install_ownership, install_upgrade, install_terminal, lock_installs, helm_handover,
     migration, manager_options_install, status, uninstall, diff, dependencies, fake_controller, consumers)
     and of tests/render (runtimes, gitops). Tests that write nothing cluster-wide use
     `shared_env`, or `test_cluster` and a `namespace` of their own (tests/conftest.py)."""

@@ -11,9 +11,10 @@ from trainerctl.settings import Settings
 @command("channels")
 @takes("output")
 def channels_cmd(s: Settings) -> None:
-    """List the release channels: each a named, pinned Trainer release (its repository, tag or
-    branch and commit, tree digest, Trainer version, date and controller image); * marks the
-    default, which the wheel carries. -o json or yaml for every field."""
+    """List the release channels: pinned Trainer releases.
+
+    Each a named, pinned Trainer release: its repository, tag or branch and commit, tree digest,
+    Trainer version, date and controller image; * marks the default, which the wheel carries. -o json or yaml for every field."""
     from trainerctl.cli.output import check_output, emit
     from trainerctl.source.listing import ChannelList
 

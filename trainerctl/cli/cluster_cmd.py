@@ -21,9 +21,11 @@ from trainerctl.settings import Settings
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "dry_run", "wait", "timeout", "output",
        "force_conflicts", "prune", "recreate", "skip_preflight", "allow_breaking", "field_manager",
        "take_over_operator", "take_over_helm", "lock_timeout", "check_images", "history_max",
-       "verify")
+       "verify", "verbose")
 def install_cmd(s: Settings) -> None:
-    """Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
+    """Apply Trainer in stages, wait, prune, record a revision.
+
+    Render (or read -f) and server-side-apply Trainer in stages, wait, prune, record an inventory
     and a revision in the install history."""
     from trainerctl.cli.options import image_check, install_options, read_first, session, target
     from trainerctl.cli.output import check_output, report_install
@@ -36,14 +38,16 @@ def install_cmd(s: Settings) -> None:
     goal = target(on, s, given, hand_over=True)
     on = session(s, on.cluster, namespace=goal.namespace, owner_label=goal.owner_label, progress_of=len(goal.objects))
     action = install_options(s, recipe=goal.recipe, image_check=images)
-    report_install(lambda: action.run(on, goal.objects, goal.source), output,
-                   verify_after(s, on))
+    report_install(lambda: action.run(on, goal.objects, goal.source), output, on.progress, verify_after(s, on))
 
 
 @command("uninstall")
-@takes(*CLUSTER, "namespace", "owner_label", "delete_crds", "keep_history", "yes", "dry_run", "timeout", "output", "lock_timeout")
+@takes(*CLUSTER, "namespace", "owner_label", "delete_crds", "keep_history", "yes", "dry_run", "timeout", "output", "lock_timeout",
+       "verbose")
 def uninstall_cmd(s: Settings) -> None:
-    """Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace;
+    """Delete what trainerctl installed; keep CRDs and TrainJobs.
+
+    Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace;
     delete the install history unless --keep-history."""
     from trainerctl.cli.options import session, uninstall_options
     from trainerctl.cli.output import check_output, emit
@@ -52,7 +56,7 @@ def uninstall_cmd(s: Settings) -> None:
     on = session(s, progress_of=0)
     confirm = (lambda q: typer.confirm(q, err=True)) if sys.stdin.isatty() else None
     report = uninstall_options(s).run(on, confirm)
-    emit(report, output)
+    emit(report, output, on.progress)
     if report.failed:
         raise TrainerctlError(f"{len(report.failed)} object(s) could not be deleted: {report.failed[0].display}: "
                               f"{report.failed[0].message}")
@@ -61,7 +65,9 @@ def uninstall_cmd(s: Settings) -> None:
 @command("diff")
 @takes(*CLUSTER, *SOURCE, *RENDER, "namespace", "filename", "field_manager")
 def diff_cmd(s: Settings) -> None:
-    """Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
+    """Diff the cluster against the render; exit 1 on drift.
+
+    Unified diff of live objects against a server-side dry-run; exit 0 none, 1 drift, >1 error."""
     from trainerctl import ui
     from trainerctl.cli.output import errors_above_one, verbatim
     from trainerctl.cli.options import read_first, session, target
@@ -90,7 +96,9 @@ def diff_cmd(s: Settings) -> None:
 @takes(*CLUSTER, "namespace", "owner_label", "filename", "output", "field_manager", "wait", "timeout",
        defaults={"wait": False})
 def status_cmd(s: Settings) -> None:
-    """Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
+    """Show what is installed and whether it is Ready.
+
+    Installed source and Trainer release, the operator's conditions (Ready, ...), each object and
     Deployment; exit 0 when Ready, 1 when not, 4 when --wait timed out."""
     from trainerctl import ui
     from trainerctl.cli.options import read_first, session
@@ -119,7 +127,9 @@ def status_cmd(s: Settings) -> None:
 @takes(*CLUSTER, *SOURCE, *RENDER, *REGISTRY, "namespace", "filename", "output", "prune", "field_manager",
        "allow_breaking", "check_images", "job_namespace")
 def check_cmd(s: Settings) -> None:
-    """Every check install makes before applying, all listed: the lock, the cluster, versions, JobSet,
+    """Run every check install makes, applying nothing.
+
+    Every check install makes before applying, all listed: the lock, the cluster, versions, JobSet,
     the Go operator, Helm, permissions, the upgrade check, with --images the images, with
     --job-namespace whether that namespace admits each runtime's pods; exit 0 when install may go
     ahead, else install's code for its first refusal (3; 4 for a held lock)."""
@@ -145,7 +155,9 @@ def check_cmd(s: Settings) -> None:
 @command("support-bundle")
 @takes(*CLUSTER, "namespace", "owner_label", "output_file")
 def support_bundle_cmd(s: Settings) -> None:
-    """Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
+    """Write one .tar.gz of diagnostics for a support ticket.
+
+    Write one .tar.gz for a support ticket: versions, source and inventory, status and diagnosis,
     our objects (no Secret values), events, controller logs, CRD versions, workload counts, nodes."""
     from trainerctl import ui
     from trainerctl.cli.options import session

@@ -26,7 +26,9 @@ class Shell(str, enum.Enum):
 @command("completion")
 def completion(shell: Shell = typer.Argument(..., help="The shell to print the script for.",
                                              show_default=False)) -> None:
-    """Print the shell completion script for SHELL (bash, zsh, fish or powershell).
+    """Print the shell completion script for SHELL.
+
+    SHELL: bash, zsh, fish or powershell.
 
     bash: trainerctl completion bash > ~/.local/share/bash-completion/completions/trainerctl
     zsh:  trainerctl completion zsh > "${fpath[1]}/_trainerctl"

@@ -137,6 +137,7 @@ def takes(*names: str, defaults: dict[str, Any] | None = None, files: bool = Tru
 
         del run.__wrapped__  # typer must read the merged signature, not the command's
         run.bind_command = bind_command
+        run.reads_files = files  # for the command reference (scripts/gen_reference.py)
         return run
 
     return decorate

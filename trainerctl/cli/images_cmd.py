@@ -10,7 +10,9 @@ from trainerctl.settings import Settings
 @command("images")
 @takes(*SOURCE, *RENDER, *REGISTRY, "namespace", "components", "filename", "output", "pin_digests", "write_overrides")
 def images_command(s: Settings) -> None:
-    """List every image the install would run, where each runs and what sets it; --pin-digests asks their registries."""
+    """List every image the install would run.
+
+    Where each runs and what sets it; --pin-digests asks their registries for their digests."""
     from trainerctl.cli.options import given_alone, registry_settings, render_options
     from trainerctl.cli.output import verbatim
     from trainerctl.errors import InputError

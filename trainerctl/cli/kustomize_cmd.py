@@ -18,7 +18,9 @@ def kustomize(
     directory: Annotated[str, typer.Argument(metavar="DIR", help="Kustomization directory (or remote URL).")],
     s: Settings,
 ) -> None:
-    """Build a kustomization and print it, byte-identical to `kubectl kustomize`."""
+    """Print a kustomization's build, as `kubectl kustomize` does.
+
+    Byte-identical to `kubectl kustomize DIR`, remote bases included; trainerctl.yaml is not read."""
     from trainerctl.cachedir import default_cache_dir
     from trainerctl.cli.output import verbatim
     from trainerctl.errors import InputError

@@ -89,22 +89,16 @@ def session(s: Settings, api=_CONNECT, *, namespace: str | None = None, owner_la
     """The session a cluster command's action runs over (manager/session.py): a connection to the
     settings' cluster (`api`: one made already), the namespace and ownership label of the settings
     unless the target found others (a hand-over's namespace, the label a render was made with);
-    progress shown for `progress_of` objects (install, uninstall)."""
+    progress shown for `progress_of` objects (install, rollback, uninstall), every object with -v."""
     from trainerctl.cluster.manager.session import Session
+    from trainerctl.ui import Progress
 
     if api is _CONNECT:
         from trainerctl.cluster.client.client import connect
 
         api = connect(s.kubeconfig, s.context, stdin_in_use=s.filename == "-")
-    return Session(api, namespace or s.namespace, owner_label or s.owner_label, s.field_manager,
-                   progress(progress_of or 0, enabled=progress_of is not None))
-
-
-def progress(total: int, *, enabled: bool = True):
-    """Where a run's progress goes (trainerctl.ui)."""
-    from trainerctl.ui import Progress
-
-    return Progress(total, enabled=enabled)
+    shown = Progress(progress_of or 0, enabled=progress_of is not None, verbose=s.verbose)
+    return Session(api, namespace or s.namespace, owner_label or s.owner_label, s.field_manager, shown)
 
 
 def install_options(s: Settings, **extra: Any):
@@ -130,8 +124,7 @@ def rollback_action(s: Settings, revision: int | None, show_diff):
                   source_path=s.source_path if "source" in given else None,
                   ref=chosen.ref if chosen else s.ref if "ref" in given else None,
                   remote_mirrors=tuple(s.remote_mirrors), owner_label=s.owner_label)
-    return Rollback(install_options(s), revision, named, s.cache_dir, s.offline, preview=Diff(),
-                    show_diff=show_diff, progress=progress)
+    return Rollback(install_options(s), revision, named, s.cache_dir, s.offline, preview=Diff(), show_diff=show_diff)
 
 
 def registry_settings(s: Settings):

@@ -30,14 +30,25 @@ def check_output(output: str | None, formats=SUMMARY_FORMATS) -> str:
     return output
 
 
-def emit(report: Reported, output: str) -> None:
-    """A report (serialize.Reported) on stdout in the format asked for."""
+def emit(report: Reported, output: str, progress=None) -> None:
+    """A report (serialize.Reported) on stdout in the format asked for; `progress`: the run's
+    (ui.Progress), whose stage lines may stand for the objects in the text (lists_objects)."""
     if output == "json":
         sys.stdout.write(report.to_json())
     elif output == "yaml":
         sys.stdout.write(report.to_yaml())
+    elif progress is not None and not progress.lists_objects:
+        show(report.text(objects=False))
     else:
         show(report.text())
+
+
+def next_step(progress, command: str) -> None:
+    """After a run the terminal saw stage by stage: the command to run next."""
+    if progress.shows_stages:
+        from trainerctl import ui
+
+        ui.info(f"next: {command}")
 
 
 def show(text: str, stream: TextIO | None = None) -> None:
@@ -51,25 +62,26 @@ def verbatim(text: str) -> None:
     sys.stdout.write(text)
 
 
-def report_install(run: Callable[[], Any], output: str, then: Callable[[], None] | None = None) -> None:
+def report_install(run: Callable[[], Any], output: str, progress, then: Callable[[], None] | None = None) -> None:
     """The one tail of `install` and `rollback`: `run()` (the action's run), its report on stdout
     (when it failed, what run_failed prints before the error line), then `then` (verify's tiers,
-    when asked for)."""
+    or the next command to run); `progress`: the run's, as emit's."""
     from trainerctl.cluster.manager.report import RunFailed
 
     try:
         report = run()
     except RunFailed as exc:
-        run_failed(exc, output)
+        run_failed(exc, output, progress)
         raise
-    emit(report, output)
+    emit(report, output, progress)
     if then is not None:
         then()
 
 
-def run_failed(exc, output: str) -> None:
+def run_failed(exc, output: str, progress=None) -> None:
     """What a failed install (or rollback) prints before its error line: a blocked upgrade's
-    report, why a rollout failed, and the report of what was done (exc: install.RunFailed)."""
+    report, why a rollout failed, and the report of what was done (exc: install.RunFailed;
+    `progress`: as emit's)."""
     exc.report.error = exc.report.error or str(exc)
     blocked = exc.upgrade_report
     if blocked is not None and output == "text":
@@ -79,7 +91,7 @@ def run_failed(exc, output: str) -> None:
 
         show("".join(f"{line}\n" for line in lines(exc.diagnoses)), sys.stderr)
     if output != "text" or exc.report.objects:  # text: the error line says it all
-        emit(exc.report, output)
+        emit(exc.report, output, progress)
 
 
 def errors_above_one(fn):

@@ -11,7 +11,10 @@ from trainerctl.settings import Settings
 @command("render")
 @takes(*SOURCE, *RENDER, *GITOPS, "namespace", "components", "owner_label", "output", "output_dir", "update_lock")
 def render_command(s: Settings) -> None:
-    """Render the whole install set (upstream overlay, runtimes, imagestreams) to stdout."""
+    """Render the whole install set to stdout or a folder.
+
+    The upstream overlay, the runtimes and (for openshift) the ImageStreams: YAML or JSON on stdout, or
+    one file per object with --output-dir (with --gitops, a folder for Flux or Argo CD)."""
     from trainerctl import ui
     from trainerctl.cli.options import render_options
     from trainerctl.cli.output import verbatim
@@ -56,7 +59,10 @@ def render_command(s: Settings) -> None:
 @command("fetch")
 @takes(*SOURCE)
 def fetch_command(s: Settings) -> None:
-    """Fill the source cache (for a later --offline or air-gapped render) and write trainerctl.lock."""
+    """Fill the source cache and write trainerctl.lock.
+
+    For a later --offline or air-gapped render. The git remote is always asked, so a moved tag is
+    noticed here rather than in the render."""
     from trainerctl.cli.options import render_options
     from trainerctl.source.fetch import fetch
 

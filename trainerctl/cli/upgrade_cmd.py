@@ -13,7 +13,9 @@ from trainerctl.settings import Settings
 @command("upgrade-check")
 @takes(*CLUSTER, *SOURCE, *RENDER, "namespace", "filename", "output", "write_migrated")
 def upgrade_check(s: Settings) -> None:
-    """Compare the installed CRDs with the target render's CRDs: removed versions and fields,
+    """Say what installing the target would break on this cluster.
+
+    Compare the installed CRDs with the target render's CRDs: removed versions and fields,
     newly required fields, new validation rules, and the TrainJobs and runtimes affected; validate
     every existing object of a changed CRD against the target's schema.
 

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Callable
 
 from trainerctl.cli import command
 from trainerctl.cli.flags import CLUSTER, takes
 from trainerctl.errors import TrainerctlError
-from trainerctl.settings import Settings
+from trainerctl.settings import Settings, setting_of
 
 
 @command("verify")
 @takes(*CLUSTER, "namespace", "job_namespace", "runtime", "run", "run_image", "timeout", "output")
 def verify_cmd(s: Settings) -> None:
-    """Prove the install works and name the first broken link (docs/verify.md).
+    """Prove the install works, naming the first broken link.
+
+    The tiers (docs/verify.md):
 
     Admission: a dry-run TrainJob on every runtime reaches Trainer's webhooks; a failure names the webhook, its Service and the cause (no endpoints, connection refused, timed out, x509, denied).
 
@@ -39,21 +42,33 @@ def verify_cmd(s: Settings) -> None:
 
 
 def verify_after(s: Settings, on) -> Callable[[], None] | None:
-    """`install --verify`, `rollback`: the default tiers after the run over its session's cluster
-    and namespace, their lines on stderr (stdout holds the run's report), their exit codes; None
-    when not asked for (or a dry-run)."""
-    if not s.verify or s.dry_run:
+    """After an install or rollback over the session `on`: with --verify (not a dry-run) verify's
+    default tiers, their lines on stderr (stdout holds the run's report), their exit codes; else on
+    a terminal that saw the stages (the session's progress) the verify command to run next."""
+    if s.dry_run:
         return None
+    if s.verify:
+        return lambda: _verify(s, on)
 
-    def verify() -> None:
-        from trainerctl import ui
-        from trainerctl.cli.options import session
-        from trainerctl.cluster.trainer.verify import Verify
+    def next_command() -> None:
+        from trainerctl.cli.output import next_step
 
-        report = s.options_for(Verify, run_job=False).run(session(s, on.cluster, namespace=on.namespace))
-        for line in report.text().splitlines():
-            ui.info(line)
-        if report.exit_code:
-            raise TrainerctlError(report.error_line(), report.exit_code)
+        words = ["trainerctl", "verify", "-n", on.namespace]
+        for name in CLUSTER:  # the cluster this run used, when a flag named it
+            if s.is_set(name):
+                words += [setting_of(name).flag, getattr(s, name)]
+        next_step(on.progress, shlex.join(words))
 
-    return verify
+    return next_command
+
+
+def _verify(s: Settings, on) -> None:
+    from trainerctl import ui
+    from trainerctl.cli.options import session
+    from trainerctl.cluster.trainer.verify import Verify
+
+    report = s.options_for(Verify, run_job=False).run(session(s, on.cluster, namespace=on.namespace))
+    for line in report.text().splitlines():
+        ui.info(line)
+    if report.exit_code:
+        raise TrainerctlError(report.error_line(), report.exit_code)

@@ -26,7 +26,6 @@ from trainerctl.cluster.trainer.stored_versions import refuse_dropped
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.render.pipeline import render
 from trainerctl.render.recipe import Named, options_from
-from trainerctl.ui import Progress
 
 
 @dataclass(frozen=True)
@@ -35,8 +34,8 @@ class Rollback:
     them; no cluster action imports another) that installs the revision; `revision`, which one
     (None: the one before the newest); `named`, the source the user named for it (render/recipe.py);
     `cache_dir` and `offline` for its render. With --dry-run, `show_diff(result)` is given what
-    `preview` (the Diff action) finds, before the install's progress starts; `progress(n)` makes the
-    progress of the install's n objects once the render is known."""
+    `preview` (the Diff action) finds, before the install's progress starts (the session's, which
+    the install is told its objects' count)."""
 
     install: InstallOptions  # an Install: InstallOptions with its run(session, objects, source)
     revision: int | None = None
@@ -45,7 +44,6 @@ class Rollback:
     offline: bool = False
     preview: Any = None  # the Diff action: run(session, objects) -> DiffResult
     show_diff: Callable[[Any], None] | None = None
-    progress: Callable[[int], Progress] = lambda n: Progress(n, enabled=False)
 
     def __post_init__(self) -> None:
         if self.revision is not None and not 1 <= self.revision <= history.MAX_REVISION:
@@ -63,7 +61,6 @@ class Rollback:
         on = dataclasses.replace(session, namespace=rendered.namespace, owner_label=rendered.owner_label)
         if self.install.dry_run and self.show_diff is not None and self.preview is not None:
             self.show_diff(self.preview.run(on, rendered.objects))
-        on = dataclasses.replace(on, progress=self.progress(len(rendered.objects)))
         action = dataclasses.replace(self.install, recipe=back.target.render, rollback_to=back.target.revision,
                                      upgrade_guard=guard(self.install.upgrade_guard, back,
                                                          self.install.allow_breaking))

@@ -128,6 +128,7 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
     if crds:
         groups.setdefault("crds", []).extend(crds)
     progress.expect(sum(len(v) for v in groups.values()))
+    progress.name_stages(STAGES.titles("delete "))
     label_key, label_value = parse_label(owner_label)
     ours = Proof(owner_label, label=label_key, value=label_value, namespace=namespace, rule=not_exempt)
     # Runtimes (admitted) first, then everything else in reverse apply order; CRDs go last.
@@ -164,6 +165,6 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
         inv_mod.delete(cluster, namespace)
     if not report.failed:
         report.history = _history(cluster, namespace, options)
-    progress.close()
+    progress.close(ok=not report.failed)
     report.seconds = time.monotonic() - start
     return report

@@ -133,7 +133,7 @@ def path_get(obj: Any, parts: list[str]) -> tuple[Any, Any, Any]:
     key: Any = None
     for part in parts:
         container = cur
-        if part.lstrip("-").isdigit() and part != "-" and not part.startswith("+"):
+        if part.lstrip("-").isascii() and part.lstrip("-").isdigit() and part != "-" and not part.startswith("+"):
             idx = int(part)
             if idx < 0 or not isinstance(cur, list) or idx >= len(cur):
                 return None, None, MISSING
@@ -268,7 +268,7 @@ def _kind_for(next_part: str, last_kind: str) -> str:
         return last_kind
     if next_part.startswith("[") and next_part.endswith("]") and "=" in next_part:
         return "seq"
-    if next_part.isdigit():
+    if next_part.isascii() and next_part.isdigit():
         return "seq"
     return "map"
 
@@ -279,7 +279,7 @@ def _match(node: Node, path: list[str], create: bool, last_kind: str = "scalar")
         return [node]
     part, rest = path[0], path[1:]
     nxt = rest[0] if rest else ""
-    if part.isdigit():
+    if part.isascii() and part.isdigit():  # strconv.Atoi: ASCII digits only
         if node.kind != "seq":
             return []
         idx = int(part)

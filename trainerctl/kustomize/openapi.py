@@ -399,7 +399,7 @@ class _Parser:
             for p in parts:
                 if isinstance(target, dict) and p in target:
                     target = target[p]
-                elif isinstance(target, list) and p.isdigit() and int(p) < len(target):
+                elif isinstance(target, list) and p.isascii() and p.isdigit() and int(p) < len(target):
                     target = target[int(p)]
                 else:
                     return None, None

@@ -142,7 +142,7 @@ def parse_git_url(url: str) -> GitSpec | None:
 def _read_bounded(resp) -> bytes:
     limit = max_file_bytes()
     length = resp.headers.get("Content-Length")
-    if length and length.strip().isdigit() and int(length) > limit:
+    if length and length.strip().isascii() and length.strip().isdigit() and int(length) > limit:
         raise too_large(limit)
     data = resp.read(limit + 1)
     if len(data) > limit:

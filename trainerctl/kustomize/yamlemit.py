@@ -328,7 +328,14 @@ def _go_key_cmp(a: str, b: str) -> int:
     return -1 if _go_key_less(a, b) else 1
 
 
+def _int64(n: int) -> int:
+    """n as Go's int64 holds it (wrapped)."""
+    return (n + (1 << 63)) % (1 << 64) - (1 << 63)
+
+
 def _go_key_less(a: str, b: str) -> bool:
+    # Go's unicode.IsDigit is category Nd (str.isdecimal; isdigit takes superscripts too), and a
+    # digit's value is its code point minus '0' in an int64 that wraps: a key of any digits sorts.
     la, lb = len(a), len(b)
     i = 0
     while i < la and i < lb:
@@ -344,18 +351,18 @@ def _go_key_less(a: str, b: str) -> bool:
         an = bn = 0
         if ca == "0" or cb == "0":
             j = i - 1
-            while j >= 0 and a[j].isdigit():
+            while j >= 0 and a[j].isdecimal():
                 if a[j] != "0":
                     an = bn = 1
                     break
                 j -= 1
         ai = i
-        while ai < la and a[ai].isdigit():
-            an = an * 10 + int(a[ai])
+        while ai < la and a[ai].isdecimal():
+            an = _int64(an * 10 + ord(a[ai]) - 48)
             ai += 1
         bi = i
-        while bi < lb and b[bi].isdigit():
-            bn = bn * 10 + int(b[bi])
+        while bi < lb and b[bi].isdecimal():
+            bn = _int64(bn * 10 + ord(b[bi]) - 48)
             bi += 1
         if an != bn:
             return an < bn

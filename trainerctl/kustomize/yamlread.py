@@ -20,6 +20,7 @@ from collections import namedtuple
 
 import yaml
 
+from trainerctl.bounded_read import yaml_problem
 from trainerctl.kustomize import docsplit, goyaml, roundtrip
 from trainerctl.kustomize.aliases import (NODE_BUDGET, ExcessiveAliasing, check_alias_budget,
                                           check_alias_ratio, has_anchor, node_count)
@@ -129,7 +130,7 @@ def _resolver(stamp=None):
         if c in "+-0123456789":
             if text in _SPECIAL_FLOATS:
                 return _SPECIAL_FLOATS[text]
-            if c.isdigit():
+            if c.isascii() and c.isdigit():
                 ts = _go_timestamp(text)
                 if ts is not None:
                     return ts if stamp is None or ":" not in text else stamp(ts, text)
@@ -614,7 +615,7 @@ def load_as_json(text: str | bytes, source: str = "<input>") -> Any:
     except KustomizeError as exc:
         raise type(exc)(f"{source}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
+        raise KustomizeError(f"{source}: not valid YAML: {yaml_problem(exc)}") from None
     return docs[0].doc if docs else None
 
 
@@ -660,7 +661,7 @@ def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool =
         except KustomizeError as exc:
             raise type(exc)(f"{source}: {exc}") from None
         except yaml.MarkedYAMLError as exc:
-            problem = exc.problem or str(exc)
+            problem = exc.problem or exc.context or "invalid YAML"
             if "nesting depth" in problem and _raise_nest_limit():
                 continue
             mark = exc.problem_mark or exc.context_mark
@@ -668,8 +669,8 @@ def load_documents(text: str | bytes, source: str = "<input>", *, yaml11: bool =
             if "nesting depth" in problem:
                 problem = f"exceeded max depth of {MAX_DEPTH}"
             raise KustomizeError(f"{source}: not valid YAML: {where}{problem}") from None
-        except yaml.YAMLError as exc:
-            raise KustomizeError(f"{source}: not valid YAML: {exc}") from None
+        except yaml.YAMLError as exc:  # the reader's: a character a YAML stream may not hold
+            raise KustomizeError(f"{source}: not valid YAML: {yaml_problem(exc)}") from None
 
 
 def _load_all(text, resolve, last_wins: bool, raw_annotations: bool,
@@ -888,7 +889,7 @@ def resolves_to_non_string_v2(s: str) -> bool:
     if c in "+-0123456789":
         if s in _V2_BOOL_NULL:
             return True
-        if c.isdigit() and (_DATE.match(s) or _DATETIME.match(s)) and _go_timestamp(s):
+        if c.isascii() and c.isdigit() and (_DATE.match(s) or _DATETIME.match(s)) and _go_timestamp(s):
             return True
         plain = s.replace("_", "")
         if _parse_go_int(s) is not None:

@@ -82,6 +82,6 @@ def git_env(url: str) -> dict[str, str]:
     if scheme != "http":
         return {}
     count = os.environ.get("GIT_CONFIG_COUNT", "0")
-    index = int(count) if count.isdigit() else 0
+    index = int(count) if count.isascii() and count.isdigit() else 0
     return {"GIT_CONFIG_COUNT": str(index + 1), f"GIT_CONFIG_KEY_{index}": "http.followRedirects",
             f"GIT_CONFIG_VALUE_{index}": "false"}

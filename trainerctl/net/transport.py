@@ -41,7 +41,7 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # int() would take '²' or '١' too
         return float(value)
     try:
         when = parsedate_to_datetime(value)
@@ -270,7 +270,7 @@ class Transport:
             return b""
         limit = limit_for(name)
         length = resp.getheader("Content-Length")
-        if length is not None and length.strip().isdigit() and int(length) > limit:
+        if length is not None and length.strip().isascii() and length.strip().isdigit() and int(length) > limit:
             raise self._too_large(method, target, name, limit)
         data = bytearray()
         while True:

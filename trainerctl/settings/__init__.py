@@ -31,6 +31,8 @@ from trainerctl.settings.spec import (CHANNELS, CLUSTER_PANEL, KUBECONFIG_CONTEX
 CONFIG_FILE = "trainerctl.yaml"  # read from the working directory when present
 
 T = TypeVar("T")
+# The step that asks the registries, in each command that offers the registry flags.
+_REGISTRY_STEP = {"install": "--check-images", "check": "--images", "images": "--pin-digests"}
 _NO_ENTRIES: Mapping[str, str] = MappingProxyType({})
 
 
@@ -48,15 +50,20 @@ class Settings:
     channel: str | None = setting(
         flags=("--channel",), metavar="NAME", panel=RENDER_PANEL, complete=CHANNELS, key="channel",
         check=checks.channel, renders=True,
-        help="A release channel: a named, pinned Trainer release (`trainerctl channels` lists them; default: stable, "
-             "what the OpenDataHub operator installs).")
+        help="A release channel: a named, pinned Trainer release, listed by `trainerctl channels` (default: stable, "
+             "what the OpenDataHub operator installs).",
+        help_in={"rollback": "Render the revision from this channel's repository and ref instead of the source it "
+                             "records (for a source trainerctl does not pin); the tree must have the recorded digest."})
     source: Source | None = setting(
         flags=("--source",), metavar="URL|PATH", panel=RENDER_PANEL, key="source", file_type=dict,
         check=Source.check, renders=True,
-        help="Git URL (https://, ssh://, file://, user@host:path) or a local checkout instead of a channel.")
+        help="Git URL (https://, ssh://, file://, user@host:path) or a local checkout instead of a channel.",
+        help_in={"rollback": "Render the revision from this git URL or local checkout instead of the source it "
+                             "records (for a source trainerctl does not pin); the tree must have the recorded digest."})
     ref: str | None = setting(
         flags=("--ref",), metavar="REF", panel=RENDER_PANEL, key="source.ref", check=checks.text, renders=True,
-        help="Tag, branch or commit of a git source (without --source: of the default channel's repository).")
+        help="Tag, branch or commit of a git source (without --source: of the default channel's repository).",
+        help_in={"rollback": "Tag, branch or commit of --source's git URL (default: the ref the revision records)."})
     cache_dir: str | None = setting(
         flags=("--cache-dir",), metavar="DIR", panel=RENDER_PANEL, key="cacheDir", env="TRAINERCTL_CACHE_DIR",
         check=checks.directory, renders=True,
@@ -64,10 +71,14 @@ class Settings:
              "$XDG_CACHE_HOME/trainerctl, else ~/.cache/trainerctl).")
     lock_file: str | None = setting(
         flags=("--lock",), metavar="FILE", panel=RENDER_PANEL, check=checks.text, renders=True,
-        help="Lock file (default: ./trainerctl.lock).")
+        help="The lock file the render is checked against (default: ./trainerctl.lock).",
+        help_in={"render": "The lock file the render is checked against, and --update-lock writes "
+                           "(default: ./trainerctl.lock).",
+                 "fetch": "The lock file fetch writes (default: ./trainerctl.lock)."})
     use_lock: bool = setting(
         True, flags=("--no-lock",), takes=bool, negate=True, panel=RENDER_PANEL, renders=True,
-        help="Leave the lock file alone: render does not check against it, fetch does not write it.")
+        help="Do not check the render against the lock file.",
+        help_in={"fetch": "Do not write the lock file."})
     update_lock: bool = setting(
         False, flags=("--update-lock",), takes=bool, panel=RENDER_PANEL,
         help="Write the rendered source to the lock file.")
@@ -84,7 +95,9 @@ class Settings:
     platform: str | None = setting(  # None: kubernetes for render; install detects it
         flags=("--platform",), metavar="PLATFORM", panel=RENDER_PANEL, complete=tuple(sorted(PLATFORMS)),
         key="platform", check=checks.platform, renders=True,
-        help="kubernetes or openshift (render default: kubernetes; install: detected). openshift adds ImageStreams.")
+        help="kubernetes or openshift (default: detected on the cluster); openshift adds ImageStreams.",
+        help_in={"render": "kubernetes or openshift; openshift adds ImageStreams (default: kubernetes).",
+                 "images": "kubernetes or openshift; openshift adds ImageStreams (default: kubernetes)."})
     components: frozenset[str] | None = setting(  # None: every set the platform has
         flags=("-c", "--component"), metavar="SET", takes=list, panel=RENDER_PANEL, complete=COMPONENTS,
         key="components", file_type=list[str], check=checks.components,
@@ -102,7 +115,11 @@ class Settings:
     remote_mirrors: tuple[str, ...] = setting(
         (), flags=("--remote-mirror",), metavar="PREFIX=REPLACEMENT", takes=list, panel=RENDER_PANEL,
         key="remoteMirrors", file_type=list[str], check=checks.mirrors, renders=True,
-        help="Fetch remote kustomize resources under PREFIX from REPLACEMENT instead (repeatable).")
+        help="Fetch remote kustomize resources under PREFIX from REPLACEMENT instead (repeatable; "
+             "$TRAINERCTL_REMOTE_MIRRORS adds more, comma-separated).",
+        help_in={"rollback": "Fetch remote kustomize resources under PREFIX from REPLACEMENT instead (repeatable; "
+                             "$TRAINERCTL_REMOTE_MIRRORS adds more); a revision rendered through a mirror is rendered "
+                             "again only through one given here."})
     require_registry: str | None = setting(  # checked by the render's options (render/images.py)
         flags=("--require-registry",), metavar="HOST[:PORT][/PATH]", panel=RENDER_PANEL, key="requireRegistry",
         renders=True, help="Fail unless every image is under this registry.")
@@ -110,26 +127,48 @@ class Settings:
         key="manager", file_type=dict)
     set_values: tuple[str, ...] = setting(  # manager.KEY=VALUE, over the file's `manager:` block
         (), flags=("--set",), metavar="manager.KEY=VALUE", takes=list, panel=RENDER_PANEL, renders=True,
-        help="Controller option, value in YAML (repeatable): replicas, podDisruptionBudget.*, "
-             "topologySpreadConstraints, priorityClassName, affinity, nodeSelector, tolerations, resources.")
+        help="Controller option, value in YAML, over trainerctl.yaml's `manager:` (repeatable): replicas, "
+             "podDisruptionBudget.*, topologySpreadConstraints, priorityClassName, affinity, nodeSelector, "
+             "tolerations, resources.")
     ha: bool = setting(
         False, flags=("--ha",), takes=bool, panel=RENDER_PANEL, renders=True,
         help="Highly available controller: 2 replicas, a PodDisruptionBudget (minAvailable 1), soft anti-affinity.")
     owner_label: OwnerLabel = setting(
         DEFAULT_OWNER_LABEL, flags=("--owner-label",), metavar="KEY=VALUE", panel=RENDER_PANEL, key="ownerLabel",
-        check=checks.owner_label, help="Ownership label (default: platform.opendatahub.io/part-of=trainer).")
+        check=checks.owner_label,
+        help="The ownership label that marks trainerctl's objects (default: platform.opendatahub.io/part-of=trainer).",
+        help_in={"render": "The ownership label put on every object (default: platform.opendatahub.io/part-of=trainer).",
+                 "uninstall": "Delete the objects that carry this ownership label "
+                              "(default: platform.opendatahub.io/part-of=trainer).",
+                 "rollback": "The ownership label the revision was installed with, which decides what the rollback "
+                             "prunes; another is refused (default: platform.opendatahub.io/part-of=trainer)."})
     namespace: str = setting(
         NAMESPACE, flags=("-n", "--namespace"), metavar="NAME", key="namespace", check=checks.namespace,
-        help="Install namespace (default: trainerctl.yaml's, else opendatahub).")
+        help="The namespace Trainer is installed in (default: trainerctl.yaml's, else opendatahub).",
+        help_in={"render": "The namespace to render Trainer into (default: trainerctl.yaml's, else opendatahub).",
+                 "images": "The namespace to render Trainer into (default: trainerctl.yaml's, else opendatahub).",
+                 "install": "The namespace to install into (default: trainerctl.yaml's, else opendatahub; with "
+                            "--take-over-*, the one found)."})
     filename: str | None = setting(
         flags=("-f", "--filename"), metavar="FILE|DIR",
         help="Use these rendered objects (a YAML stream, - for stdin, or a folder `render --output-dir` wrote) "
-             "instead of rendering.")
+             "instead of rendering.",
+        help_in={"status": "Compare the cluster with these rendered objects (a YAML stream, - for stdin, or a folder "
+                           "`render --output-dir` wrote) instead of the install's inventory."})
     # -- output -------------------------------------------------------------------------------
     output: str | None = setting(  # each command knows its formats and default (cli/output.py)
         flags=("-o", "--output"), metavar="FORMAT", complete=OUTPUT_FORMATS,
-        help="Output format: yaml or json (render's default: yaml; other commands: text); images: plain (default), "
-             "json or oc-mirror.")
+        help="Output format: text, yaml or json (default: text).",
+        help_in={"render": "Output format: yaml, or json for one List (default: yaml).",
+                 "images": "Output format: plain, one image a line; json, with where each runs and what sets it; or "
+                           "oc-mirror, an ImageSetConfiguration (default: plain).",
+                 "install": "Output format: text, yaml or json; yaml and json list each object and what was done to "
+                            "it (default: text).",
+                 "rollback": "Output format: text, yaml or json; yaml and json list each object and what was done to "
+                             "it (default: text)."})
+    verbose: bool = setting(
+        False, flags=("-v", "--verbose"), takes=bool,
+        help="List every object as it is applied or deleted (on a terminal: one line per stage otherwise).")
     output_file: str | None = setting(
         flags=("--output-file",), metavar="FILE",
         help="Where to write the archive (default: ./trainerctl-support-NAMESPACE-TIME.tar.gz); never over a file.")
@@ -152,8 +191,8 @@ class Settings:
              "and the engine objects that apply them in trainerctl's order.")
     gitops_repo: str | None = setting(
         flags=("--gitops-repo",), metavar="URL",
-        help="The git repository the folder is committed to (argocd: required; flux: adds a GitRepository, "
-             "default: the flux-system one).")
+        help="The git repository the folder is committed to: required for argocd; for flux, a GitRepository is "
+             "added for it (default: the flux-system one).")
     gitops_branch: str | None = setting(
         flags=("--gitops-branch",), metavar="BRANCH", help="The branch the engine follows (default: main).")
     gitops_path: str | None = setting(
@@ -167,19 +206,27 @@ class Settings:
         flags=("--context",), metavar="NAME", panel=CLUSTER_PANEL, complete=KUBECONFIG_CONTEXTS,
         help="Kubeconfig context (default: the current one).")
     dry_run: bool = setting(
-        False, flags=("--dry-run",), takes=bool, panel=CLUSTER_PANEL, help="Change nothing; say what would be done.")
+        False, flags=("--dry-run",), takes=bool, panel=CLUSTER_PANEL, help="Change nothing; say what would be done.",
+        help_in={"uninstall": "Change nothing; list what would be deleted.",
+                 "rollback": "Change nothing; show the diff and the plan."})
     wait: bool = setting(
         True, flags=("--wait/--no-wait",), takes=bool, panel=CLUSTER_PANEL,
-        help="Wait until the controller and its webhooks are ready.")
+        help="Wait until the controller and its webhooks are ready.",
+        help_in={"status": "Wait until Trainer is Ready, up to --timeout (exit 4 if it is not)."})
     timeout: float = setting(
         TIMEOUT, flags=("--timeout",), metavar="SECONDS", takes=float, panel=CLUSTER_PANEL, key="timeout",
-        file_type=float, check=checks.seconds, help="How long each wait may take.")
+        file_type=float, check=checks.seconds, help="How long each wait may take.",
+        help_in={"status": "How long --wait waits for Ready.",
+                 "uninstall": "How long to wait for the deleted objects to be gone.",
+                 "verify": "How long each tier may wait: the reconcile tier for its JobSet, --run for its TrainJob."})
     force_conflicts: bool = setting(
         False, flags=("--force-conflicts",), takes=bool, panel=CLUSTER_PANEL,
         help="Take ownership of conflicting fields.")
     prune: bool = setting(
         True, flags=("--no-prune",), takes=bool, negate=True, panel=CLUSTER_PANEL,
-        help="Keep objects the previous install had and this one has not.")
+        help="Keep objects the previous install had and this one has not.",
+        help_in={"check": "Check for an install that keeps what the previous install had and this one has not "
+                          "(install --no-prune): no permission to delete is needed."})
     recreate: bool = setting(
         True, flags=("--no-recreate",), takes=bool, negate=True, panel=CLUSTER_PANEL,
         help="Fail instead of recreating on immutable-field changes.")
@@ -188,8 +235,12 @@ class Settings:
              "blocking CRD change, a consumer that needs a newer Trainer; see --allow-breaking).")
     allow_breaking: bool = setting(
         False, flags=("--allow-breaking",), takes=bool, panel=CLUSTER_PANEL,
-        help="Apply even if upgrade-check finds a blocking CRD change (or a rollback would drop a stored CRD "
-             "version), or an installed consumer (Kueue) needs a newer Trainer.")
+        help="Apply even if upgrade-check finds a blocking CRD change, or an installed consumer (Kueue) needs a "
+             "newer Trainer.",
+        help_in={"rollback": "Roll back even if it would drop a CRD version objects are stored in, or upgrade-check "
+                             "finds a blocking CRD change, or an installed consumer (Kueue) needs a newer Trainer.",
+                 "check": "Check for install --allow-breaking: a blocking CRD change or a consumer (Kueue) that needs a "
+                          "newer Trainer is listed, not failed."})
     field_manager: str = setting(
         FIELD_MANAGER, flags=("--field-manager",), metavar="NAME", panel=CLUSTER_PANEL, key="fieldManager",
         check=checks.text, help="Server-side apply field manager.")
@@ -221,7 +272,9 @@ class Settings:
     job_namespace: str | None = setting(
         flags=("--job-namespace",), metavar="NAME", panel=CLUSTER_PANEL, check=checks.namespace,
         help="The users' namespace to verify in: its TrainingRuntimes too, and verify's TrainJobs go there "
-             "(default: a namespace verify creates and deletes).")
+             "(default: a namespace verify creates and deletes).",
+        help_in={"check": "Also check whether this users' namespace admits each runtime's pods (Pod Security, "
+                          "ResourceQuota, LimitRange, policy webhooks), as verify's namespace tier does."})
     runtime: str | None = setting(
         flags=("--runtime",), metavar="NAME", panel=CLUSTER_PANEL, check=checks.text,
         help="The runtime verify's TrainJobs use (default: the first torch runtime, a CPU one if any).")
@@ -233,19 +286,28 @@ class Settings:
         help="The image of --run's TrainJob (default: the runtime's; a mirror's for an air-gapped cluster).")
     verify: bool = setting(
         False, flags=("--verify/--no-verify",), takes=bool, panel=CLUSTER_PANEL,
-        help="After a successful install or rollback, run verify's default tiers (admission, reconcile), with "
-             "verify's exit codes.")
+        help="After a successful install, run verify's default tiers (admission, reconcile), with verify's exit "
+             "codes.",
+        help_in={"rollback": "After a successful rollback, run verify's default tiers (admission, reconcile), with "
+                             "verify's exit codes."})
     # -- the registries ---------------------------------------------------------------------------
     registry_config: str | None = setting(
         flags=("--registry-config",), metavar="FILE", panel=REGISTRY_PANEL, check=checks.file,
         help="Registry credentials: a docker config.json or containers auth.json (default: $REGISTRY_AUTH_FILE, "
-             "else podman's auth.json, then ~/.docker/config.json; credential helpers included).")
+             "else podman's auth.json, then ~/.docker/config.json; credential helpers included).",
+        help_in={cmd: f"With {step}: registry credentials, a docker config.json or containers auth.json (default: "
+                      "$REGISTRY_AUTH_FILE, else podman's auth.json, then ~/.docker/config.json; credential helpers "
+                      "included)." for cmd, step in _REGISTRY_STEP.items()})
     registry_ca: str | None = setting(
         flags=("--registry-ca",), metavar="FILE", panel=REGISTRY_PANEL, check=checks.file,
-        help="PEM CA bundle trusted for every registry, beside the system's and each registry's certs.d folder.")
+        help="PEM CA bundle trusted for every registry, beside the system's and each registry's certs.d folder.",
+        help_in={cmd: f"With {step}: a PEM CA bundle trusted for every registry, beside the system's and each "
+                      "registry's certs.d folder." for cmd, step in _REGISTRY_STEP.items()})
     plain_http: tuple[str, ...] = setting(  # each a registry host: checked as the registry settings are made
         (), flags=("--plain-http",), metavar="HOST[:PORT]", takes=list, panel=REGISTRY_PANEL, complete=REGISTRY_HOSTS,
-        help="Talk to this registry over http:// instead of https:// (repeatable).")
+        help="Talk to this registry over http:// instead of https:// (repeatable).",
+        help_in={cmd: f"With {step}: talk to this registry over http:// instead of https:// (repeatable)."
+                 for cmd, step in _REGISTRY_STEP.items()})
     check_images: bool = setting(  # the checklist's `images` check (cluster/trainer/checklist.py)
         False, flags=("--check-images",), flags_in={"check": ("--images",)}, takes=bool, panel=REGISTRY_PANEL,
         help="Before anything is applied, ask each image's registry whether it exists; refuse (exit 3) naming "

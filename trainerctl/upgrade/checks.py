@@ -5,7 +5,7 @@ through (trainer_migration.py)."""
 
 from __future__ import annotations
 
-from trainerctl.owner_label import OwnerLabel
+from trainerctl.cluster.manager.objects import label_selector
 from trainerctl.upgrade import trainer_migration
 from trainerctl.upgrade.crd_diff import Finding, diff_crds, is_crd, sort_findings
 from trainerctl.upgrade.live import list_custom_objects, read_live_crds, versions_to_read
@@ -15,7 +15,7 @@ from trainerctl.upgrade.usage import find_usages
 
 
 def check(live_crds: list[dict], target_crds: list[dict], live_resources: dict[str, list[dict]],
-          unread: list[Finding] | None = None, *, owner_label: OwnerLabel | None = None) -> UpgradeReport:
+          unread: list[Finding] | None = None, *, owner_label: str | tuple[str, str] | None = None) -> UpgradeReport:
     """live_resources maps a CRD name to the objects of that CRD currently on the cluster;
     target_crds may be the whole target render. An object the install replaces (the render has
     it) or prunes (it carries owner_label) blocks nothing: the install's own content wins."""
@@ -34,13 +34,14 @@ def check(live_crds: list[dict], target_crds: list[dict], live_resources: dict[s
     return report
 
 
-def check_cluster(cluster, target_objects: list[dict], *, owner_label: str | None = None) -> UpgradeReport:
+def check_cluster(cluster, target_objects: list[dict], *, owner_label: str | tuple[str, str] | None = None) -> UpgradeReport:
     """Read the installed CRDs the target defines (plus, with owner_label, CRDs we installed
     before that the target no longer has); list the objects of each CRD version whose schema the
     target changes (bounded: live.list_custom_objects).
 
     cluster: a trainerctl.cluster.client.client.Cluster (connect()).
     """
+    owner_label = label_selector(owner_label) if owner_label else None  # one spelling from here on
     live_crds = read_live_crds(cluster, target_objects, owner_label=owner_label)
     findings = diff_crds(live_crds, target_objects)
     live_resources, unread = list_custom_objects(cluster, live_crds,

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable
 
 from trainerctl.cluster.client.views.fields import Cursor, Unreadable, shown_value
 from trainerctl.cluster.client.views.meta import Meta
-from trainerctl.owner_label import OwnerLabel
+from trainerctl.cluster.manager.objects import parse_label
 from trainerctl.upgrade.crd_diff import (
     NOT_CHECKED, OBJECT_REJECTED, OBJECTS_UNREAD, Finding, is_crd, sort_findings, walk_schema,
 )
@@ -71,16 +71,18 @@ def identity(obj: dict) -> Identity | None:
     return group, kind, namespace, str(meta.get("name", ""))
 
 
-def installs_own(target_objects: Iterable[dict], owner_label: OwnerLabel | None) -> Callable[[dict], bool]:
+def installs_own(target_objects: Iterable[dict], owner_label: str | tuple[str, str] | None) -> Callable[[dict], bool]:
     """Whether the install itself replaces an existing object (the target render has one of the
-    same identity) or prunes it (it carries the ownership label and the render has it not)."""
+    same identity) or prunes it (it carries the ownership label and the render has it not).
+    `owner_label` as the session holds it (KEY=VALUE) or as a (key, value) pair."""
     replaced = {ident for o in target_objects if isinstance(o, dict) and not is_crd(o) and (ident := identity(o))}
+    key, value = parse_label(owner_label) if owner_label is not None else (None, None)
 
     def own(obj: dict) -> bool:
         if identity(obj) in replaced:
             return True
         labels = (obj.get("metadata") or {}).get("labels")
-        return owner_label is not None and isinstance(labels, dict) and labels.get(owner_label.key) == owner_label.value
+        return key is not None and isinstance(labels, dict) and labels.get(key) == value
 
     return own
 

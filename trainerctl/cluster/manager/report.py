@@ -108,9 +108,11 @@ class Report(Reported):
             parts = ["failed before any change"] if self.error else ["nothing to do"]
         return f"{self.command}: " + ", ".join(parts) + f" ({self.seconds:.1f}s)"
 
-    def text(self) -> str:
+    def text(self, objects: bool = True) -> str:
+        """Each object that changed (unless `objects` is False: a terminal saw each stage's
+        counts instead), what else the run says, and its summary line."""
         lines = []
-        for o in self.objects:
+        for o in self.objects if objects else ():
             if o.action == "unchanged":
                 continue
             suffix = f" ({o.message})" if o.message else ""

@@ -203,7 +203,15 @@ class StagedApply:
             self.note_rv(back[label], rv)
 
     def _on_wait(self, what: str):
-        return lambda pending, seconds: self.progress.waiting(what or pending, seconds)
+        """Progress while waiting: the plain line says `what` (else each item, with its cause once
+        known), the terminal's stage line each item with its cause or why it is not ready yet."""
+
+        def on_wait(pending: list[wait.Pending], seconds: float) -> None:
+            items = [f"{_brief(p.label, self.namespace)} ({why})" if (why := p.cause(seconds) or p.why)
+                     else _brief(p.label, self.namespace) for p in pending]
+            self.progress.waiting(what or ", ".join(p.shown(seconds) for p in pending), seconds, items=items)
+
+        return on_wait
 
     # -- inventory ------------------------------------------------------------------------
     def write_inventory(self, planned: list[Planned], source: dict, complete: bool,
@@ -236,3 +244,9 @@ def _pretty(label: str) -> str:
         group, kind, ns, name = label.split("/", 3)
         return f"{kind} {ns}/{name}" if ns else f"{kind} {name}"
     return label
+
+
+def _brief(label: str, namespace: str) -> str:
+    """A waited-for object as a stage line names it: the install's namespace goes without saying."""
+    kind, _, name = _pretty(label).partition(" ")
+    return f"{kind} {name.removeprefix(namespace + '/')}" if name else kind

@@ -20,6 +20,11 @@ class StageSpec:
     name: str
     kinds: frozenset[str] = frozenset()
     wait: str = ""  # WAIT_CRDS | WAIT_CONTROLLERS | ""
+    title: str = ""  # how a person watching reads it (trainerctl.ui's stage lines); else its name
+
+    @property
+    def shown(self) -> str:
+        return self.title or self.name
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,10 @@ class StagePlan:
 
     def __iter__(self):
         return iter(self.stages)
+
+    def titles(self, prefix: str = "") -> dict[str, str]:
+        """Stage name -> its title, each with `prefix` (an uninstall's "delete ")."""
+        return {prefix + spec.name: prefix + spec.shown for spec in self.stages}
 
     def index(self, name: str) -> int:
         """Position of a stage; unknown names sort after every stage."""

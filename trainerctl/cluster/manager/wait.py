@@ -46,11 +46,16 @@ class Pending:
     diagnose: Callable[[bool], Diagnosis] | None = None
     diagnosis: Diagnosis | None = None
 
-    def shown(self, waited: float) -> str:
-        """The label, with the cause once one is known (a readiness failure only after a grace)."""
+    def cause(self, waited: float) -> str:
+        """The cause's headline once one is known (a readiness failure only after a grace), else ""."""
         causes = [c for c in (self.diagnosis.causes if self.diagnosis else [])
                   if c.kind != "not-ready" or waited >= NOT_READY_GRACE]
-        return f"{self.label} ({causes[0].headline()})" if causes else self.label
+        return causes[0].headline() if causes else ""
+
+    def shown(self, waited: float) -> str:
+        """The label, with the cause once one is known."""
+        cause = self.cause(waited)
+        return f"{self.label} ({cause})" if cause else self.label
 
 
 class RolloutFailed(TrainerctlError):
@@ -168,9 +173,10 @@ def service_endpoint_ready(cluster: Cluster, namespace: str, service: str, port:
     return check
 
 
-def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float], None] | None = None,
+def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[list[Pending], float], None] | None = None,
              what: str = "") -> dict[str, str]:
-    """Poll until every item is done; returns label -> last resourceVersion seen."""
+    """Poll until every item is done; returns label -> last resourceVersion seen. `on_wait(the items
+    still pending, seconds waited)` after each look that found some."""
     start = time.monotonic()
     deadline = start + timeout
     pending = list(items)
@@ -201,7 +207,7 @@ def wait_all(items: list[Pending], timeout: float, on_wait: Callable[[str, float
             next_diagnosis = now + DIAGNOSE_SECONDS
             _diagnose(pending, now - start)
         if on_wait:
-            on_wait(", ".join(p.shown(now - start) for p in pending), now - start)
+            on_wait(pending, now - start)
         if now >= deadline:
             for item in pending:
                 if item.diagnose is not None:

@@ -247,7 +247,7 @@ def _shown(value: Any) -> str:
 
 def _v(version: str) -> str:
     version = clean(version, 40)
-    return version if version.startswith("v") or not version[:1].isdigit() else f"v{version}"
+    return version if version.startswith("v") or not (version[:1].isascii() and version[:1].isdigit()) else f"v{version}"
 
 
 def _cut(text: str) -> str:

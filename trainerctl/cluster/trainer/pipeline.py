@@ -38,6 +38,7 @@ class Installer:
         self.check_lock: Callable[[], None] = lambda: None  # raises once another run took the lock
         self.facts = self._facts(lock_held=False, created_namespace=False)
         self.run_state: steps.Run | None = None  # made once the preflight knows the previous install
+        self.asked_first = (0, 0)  # the checks asked before the lock (ask_first): (checked, warned)
         self.steps: list[steps.Step] = []
 
     def _facts(self, *, lock_held: bool, created_namespace: bool) -> checklist.Facts:
@@ -52,8 +53,11 @@ class Installer:
             self.facts = self._facts(lock_held=True, created_namespace=held.created_namespace)
             self.report.lock = held.acquired.to_dict()
         start = time.monotonic()
+        ok = False
+        self.session.progress.name_stages({**STAGES.titles(), "handover": "hand-over", "prune": "prune"})
         try:
             self._run()
+            ok = True
         except KeyboardInterrupt:
             stage = self.run_state.stage_name if self.run_state else "preflight"
             raise RunFailed(f"interrupted during stage {stage}; {self._so_far()}; re-run to converge",
@@ -70,7 +74,7 @@ class Installer:
             raise failed from None
         finally:
             self.report.seconds = time.monotonic() - start
-            self.session.progress.close()
+            self.session.progress.close(ok=ok)
         return self.report
 
     def _so_far(self) -> str:
@@ -106,9 +110,10 @@ class Installer:
         """Everything before the first write: the preflight's checks (checklist.py, the list `check`
         runs too) over the reads they make, then the plan with the previous install, and the steps."""
         t = time.monotonic()
+        self.session.progress.step("preflight")
         facts, skip = self.facts, self.options.skip_preflight
         facts.read_ahead(facts.READS_AHEAD[0 if not skip else 1:])
-        self._checks(offline=False)
+        checked, warned = (x + y for x, y in zip(self._checks(offline=False), self.asked_first))
         if facts.forbidden:  # the access review found every permission: the read failed for another reason
             raise facts.forbidden[0]
         planned = facts.live()
@@ -121,6 +126,7 @@ class Installer:
         for step in self.steps:
             step.prepared(self.run_state, planned)
         self.report.stages.append(StageResult("preflight", time.monotonic() - t, 0))
+        self.session.progress.stage_done(f"{checked} check(s)" + (f", {warned} warning(s)" if warned else ""))
         self.session.progress.expect(len(planned))
         return planned
 
@@ -128,21 +134,24 @@ class Installer:
         """The checks that read no cluster (the images at their registries), before the lock is
         taken; raises RunFailed (with .report) as the run does."""
         try:
-            self._checks(offline=True)
+            self.asked_first = self._checks(offline=True)
         except TrainerctlError as exc:
             self.session.progress.close()
             self.report.error = str(exc)
             raise RunFailed(str(exc), self.report, exc.exit_code) from None
 
-    def _checks(self, *, offline: bool) -> None:
+    def _checks(self, *, offline: bool) -> tuple[int, int]:
         """The checklist's checks (those that read no cluster, or the others), install's way: the
-        first refusal raises, a warning is said (check lists them all instead)."""
+        first refusal raises, a warning is said (check lists them all instead); (checked, warned)."""
         skip = self.options.skip_preflight
+        checked = warned = 0
         for check, finding in checklist.run(self.facts, skip_preflight=skip, offline=offline):
+            checked += 1
             error = finding.error
             if error is not None and not (_forbidden(error) and not skip):
                 raise error  # a read that failed, or a refusal that says more than its line (an upgrade report)
             if finding.status == preflight.WARN and error is None:
+                warned += 1
                 self.session.progress.message(f"warning: {finding.message}")
             if not finding.failed:
                 continue
@@ -150,6 +159,7 @@ class Installer:
                 self.refusal = self.refusal or finding.message
                 continue
             raise PreflightError(finding.message, finding.exit_code)
+        return checked, warned
 
     def _applier(self, previous) -> StagedApply:
         o, s = self.options, self.session
@@ -184,7 +194,9 @@ class Installer:
         t = time.monotonic()
         stage = StageResult(spec.name, objects=len(items))
         self.report.stages.append(stage)
-        if items:
+        if not items:  # nothing to apply, only its wait
+            self.session.progress.step(spec.name)
+        else:
             self.session.progress.stage(spec.name, len(items))
             failed = [r for r in applier.apply_all(items) if r.action == "failed"]
             if failed:
@@ -205,6 +217,7 @@ class Installer:
             step.after_stage(run, spec, items)
         stage.waited_seconds = time.monotonic() - tw
         stage.seconds = time.monotonic() - t
+        self.session.progress.stage_done()
 
     def _prune(self, planned: list[Planned]) -> dict:
         """Prune what the previous install had and this one does not; what stays on record for a
@@ -229,6 +242,7 @@ class Installer:
         for step in self.steps:
             step.after_prune(run, gone, results, retry)
         self.report.stages.append(StageResult("prune", time.monotonic() - t, len(gone)))
+        s.progress.stage_done()
         return {k: e for k, e in gone.items() if k in retry}
 
     def _record(self) -> None:

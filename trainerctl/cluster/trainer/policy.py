@@ -16,13 +16,13 @@ TRAINJOB = (GROUP, "TrainJob")
 # validating webhook judges them (failurePolicy Fail), so it must answer first.
 STAGES = StagePlan(
     (
-        StageSpec("crds", frozenset({"CustomResourceDefinition"}), wait=WAIT_CRDS),
-        StageSpec("namespaces", frozenset({"Namespace"})),
-        StageSpec("rbac", frozenset({"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"})),
+        StageSpec("crds", frozenset({"CustomResourceDefinition"}), wait=WAIT_CRDS, title="CRDs"),
+        StageSpec("namespaces", frozenset({"Namespace"}), title="namespace"),
+        StageSpec("rbac", frozenset({"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}), title="RBAC"),
         StageSpec("config"),  # ServiceAccounts, ConfigMaps, Secrets, Services, the rest
-        StageSpec("workloads", frozenset({"Deployment", "StatefulSet", "DaemonSet"})),
+        StageSpec("workloads", frozenset({"Deployment", "StatefulSet", "DaemonSet"}), title="controllers"),
         StageSpec("webhooks", frozenset(WEBHOOK_KINDS), wait=WAIT_CONTROLLERS),
-        StageSpec("admitted"),  # runtimes and whatever else our webhooks intercept
+        StageSpec("admitted", title="runtimes"),  # runtimes and whatever else our webhooks intercept
     ),
     default="config",
     admitted="admitted",

@@ -23,21 +23,20 @@ def fix(resources: list[Resource], cfg: TransformerConfig) -> None:
     for r in resources:
         if r.kind == "RoleBinding" and not r.gvk.cluster_scoped:
             _binding_namespaces(r)  # kustomize checks every binding's subjects
-    if not any(pool for _, _, pool in pools):
-        return
+    # Every field a name reference may sit in is walked even when nothing was renamed: kustomize
+    # walks them all (its resHasField is always true), and the walk refuses what is no place for
+    # a name (a scalar where the path goes on, a map without `name`, a list in a list).
     for referrer in resources:
         org_gvk = referrer.orig_id().gvk
         gvk = referrer.gvk
         subset = None
         for target_gvk, specs, pool in pools:
-            if not pool:
-                continue
             for spec in specs:
                 if not org_gvk.selected_by(spec.group, spec.version, spec.kind):
                     continue
-                if subset is None:
+                if pool and subset is None:
                     subset = _could_be_referenced(referrer, resources)
-                candidates = [c for c in pool if id(c) in subset]
+                candidates = [c for c in pool if id(c) in subset] if pool else None
                 ref = _Ref(referrer, spec, target_gvk, candidates, resources, subset)
                 try:
                     fsm.walk(referrer.obj, fsm.FieldSpec(spec.path, gvk.group, gvk.version,
@@ -110,6 +109,8 @@ class _Ref:
             self._scalar(parent, key)
 
     def _scalar(self, container, key) -> None:
+        if self.candidates is None:  # nothing of the target's kind was renamed: only the walk's checks
+            return
         old = _text(container[key])
         referral = self._select(old, self.candidates, same_names_only=True)
         if referral is not None and referral.name != old:
@@ -118,6 +119,8 @@ class _Ref:
     def _mapping(self, node: dict) -> None:
         if "name" not in node:
             raise KustomizeError("path config error; no 'name' field in node")
+        if self.candidates is None:
+            return
         old = _text(node["name"])
         candidates = self.candidates
         if "namespace" in node:

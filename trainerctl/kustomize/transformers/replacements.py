@@ -105,7 +105,7 @@ def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple
                     else:
                         go(cur[j], i + 1)
                 return
-            if part.lstrip("-").isdigit():
+            if part.lstrip("-").isascii() and part.lstrip("-").isdigit():  # as Go's Atoi
                 j = int(part)
                 created = ""
                 if j < 0 or j >= len(cur):
@@ -137,7 +137,7 @@ def _lookup(node: Any, parts: list[str], create: bool, where: str) -> list[tuple
                     results.append((cur, part, "" if part in cur else FIELD))
                     return
                 nxt = parts[i + 1]
-                cur[part] = [] if (_MATCH.match(nxt) or nxt.isdigit()) else {}
+                cur[part] = [] if (_MATCH.match(nxt) or (nxt.isascii() and nxt.isdigit())) else {}
             if last:
                 results.append((cur, part, ""))
             else:

@@ -302,7 +302,7 @@ class _Parser:
             return _SIMPLE_ESCAPES[ch]
         if ch in "01234567":
             digits = ch
-            if ch != "0" and not self.peek().isdigit():
+            if ch != "0" and not (self.peek().isascii() and self.peek().isdigit()):
                 raise Untranslatable("backreferences are not supported")
             while len(digits) < 3 and self.peek() in tuple("01234567") and self.peek():
                 digits += self.take()
