@@ -146,11 +146,16 @@ def pages() -> dict[str, str]:
     """File name under docs/reference/ -> its text."""
     import typer.main
 
-    from trainerctl.cli import full_app
+    from trainerctl.cli import COMMAND_MODULES, full_app
 
     app = full_app()
     group = typer.main.get_command(app)
-    reads = {info.name: getattr(info.callback, "reads_files", True) for info in app.registered_commands}
+    # In the dispatch's order of modules, each module's commands as it defines them: the order the
+    # commands were registered in depends on which command a process ran first.
+    modules = list(dict.fromkeys(COMMAND_MODULES.values()))
+    registered = sorted(enumerate(app.registered_commands),
+                        key=lambda item: (modules.index(COMMAND_MODULES[item[1].name]), item[0]))
+    reads = {info.name: getattr(info.callback, "reads_files", True) for _, info in registered}
     commands = [(name, group.commands[name]) for name in reads]
     out = {f"{name}.md": _page(name, command, reads[name]) for name, command in commands}
     out[INDEX] = _index(commands)

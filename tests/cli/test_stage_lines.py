@@ -46,7 +46,7 @@ def test_cut_keeps_whole_words(text, width):
     if len(text) <= width:
         assert shown == text
     else:
-        assert shown in ("", MORE) or shown.endswith(MORE) and text.startswith(shown[:-1])
+        assert shown in ("", MORE) or (shown.endswith(MORE) and text.startswith(shown[:-1]))
         assert _words(shown.removesuffix(MORE)) <= _words(text) | {""}
 
 
