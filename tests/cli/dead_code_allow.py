@@ -17,7 +17,7 @@ _.__signature__, _.__annotations__  # cli/flags.py: what typer reads of a comman
 
 # The standard library and PyYAML call or read these
 _.writable  # stdio.py: io's protocol for a text stream
-_.mtime, _.gname, _.uname  # operations/bundle.py: tarfile.TarInfo fields
+_.mtime, _.gname, _.uname  # operations/bundle_archive.py: tarfile.TarInfo fields
 _.parse_string, _.scan_once  # kustomize/jsonpatch.py: json.JSONDecoder's hooks
 _.descend_resolver, _.ascend_resolver  # kustomize/yamlread.py: PyYAML's resolver hooks
 default_port, source_address, _._create_connection  # net/transport.py: http.client's

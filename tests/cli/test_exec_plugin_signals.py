@@ -101,7 +101,7 @@ def test_threads_waiting_for_the_plugin_never_start_it_again(tmp_path):
     abort kills it, and no waiting thread starts another."""
     import threading
 
-    from trainerctl.cluster.client import kubeconfig
+    from trainerctl.cluster.client import kubeconfig_files
     from trainerctl.cluster.client.credentials import Credentials, ExecPluginFailed
 
     pids = tmp_path / "pids"
@@ -115,7 +115,7 @@ def test_threads_waiting_for_the_plugin_never_start_it_again(tmp_path):
         "users": [{"name": "u", "user": {"exec": {"command": str(script), "interactiveMode": "Never",
                                                  "apiVersion": "client.authentication.k8s.io/v1"}}}],
         "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
-    credentials = Credentials(kubeconfig.load(str(kc), None))
+    credentials = Credentials(kubeconfig_files.load(str(kc), None))
     outcomes: list[BaseException | None] = []
 
     def ask() -> None:

@@ -135,7 +135,7 @@ def test_params_env_set_changes_only_that_value(text, key, value):
 @PROPERTY
 @given(texts, st.none() | st.sampled_from(["x", "c", ""]))
 def test_kubeconfig(data, context):
-    from trainerctl.cluster.client import kubeconfig as kc
+    from trainerctl.cluster.client import kubeconfig_files as kc
 
     try:
         text = data.decode("utf-8")
@@ -155,7 +155,7 @@ def test_kubeconfig(data, context):
                                         "client-key-data", "exec", "auth-provider", "as", "as-groups"]),
                        json_values, max_size=4))
 def test_kubeconfig_sections(cluster, user):
-    from trainerctl.cluster.client import kubeconfig as kc
+    from trainerctl.cluster.client import kubeconfig_files as kc
 
     cluster.setdefault("server", "https://127.0.0.1:1")
     text = json.dumps({"clusters": [{"name": "c", "cluster": cluster}], "users": [{"name": "u", "user": user}],

@@ -61,7 +61,7 @@ def _fixed_bounds() -> dict[tuple[str, str], tuple[str, str]]:
     """(module, constant) -> (how its row in docs/trust.md begins, its value as the row writes it)."""
     from trainerctl import redact, safe_text
     from trainerctl.cluster.manager import diagnose
-    from trainerctl.cluster.operations import bundle
+    from trainerctl.cluster.operations import bundle_archive
     from trainerctl.cluster.trainer.verify import controllers
 
     return {
@@ -73,12 +73,12 @@ def _fixed_bounds() -> dict[tuple[str, str], tuple[str, str]]:
                                                                     f"of the last {diagnose.LOG_READ_LINES} read"),
         ("trainerctl.cluster.trainer.verify.controllers", "LOG_LINES"): ("the controller log lines a failed `verify`",
                                                                          f"{controllers.LOG_LINES} lines"),
-        ("trainerctl.cluster.operations.bundle", "LOG_TAIL_LINES"): ("a container log in a support bundle",
-                                                                     f"the last {bundle.LOG_TAIL_LINES} lines"),
-        ("trainerctl.cluster.operations.bundle", "LOG_LIMIT_BYTES"): ("a container log in a support bundle",
-                                                                      f"at most {human_size(bundle.LOG_LIMIT_BYTES)}"),
-        ("trainerctl.cluster.operations.bundle", "MAX_PART"): ("a part of a support bundle's member name",
-                                                               f"{bundle.MAX_PART} characters"),
+        ("trainerctl.cluster.operations.bundle_archive", "LOG_TAIL_LINES"): ("a container log in a support bundle",
+                                                                             f"the last {bundle_archive.LOG_TAIL_LINES} lines"),
+        ("trainerctl.cluster.operations.bundle_archive", "LOG_LIMIT_BYTES"): ("a container log in a support bundle",
+                                                                              f"at most {human_size(bundle_archive.LOG_LIMIT_BYTES)}"),
+        ("trainerctl.cluster.operations.bundle_archive", "MAX_PART"): ("a part of a support bundle's member name",
+                                                                       f"{bundle_archive.MAX_PART} characters"),
         ("trainerctl.redact", "MIN_LENGTH"): ("a credential masked wherever it appears",
                                               f"{redact.MIN_LENGTH} characters or longer"),
     }

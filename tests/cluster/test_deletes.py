@@ -16,7 +16,7 @@ from trainerctl.cluster.client.client import connect, object_path
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager import prune as prune_mod
 from trainerctl.cluster.manager.delete import ATTEMPTS, REFUSED, Proof, Target, delete, delete_and_wait
-from trainerctl.cluster.manager.inventory import Entry
+from trainerctl.cluster.manager.inventory_configmap import Entry
 from trainerctl.cluster.operations import history
 from trainerctl.cluster.operations import lock as lock_mod
 from trainerctl.cluster.trainer.policy import STAGES

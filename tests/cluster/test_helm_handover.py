@@ -20,7 +20,7 @@ import yaml
 from tests.support.cluster import (CRDS, CTR, KF, KF_NS, FakeController, apply_once_admitted, apply_raw,
                                    build_overlay, kubeflow_objects, wait_established)
 from tests.support.helm_records import encode_payload
-from trainerctl.cluster.operations import helm
+from trainerctl.cluster.operations import helm_releases
 from tests.support.actions import install
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PREFLIGHT
@@ -41,7 +41,7 @@ def _runtime(name: str, template: dict) -> dict:
 def _marked(obj: dict) -> dict:
     out = copy.deepcopy(obj)
     meta = out["metadata"]
-    meta.setdefault("annotations", {}).update({helm.NAME_ANNOTATION: RELEASE, helm.NAMESPACE_ANNOTATION: KF_NS})
+    meta.setdefault("annotations", {}).update({helm_releases.NAME_ANNOTATION: RELEASE, helm_releases.NAMESPACE_ANNOTATION: KF_NS})
     meta.setdefault("labels", {}).update({"app.kubernetes.io/managed-by": "Helm", "helm.sh/chart": "kubeflow-trainer-2.2.0"})
     return out
 
@@ -99,7 +99,7 @@ def helm_install(env, runtime_template: dict, with_record: bool = True, names: l
                    "hooks": [{"name": n["metadata"]["name"], "kind": "Job", "events": ["post-install"],
                               "manifest": yaml.safe_dump(n)} for n in names if n["kind"] == "Job"]}
         cluster.request("POST", f"/api/v1/namespaces/{KF_NS}/secrets", body={
-            "apiVersion": "v1", "kind": "Secret", "type": helm.RELEASE_TYPE,
+            "apiVersion": "v1", "kind": "Secret", "type": helm_releases.RELEASE_TYPE,
             "metadata": {"name": RECORD.rsplit("/", 1)[1], "namespace": KF_NS,
                          "labels": {"owner": "helm", "name": RELEASE, "status": "deployed", "version": "1"}},
             "data": {"release": base64.b64encode(encode_payload(release).encode()).decode()}})
@@ -132,7 +132,7 @@ def _uids(env, objects: list[dict]) -> dict[str, str]:
 
 
 def _marks(obj: dict) -> list[str]:
-    return helm.ownership_patch(obj["metadata"])
+    return helm_releases.ownership_patch(obj["metadata"])
 
 
 def test_a_helm_release_is_refused_until_handed_over_and_the_flag_is_checked(env, rendered):
@@ -214,8 +214,8 @@ def test_an_interrupted_hand_over_is_finished_by_the_next_run_and_adopts_in_plac
         result = next(o for o in report.objects if (o.kind, o.namespace, o.name) ==
                       (obj["kind"], meta["namespace"], meta["name"]))
         assert result.action == "skipped" and why in result.message, result.message
-    from trainerctl.cluster.manager import inventory as inv_mod
-    recorded = inv_mod.read(env.cluster, KF_NS).entries
+    from trainerctl.cluster.manager import inventory_configmap
+    recorded = inventory_configmap.read(env.cluster, KF_NS).entries
     assert not [k for k in recorded if k.endswith(("/users-labelled", "/users-job"))
                 or "/team-b/" in k], sorted(recorded)
     assert "helm.sh/resource-policy is keep" in results[("ConfigMap", "kept-by-policy")].message

@@ -69,7 +69,7 @@ def test_api_server_outage_mid_install_then_rerun_converges(env):
         # Exactly what a clean install makes: nothing to change, nothing extra, inventory complete.
         result = diff(objects, cluster=env.cluster, namespace=ODH_NS)
         assert not result.drift and not result.errors
-    from trainerctl.cluster.manager import inventory
+    from trainerctl.cluster.manager import inventory_configmap
 
-    inv = inventory.read(env.cluster, ODH_NS)
+    inv = inventory_configmap.read(env.cluster, ODH_NS)
     assert inv.complete and len(inv.entries) == len(objects) + 1

@@ -29,9 +29,9 @@ from trainerctl.cluster.check import Check
 from trainerctl.cluster.client.client import connect
 from tests.support.actions import install
 from trainerctl.cluster.install import InstallOptions, RunFailed
-from trainerctl.cluster.manager import inventory
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.operations import helm, lock
+from trainerctl.cluster.operations import helm_releases, lock
 from trainerctl.cluster.trainer import floors
 from trainerctl.cluster.trainer.go_operator import TRAINER_API, TRAINER_CR
 from trainerctl.errors import EXIT_PREFLIGHT, EXIT_TIMEOUT
@@ -80,7 +80,7 @@ def _namespace(prefix: str) -> str:
 def _helm_record(cluster, ns: str, release: dict) -> None:
     """Revision 1 of release kubeflow-trainer, as Helm's Secret driver stores it."""
     cluster.request("POST", f"/api/v1/namespaces/{ns}/secrets", body={
-        "apiVersion": "v1", "kind": "Secret", "type": helm.RELEASE_TYPE,
+        "apiVersion": "v1", "kind": "Secret", "type": helm_releases.RELEASE_TYPE,
         "metadata": {"name": "sh.helm.release.v1.kubeflow-trainer.v1", "namespace": ns,
                      "labels": {"owner": "helm", "name": "kubeflow-trainer", "status": "deployed", "version": "1"}},
         "data": {"release": base64.b64encode(encode_payload(release).encode()).decode()}})
@@ -186,7 +186,7 @@ def test_an_unsupported_upgrade_path_is_refused_by_both(test_cluster, objects):
     cluster = connect(str(test_cluster.admin_kubeconfig))
     ns = _namespace("path")
     cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
-    inventory.write(cluster, inventory.Inventory(ns, {"trainer_version": "2.1.0"}, {}, complete=True), FIELD_MANAGER)
+    inventory_configmap.write(cluster, inventory_configmap.Inventory(ns, {"trainer_version": "2.1.0"}, {}, complete=True), FIELD_MANAGER)
     refusal, report = _both(cluster, objects, ns, source={"trainer_version": "2.4.0"})
     _assert_same(refusal, report, "upgrade-path", EXIT_PREFLIGHT)
 

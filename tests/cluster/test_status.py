@@ -18,7 +18,7 @@ from tests.support import json_schema
 from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_cluster_for_odh
 from trainerctl.cluster.trainer import dependencies
 from trainerctl.cluster.trainer import conditions as health
-from trainerctl.cluster.manager import inventory
+from trainerctl.cluster.manager import inventory_configmap
 from tests.support.actions import install
 from trainerctl.cluster.install import InstallOptions
 from trainerctl.cluster.status import status, status_text
@@ -96,10 +96,10 @@ def test_the_field_digest_is_of_our_apply_only():
         {"manager": "trainerctl", "operation": "Update", "fieldsV1": {"f:x": {}}},
         {"manager": "trainerctl", "operation": "Apply", "subresource": "status", "fieldsV1": {"f:status": {}}},
         {"manager": "kubectl-edit", "operation": "Update", "fieldsV1": {"f:data": {"f:b": {}}}}, ours]}
-    digest = inventory.fields_digest(meta, "trainerctl")
-    assert digest and digest == inventory.fields_digest({"managedFields": [ours]}, "trainerctl")
-    assert digest != inventory.fields_digest({"managedFields": [dict(ours, fieldsV1={"f:data": {}})]}, "trainerctl")
-    assert inventory.fields_digest(meta, "other") == "" == inventory.fields_digest(None, "trainerctl")
+    digest = inventory_configmap.fields_digest(meta, "trainerctl")
+    assert digest and digest == inventory_configmap.fields_digest({"managedFields": [ours]}, "trainerctl")
+    assert digest != inventory_configmap.fields_digest({"managedFields": [dict(ours, fieldsV1={"f:data": {}})]}, "trainerctl")
+    assert inventory_configmap.fields_digest(meta, "other") == "" == inventory_configmap.fields_digest(None, "trainerctl")
 
 
 def _cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -126,12 +126,12 @@ def test_status_reports_source_presence_drift_availability_and_gates_on_ready(en
     with FakeController(env, objects):
         install(objects, cluster=env.cluster, namespace=ODH_NS, source=source, options=InstallOptions(timeout=60))
         # An inventory from before field digests were recorded gets them on the next (no-op) install.
-        recorded = inventory.read(env.cluster, ODH_NS)
+        recorded = inventory_configmap.read(env.cluster, ODH_NS)
         assert all(e.fields for e in recorded.entries.values())
-        inventory.write(env.cluster, dataclasses.replace(recorded, entries={
+        inventory_configmap.write(env.cluster, dataclasses.replace(recorded, entries={
             k: dataclasses.replace(e, fields="") for k, e in recorded.entries.items()}), "trainerctl")
         again = install(objects, cluster=env.cluster, namespace=ODH_NS, source=source, options=InstallOptions(timeout=60))
-        filled = inventory.read(env.cluster, ODH_NS).entries
+        filled = inventory_configmap.read(env.cluster, ODH_NS).entries
         assert again.changed == 0 and {k: e.fields for k, e in filled.items()} == \
             {k: e.fields for k, e in recorded.entries.items()}
     st = status(cluster=env.cluster, namespace=ODH_NS)

@@ -17,7 +17,7 @@ import tarfile
 import pytest
 
 from trainerctl.cluster.client.views import Deployment, Event, Pod
-from trainerctl.cluster.operations import bundle as b
+from trainerctl.cluster.operations import bundle_archive
 from trainerctl.cluster.manager.diagnose import (CRASH_LOOP_RESTARTS, Cause, Diagnosis, log_excerpt, pod_causes,
                                                selector_query)
 from trainerctl import redact
@@ -110,18 +110,18 @@ def test_sanitize_elides_ca_bundles_and_the_written_secret_keeps_key_names_only(
     secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "managedFields": [{}], "annotations": {
         "kubectl.kubernetes.io/last-applied-configuration": '{"data": {"tls.key": "c2VjcmV0LXZhbHVl"}}'}},
         "data": {"tls.key": base64.b64encode(b"secret-value").decode()}}
-    safe = b.sanitize(secret)
+    safe = bundle_archive.sanitize(secret)
     assert "managedFields" not in safe["metadata"]
-    assert safe["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] == b.ELIDED
-    hooks = b.sanitize({"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"},
+    assert safe["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] == bundle_archive.ELIDED
+    hooks = bundle_archive.sanitize({"kind": "ValidatingWebhookConfiguration", "metadata": {"name": "v"},
                         "webhooks": [{"clientConfig": {"caBundle": "Q0E="}}]})
-    assert hooks["webhooks"][0]["clientConfig"]["caBundle"] == b.ELIDED
-    crd = b.sanitize({"kind": "CustomResourceDefinition", "metadata": {"name": "c"},
+    assert hooks["webhooks"][0]["clientConfig"]["caBundle"] == bundle_archive.ELIDED
+    crd = bundle_archive.sanitize({"kind": "CustomResourceDefinition", "metadata": {"name": "c"},
                       "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": "Q0E="}}}}})
-    assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] == b.ELIDED
+    assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] == bundle_archive.ELIDED
     # Written: the Secret keeps its key names and sizes; its value is blanked anywhere else,
     # plain or base64, in a member added before the Secret was.
-    bundle = b.Bundle("root")
+    bundle = bundle_archive.Bundle("root")
     bundle.add_text("a.log", "log: secret-value and " + base64.b64encode(b"secret-value").decode())
     bundle.add_yaml("objects/core/Secret/ns/s.yaml", safe)
     try:
@@ -134,7 +134,7 @@ def test_sanitize_elides_ca_bundles_and_the_written_secret_keeps_key_names_only(
 
 
 def test_the_archive_is_private_and_refuses_to_overwrite(tmp_path):
-    bundle = b.Bundle("root")
+    bundle = bundle_archive.Bundle("root")
     bundle.add_json("a.json", {"x": 1})
     out = tmp_path / "bundle.tar.gz"
     old = os.umask(0)

@@ -1,4 +1,4 @@
-"""Helm's release records read without Helm (trainerctl/cluster/operations/helm.py): decoding, grouping
+"""Helm's release records read without Helm (trainerctl/cluster/operations/helm_releases.py): decoding, grouping
 revisions, what a release owns.
 
 The records here are built the way Helm's storage driver writes them (pkg/storage/driver/util.go:
@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.helm_records import encode_payload
 from trainerctl.cluster.client.views import HelmRecord
-from trainerctl.cluster.operations import helm
+from trainerctl.cluster.operations import helm_releases
 
 
 def _release(name: str = "kubeflow-trainer", revision: int = 1, status: str = "deployed",
@@ -27,7 +27,7 @@ def _release(name: str = "kubeflow-trainer", revision: int = 1, status: str = "d
 
 def _secret(release: dict, ns: str = "kubeflow-system", payload: str | None = None) -> dict:
     payload = payload if payload is not None else encode_payload(release)
-    return {"kind": "Secret", "type": helm.RELEASE_TYPE,
+    return {"kind": "Secret", "type": helm_releases.RELEASE_TYPE,
             "metadata": {"name": f"sh.helm.release.v1.{release['name']}.v{release['version']}", "namespace": ns,
                          "labels": {"owner": "helm", "name": release["name"], "status": release["info"]["status"],
                                     "version": str(release["version"])}},
@@ -59,13 +59,13 @@ items:
 
 @pytest.mark.parametrize("release", [_release(), _release(manifest=MANIFEST), {"name": "x", "unicode": "größe ✓"}])
 def test_payload_round_trips_as_helm_writes_it(release):
-    assert helm.decode_payload(encode_payload(release)) == release
+    assert helm_releases.decode_payload(encode_payload(release)) == release
 
 
 def test_uncompressed_payload_of_early_helm_3_is_read_too():
     release = _release(manifest=MANIFEST)
     legacy = base64.b64encode(json.dumps(release).encode()).decode()
-    assert helm.decode_payload(legacy) == release
+    assert helm_releases.decode_payload(legacy) == release
 
 
 @pytest.mark.parametrize("payload, why", [
@@ -75,8 +75,8 @@ def test_uncompressed_payload_of_early_helm_3_is_read_too():
     (base64.b64encode(b"[1, 2]").decode(), "not a JSON object"),
 ])
 def test_a_record_that_is_not_helms_says_why(payload, why):
-    with pytest.raises(helm.ReleaseDecodeError, match=why):
-        helm.decode_payload(payload)
+    with pytest.raises(helm_releases.ReleaseDecodeError, match=why):
+        helm_releases.decode_payload(payload)
 
 
 def test_secret_and_configmap_records_decode():
@@ -99,7 +99,7 @@ def test_releases_group_revisions_and_the_deployed_one_is_current():
     not_helm = {"kind": "Secret", "type": "Opaque", "metadata": {"name": "sh.helm.release.v1.x.v1", "namespace": "a",
                                                                  "labels": {"owner": "helm"}}, "data": {}}
     broken = _secret(_release(revision=4, status="pending-upgrade"), payload="!!")
-    releases = helm.releases_from_records([_secret(v) for v in (v3, v1, v2)] + [_secret(other, "cm"), not_helm, broken])
+    releases = helm_releases.releases_from_records([_secret(v) for v in (v3, v1, v2)] + [_secret(other, "cm"), not_helm, broken])
     assert [(r.name, r.namespace) for r in releases] == [("cert-manager", "cm"), ("kubeflow-trainer", "kubeflow-system")]
     trainer = releases[1]
     assert [r.revision for r in trainer.records] == [1, 2, 3, 4]  # the unreadable one still goes at the end
@@ -115,22 +115,22 @@ def test_releases_group_revisions_and_the_deployed_one_is_current():
 def test_hooks_are_the_releases_too():
     hook = {"name": "kubeflow-trainer-runtimes-installer", "kind": "Job", "events": ["post-install"],
             "manifest": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: kubeflow-trainer-runtimes-installer\n"}
-    release = helm.releases_from_records([_secret(_release(hooks=[hook]))])[0]
+    release = helm_releases.releases_from_records([_secret(_release(hooks=[hook]))])[0]
     assert [(o["kind"], o["metadata"]["name"]) for o in release.hook_objects()] == \
         [("Job", "kubeflow-trainer-runtimes-installer")]
 
 
 def test_ownership_marks_and_the_patch_that_removes_them():
     meta = {"namespace": "kubeflow-system",
-            "annotations": {helm.NAME_ANNOTATION: "kubeflow-trainer", helm.NAMESPACE_ANNOTATION: "kubeflow-system",
+            "annotations": {helm_releases.NAME_ANNOTATION: "kubeflow-trainer", helm_releases.NAMESPACE_ANNOTATION: "kubeflow-system",
                             "keep": "me"},
             "labels": {"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/name": "trainer"}}
-    release = helm.Release("kubeflow-trainer", "kubeflow-system")
-    assert release.owns(meta) and helm.owner_of(meta) == ("kubeflow-trainer", "kubeflow-system")
-    assert not helm.Release("kubeflow-trainer", "elsewhere").owns(meta)
-    assert helm.ownership_patch(meta) == [
+    release = helm_releases.Release("kubeflow-trainer", "kubeflow-system")
+    assert release.owns(meta) and helm_releases.owner_of(meta) == ("kubeflow-trainer", "kubeflow-system")
+    assert not helm_releases.Release("kubeflow-trainer", "elsewhere").owns(meta)
+    assert helm_releases.ownership_patch(meta) == [
         {"op": "remove", "path": "/metadata/annotations/meta.helm.sh~1release-name"},
         {"op": "remove", "path": "/metadata/annotations/meta.helm.sh~1release-namespace"},
         {"op": "remove", "path": "/metadata/labels/app.kubernetes.io~1managed-by"}]
-    assert helm.ownership_patch({"labels": {"app.kubernetes.io/managed-by": "kustomize"}}) == []
-    assert helm.owner_of({"annotations": {}}) is None
+    assert helm_releases.ownership_patch({"labels": {"app.kubernetes.io/managed-by": "kustomize"}}) == []
+    assert helm_releases.owner_of({"annotations": {}}) is None

@@ -308,12 +308,12 @@ def test_helm_records_that_do_not_fit_refuse_install_before_it_writes(tmp_path):
         assert not [r for r in requests if r.method != "GET" and "/leases" not in r.path
                     and not r.path.endswith(("selfsubjectaccessreviews", "selfsubjectreviews"))], requests
     from trainerctl.cluster.client.client import connect
-    from trainerctl.cluster.operations import helm
+    from trainerctl.cluster.operations import helm_releases
 
     with HostileServer("bad-helm", tls=True) as server:
         cluster = connect(str(server.kubeconfig(tmp_path / "kubeconfig", token="hostile-test-token-0123456789")))
         skipped: list[str] = []
-        releases = helm.find_releases(cluster, "opendatahub", skipped)
+        releases = helm_releases.find_releases(cluster, "opendatahub", skipped)
     lines = skipped + [line for r in releases for line in r.unreadable]
     for name, why in HELM_LINES.items():
         assert any(f".{name}." in line and why in line for line in lines), (name, lines)

@@ -1,4 +1,4 @@
-"""kubeconfig as kubectl 1.37 reads it: merging, choosing, refusing, credentials (client/kubeconfig.py,
+"""kubeconfig as kubectl 1.37 reads it: merging, choosing, refusing, credentials (client/kubeconfig_files.py,
 client/credentials.py), checked in-process and through the CLI against the loopback fake API server."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.hostile_api import HostileServer, self_signed
 from trainerctl import redact
-from trainerctl.cluster.client import kubeconfig as kc
+from trainerctl.cluster.client import kubeconfig_files as kc
 from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.errors import InputError
 

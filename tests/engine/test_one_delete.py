@@ -297,11 +297,11 @@ HELM_RECORD = "sh.helm.release.v1.kubeflow-trainer.v1"
       "labels": {"owner": "helm", "name": "kubeflow-trainer"}}, False),
 ])
 def test_a_helm_hand_over_deletes_only_records_that_read_as_the_releases(live, deleted):
-    from trainerctl.cluster.operations import helm
+    from trainerctl.cluster.operations import helm_releases
     from trainerctl.cluster.trainer.helm_handover import HelmState, delete_records
 
-    release = helm.Release("kubeflow-trainer", "opendatahub",
-                           records=[helm.Record("Secret", "opendatahub", HELM_RECORD, 1, "deployed")])
+    release = helm_releases.Release("kubeflow-trainer", "opendatahub",
+                           records=[helm_releases.Record("Secret", "opendatahub", HELM_RECORD, 1, "deployed")])
     server = Live({"metadata": {**live, "uid": "u-1", "resourceVersion": "3"}})
     [result] = delete_records(server, HelmState([release]), dry_run=False)
     assert [p for m, p, _ in server.sent if m == "DELETE"] == \

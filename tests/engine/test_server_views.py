@@ -30,7 +30,7 @@ from trainerctl.bounded_read import Undecodable
 from trainerctl.cluster.client.views import (CRD, VIEWS, Deployment, Event, InventoryRecord, Lease, Node, Pod,
                                              ReplicaSet, Unreadable, parse_time)
 from trainerctl.cluster.manager import diagnose
-from trainerctl.cluster.operations import helm, lock
+from trainerctl.cluster.operations import helm_releases, lock
 
 NS = "opendatahub"
 
@@ -195,7 +195,7 @@ def _release(**fields) -> dict:
 def test_a_helm_record_that_does_not_fit_is_kept_unread_and_named(record, line):
     """The record still goes at a hand-over (deleting it is how Helm forgets), but its revision is
     not read: the release's chart is unknown, and the line says why."""
-    [release] = helm.releases_from_records([record])
+    [release] = helm_releases.releases_from_records([record])
     assert release.revisions == {} and [r.revision for r in release.records] == [1]
     [said] = release.unreadable
     assert said.startswith(f"unreadable Secret {NS}/sh.helm.release.v1.kubeflow-trainer.v1: {line}"), said
@@ -204,7 +204,7 @@ def test_a_helm_record_that_does_not_fit_is_kept_unread_and_named(record, line):
 def test_a_record_with_a_5000_digit_revision_is_skipped_and_named():
     skipped: list[str] = []
     good = helm_record("kubeflow-trainer", "2", helm_payload(_release(version=2)))
-    releases = helm.releases_from_records([helm_record("kubeflow-trainer", "9" * 5000, helm_payload(_release())),
+    releases = helm_releases.releases_from_records([helm_record("kubeflow-trainer", "9" * 5000, helm_payload(_release())),
                                            good], skipped)
     assert [r.revision for r in releases[0].records] == [2] and releases[0].chart == "kubeflow-trainer"
     [line] = skipped
@@ -219,7 +219,7 @@ def test_a_four_megabyte_gzip_never_expands_towards_four_gibibytes(monkeypatch):
     inflated = _count_inflated(monkeypatch)
     tracemalloc.start()
     try:
-        [release] = helm.releases_from_records([record])
+        [release] = helm_releases.releases_from_records([record])
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -405,7 +405,7 @@ def test_any_release_inside_a_helm_record_is_read_or_named(release, kind):
     payload = helm_payload(release)
     record = helm_record("r", "1", payload.decode() if kind == "ConfigMap" else payload, kind=kind)
     skipped: list[str] = []
-    for found in helm.releases_from_records([record], skipped):
+    for found in helm_releases.releases_from_records([record], skipped):
         for line in found.unreadable:
             assert line.startswith(f"unreadable {kind} ") and "\n" not in line
         found.describe(), found.manifest_objects(), found.hook_objects()

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from tests.support.hostile_api import HOSTILE_NAME, HostileServer, strings
 from tests.support.properties import EXAMPLES, PROPERTY
 from trainerctl import redact
-from trainerctl.cluster.operations import bundle as b
+from trainerctl.cluster.operations import bundle_archive
 from trainerctl.serialize import json_text, yaml_text
 
 
@@ -114,7 +114,7 @@ def test_no_secret_in_any_member_in_any_encoding(tmp_path_factory, secrets, toke
     redact.register(token)
     planted = [*secrets, token]
     pick = data.draw(st.lists(st.sampled_from(planted), min_size=1, max_size=4))
-    bundle = b.Bundle("root")
+    bundle = bundle_archive.Bundle("root")
     line = " ".join(f"a {v} {json.dumps(v)} {base64.b64encode(v.encode()).decode()}" for v in pick)
     bundle.add_text("logs/ns/p/c.log", f"starting\n{line}\n")  # before the Secret: blanked all the same
     bundle.add_json("events/ns.json", [{"message": line, "object": {v: v for v in pick}}])
@@ -221,16 +221,16 @@ _NAME = st.one_of(st.text(max_size=80), st.sampled_from([
 @settings(PROPERTY, max_examples=max(20, EXAMPLES // 2))  # GNU tar runs per example
 @given(names=st.lists(st.tuples(_NAME, _NAME, _NAME, _NAME), min_size=1, max_size=6, unique=True))
 def test_member_names_from_any_server_names_stay_inside_and_apart(tmp_path_factory, names):
-    bundle = b.Bundle(f"trainerctl-support-{b.member_part(names[0][2])}-20260101T000000Z")
+    bundle = bundle_archive.Bundle(f"trainerctl-support-{bundle_archive.member_part(names[0][2])}-20260101T000000Z")
     for i, (group, kind, namespace, name) in enumerate(names):
-        bundle.add_yaml(b.object_file(group, kind, namespace, name), {"i": i})
+        bundle.add_yaml(bundle_archive.object_file(group, kind, namespace, name), {"i": i})
         for previous in ("", ".previous"):
-            bundle.add_text(f"logs/{b.member_part(namespace)}/{b.member_part(name)}/"
-                            f"{b.member_part(kind, 'label')}{previous}.log", str(i))
+            bundle.add_text(f"logs/{bundle_archive.member_part(namespace)}/{bundle_archive.member_part(name)}/"
+                            f"{bundle_archive.member_part(kind, 'label')}{previous}.log", str(i))
     assert len(bundle.files) == 3 * len(names)  # member_part never maps two names to one
-    for part in (b.member_part(p, rule) for t in names for p in t for rule in b.RULES):
+    for part in (bundle_archive.member_part(p, rule) for t in names for p in t for rule in bundle_archive.RULES):
         assert part not in ("", ".", "..") and "/" not in part and "\\" not in part and "\0" not in part
-        assert len(part) <= b.MAX_PART
+        assert len(part) <= bundle_archive.MAX_PART
     tmp = tmp_path_factory.mktemp("names")
     bundle.write(str(tmp / "b.tar.gz"))
     extracted = _extract_both(tmp / "b.tar.gz", tmp)
@@ -238,11 +238,11 @@ def test_member_names_from_any_server_names_stay_inside_and_apart(tmp_path_facto
 
 
 def test_kubernetes_names_are_kept_as_they_are():
-    assert b.object_file("apps", "Deployment", "kubeflow-system", "kubeflow-trainer-controller-manager") == \
+    assert bundle_archive.object_file("apps", "Deployment", "kubeflow-system", "kubeflow-trainer-controller-manager") == \
         "objects/apps/Deployment/kubeflow-system/kubeflow-trainer-controller-manager.yaml"
-    assert b.object_file("", "CustomResourceDefinition", "", "trainjobs.trainer.kubeflow.org") == \
+    assert bundle_archive.object_file("", "CustomResourceDefinition", "", "trainjobs.trainer.kubeflow.org") == \
         "objects/core/CustomResourceDefinition/_cluster/trainjobs.trainer.kubeflow.org.yaml"
-    assert b.member_part("../../../../tmp/pwned") == "%2E%2E%2F%2E%2E%2F%2E%2E%2F%2E%2E%2Ftmp%2Fpwned"
+    assert bundle_archive.member_part("../../../../tmp/pwned") == "%2E%2E%2F%2E%2E%2F%2E%2E%2F%2E%2E%2Ftmp%2Fpwned"
 
 
 @pytest.mark.skipif(shutil.which("tar") is None, reason="GNU tar is not installed")

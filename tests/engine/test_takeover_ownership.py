@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.support.properties import PROPERTY
-from trainerctl.cluster.manager.inventory import Entry
+from trainerctl.cluster.manager.inventory_configmap import Entry
 from trainerctl.cluster.manager.objects import Ref
-from trainerctl.cluster.operations import helm
+from trainerctl.cluster.operations import helm_releases
 from trainerctl.cluster.trainer.helm_handover import INSTALLER_LABEL, ReleaseObjects
 
-RELEASE = helm.Release("kubeflow-trainer", "kubeflow-system")
+RELEASE = helm_releases.Release("kubeflow-trainer", "kubeflow-system")
 OUR_LABEL = ("platform.opendatahub.io/part-of", "trainer")
 NAMES = st.sampled_from(["kubeflow-trainer", "other", "", "kubeflow-trainer ", "Kubeflow-Trainer"])
 NAMESPACES = st.sampled_from(["kubeflow-system", "team-b", "default", "", "kubeflow-system2"])
@@ -37,11 +37,11 @@ def _objects(how: str, ref: Ref) -> ReleaseObjects:
 def live_meta(draw) -> dict:
     annotations, labels = {}, {}
     if draw(st.booleans()):
-        annotations[helm.NAME_ANNOTATION] = draw(NAMES)
+        annotations[helm_releases.NAME_ANNOTATION] = draw(NAMES)
     if draw(st.booleans()):
-        annotations[helm.NAMESPACE_ANNOTATION] = draw(NAMESPACES)
+        annotations[helm_releases.NAMESPACE_ANNOTATION] = draw(NAMESPACES)
     if draw(st.booleans()):
-        annotations[helm.HOOK_ANNOTATION] = draw(st.sampled_from(["post-install", "pre-delete", ""]))
+        annotations[helm_releases.HOOK_ANNOTATION] = draw(st.sampled_from(["post-install", "pre-delete", ""]))
     if draw(st.booleans()):
         labels[INSTALLER_LABEL[0]] = draw(st.sampled_from([INSTALLER_LABEL[1], "someone-else"]))
     if draw(st.booleans()):
@@ -58,9 +58,9 @@ def test_only_what_the_live_object_proves_the_releases_is_claimed(how, namespace
     claim = objects.claim(ref, meta)
     assert claim is not None and bool(claim.owner) != bool(claim.refused)
     annotations, labels = meta["annotations"], meta["labels"]
-    names_release = (annotations.get(helm.NAME_ANNOTATION) == RELEASE.name
-                     and annotations.get(helm.NAMESPACE_ANNOTATION) == RELEASE.namespace)
-    other_release = helm.NAME_ANNOTATION in annotations and annotations[helm.NAME_ANNOTATION] \
+    names_release = (annotations.get(helm_releases.NAME_ANNOTATION) == RELEASE.name
+                     and annotations.get(helm_releases.NAMESPACE_ANNOTATION) == RELEASE.namespace)
+    other_release = helm_releases.NAME_ANNOTATION in annotations and annotations[helm_releases.NAME_ANNOTATION] \
         and not names_release
     if claim.owner:
         assert namespace in ("", RELEASE.namespace)
@@ -68,7 +68,7 @@ def test_only_what_the_live_object_proves_the_releases_is_claimed(how, namespace
         if how == "manifest":
             assert names_release
         elif how == "hook":
-            assert namespace == RELEASE.namespace and helm.HOOK_ANNOTATION in annotations
+            assert namespace == RELEASE.namespace and helm_releases.HOOK_ANNOTATION in annotations
         else:
             assert labels.get(INSTALLER_LABEL[0]) == INSTALLER_LABEL[1]
     elif how == "manifest" and namespace in ("", RELEASE.namespace):
@@ -86,7 +86,7 @@ def test_the_issue_example_a_labelled_object_in_another_namespace_is_refused():
     ref = Ref("apps", "Deployment", "team-b", "kubeflow-trainer-controller-manager")
     claim = _objects("manifest", ref).claim(ref, {"labels": dict([OUR_LABEL])})
     assert claim.refused == "in namespace team-b, outside Helm release kubeflow-trainer's namespace kubeflow-system"
-    marked = {"annotations": {helm.NAME_ANNOTATION: RELEASE.name, helm.NAMESPACE_ANNOTATION: RELEASE.namespace}}
+    marked = {"annotations": {helm_releases.NAME_ANNOTATION: RELEASE.name, helm_releases.NAMESPACE_ANNOTATION: RELEASE.namespace}}
     assert _objects("manifest", ref).claim(ref, marked).refused  # even with the annotations: not its namespace
 
 

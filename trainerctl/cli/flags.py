@@ -36,7 +36,7 @@ def _choices(*values: str):
 def _contexts(ctx: typer.Context, incomplete: str) -> list[str]:
     """Context names from the kubeconfig(s) being used (merged as kubectl merges them), for shell
     completion; read as every kubeconfig is read (never a FIFO, never more than its limit)."""
-    from trainerctl.cluster.client.kubeconfig import load_files
+    from trainerctl.cluster.client.kubeconfig_files import load_files
     from trainerctl.errors import TrainerctlError
 
     try:

@@ -19,8 +19,8 @@ def render_command(s: Settings) -> None:
     from trainerctl.cli.options import render_options
     from trainerctl.cli.output import verbatim
     from trainerctl.render.output import FORMATS, check_output_dir, write_dir, write_stream
-    from trainerctl.render.pipeline import engine_cache, render as do_render
-    from trainerctl.source.fetch import check_update_lock, update_lock as write_lock
+    from trainerctl.render.pipeline import engine_cache, render
+    from trainerctl.source.fetch import check_update_lock, update_lock
 
     fmt = "yaml" if s.output is None else s.output
     if fmt not in FORMATS:
@@ -38,9 +38,9 @@ def render_command(s: Settings) -> None:
     options = render_options(s)
     if s.update_lock:
         check_update_lock(bool(options.source_path))
-    result = do_render(options)
+    result = render(options)
     if s.update_lock:
-        write_lock(options.lock_file, result.source)
+        update_lock(options.lock_file, result.source)
     if engine is not None:
         from trainerctl.gitops.writer import gitops_files
         from trainerctl.render.output import write_files

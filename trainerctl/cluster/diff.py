@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainerctl.cluster.manager import diff as engine_diff
-from trainerctl.cluster.manager.diff import DiffResult, ObjectDiff
+from trainerctl.cluster.manager import live_diff
+from trainerctl.cluster.manager.live_diff import DiffResult, ObjectDiff
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer.in_use import left_behind
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE, STAGES
@@ -26,9 +26,9 @@ class Diff:
 
     def run(self, session: Session, objects: list[dict]) -> DiffResult:
         cluster = session.cluster
-        result = engine_diff.diff(objects, cluster=cluster, namespace=session.namespace,
-                                  owner_label=session.owner_label, stages=STAGES, never_prune=NEVER_PRUNE,
-                                  field_manager=session.field_manager, force_conflicts=self.force_conflicts)
+        result = live_diff.diff(objects, cluster=cluster, namespace=session.namespace,
+                                owner_label=session.owner_label, stages=STAGES, never_prune=NEVER_PRUNE,
+                                field_manager=session.field_manager, force_conflicts=self.force_conflicts)
         reported = {d.ref.key for d in result.diffs}
         for ref, jobs in left_behind(cluster, session.discovery, objects, session.owner_label):
             if ref.key in reported:

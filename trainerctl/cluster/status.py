@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from trainerctl.cluster.manager import diagnose
-from trainerctl.cluster.manager import diff as engine_diff
-from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import live_diff
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.operations import history, lock
 from trainerctl.cluster.manager.apply import get_meta
 from trainerctl.cluster.client.client import Cluster, object_path
@@ -53,7 +53,7 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     controller's log names, trainer/controller_log.py)."""
     discovery = Discovery(cluster)
     discovery.refresh()
-    inventory = inv_mod.read(cluster, namespace)
+    inventory = inventory_configmap.read(cluster, namespace)
     source = inventory.source if inventory else {}
     recorded = bounded(source)  # the server's copy: each text cut, as the report shows it
     out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": recorded,
@@ -64,8 +64,8 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     unreadable: list[str] = []
     states: dict[str, str] = {}
     if objects is not None:
-        result = engine_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label,
-                                  stages=STAGES, never_prune=NEVER_PRUNE, field_manager=field_manager)
+        result = live_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label,
+                                stages=STAGES, never_prune=NEVER_PRUNE, field_manager=field_manager)
         names = {"unchanged": "present", "changed": "drifted", "create": "missing", "prune": "extra",
                  "error": "error"}
         for d in result.diffs:
@@ -80,8 +80,8 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
             meta = get_meta(cluster, object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name))
             if not meta:
                 return "missing"
-            # Someone edited or took a field we applied: it left our apply's field set (inventory.py).
-            drifted = entry.fields and inv_mod.fields_digest(meta.get("metadata"), field_manager) != entry.fields
+            # Someone edited or took a field we applied: it left our apply's field set (inventory_configmap.py).
+            drifted = entry.fields and inventory_configmap.fields_digest(meta.get("metadata"), field_manager) != entry.fields
             return "drifted" if drifted else "present"
 
         items = sorted(inventory.entries.items())

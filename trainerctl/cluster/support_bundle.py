@@ -1,5 +1,5 @@
 """`support-bundle`: one .tar.gz to attach to a ticket (trainer/support.py says what is in it,
-operations/collect.py reads each part under its own deadline, operations/bundle.py keeps every
+operations/bundle_parts.py reads each part under its own deadline, operations/bundle_archive.py keeps every
 secret out and writes it 0600). What could not be read is listed, never fatal: the bundle is
 written whatever the cluster answers."""
 

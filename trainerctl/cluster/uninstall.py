@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from trainerctl import ui
-from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.operations import history, lock
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.manager.delete import GONE, REFUSED, Proof, Target, delete_and_wait
@@ -101,7 +101,7 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
     cluster, namespace, owner_label, progress = session.cluster, session.namespace, session.owner_label, session.progress
     discovery = session.discovery
     discovery.refresh()
-    inventory = inv_mod.read(cluster, namespace)
+    inventory = inventory_configmap.read(cluster, namespace)
     types = [r for r in candidate_types(discovery, inventory) if (r.group, r.kind) not in KEEP_ON_UNINSTALL]
     found = [f for f in find_labelled(cluster, namespace, owner_label, types) if not is_exempt(f.meta)]
     crds: list[Found] = []
@@ -162,7 +162,7 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
         report.stages.append(StageResult(name, time.monotonic() - t, len(items)))
     if not options.dry_run and not report.failed:
         check_lock()
-        inv_mod.delete(cluster, namespace)
+        inventory_configmap.delete(cluster, namespace)
     if not report.failed:
         report.history = _history(cluster, namespace, options)
     progress.close(ok=not report.failed)

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
-from trainerctl import source as sources
+from trainerctl import source
 from trainerctl.bounded_read import os_problem, shown_path
 from trainerctl.errors import InputError
 from trainerctl.owner_label import OwnerLabel
@@ -61,7 +61,7 @@ def namespace(value: str, where: str = "--namespace") -> str:
 
 def channel(value: str, where: str) -> str:
     """A release channel's name (data/pins.yaml, read only when one is given)."""
-    return sources.channel(text(value, where), where).name
+    return source.channel(text(value, where), where).name
 
 
 def overlay(value: str, where: str) -> str:

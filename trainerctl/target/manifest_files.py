@@ -12,7 +12,7 @@ import binascii
 import os
 from dataclasses import dataclass, field
 
-from trainerctl import redact, target as package
+from trainerctl import redact, target
 from trainerctl.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
 from trainerctl.cachedir import cache_home
 from trainerctl.errors import InputError
@@ -39,7 +39,7 @@ def load_file(path: str, cache_dir: str | None = None) -> list[dict]:
     else happens, so no message or output can show them. A stream's documents are read through
     the cache under `cache_dir`'s home (kustomize/cachedstream.py: every document but a Secret)."""
     if path != "-" and os.path.isdir(path):
-        return package.read_folder(path).objects
+        return target.read_folder(path).objects
     shown = "-f -" if path == "-" else f"-f {shown_path(path)}"
     return _parse(read_input(path, shown, "file", stdin=True), shown, _stream_cache(cache_dir))
 
@@ -113,7 +113,7 @@ def from_file(path: str, namespace: str, owner_label: OwnerLabel = DEFAULT_OWNER
     """`owner_label`: the settings' (a file's objects carry it already; the namespace gets it, and
     prune, uninstall and status find ours by it). `cache_dir`: the settings' (load_file)."""
     if path != "-" and os.path.isdir(path):  # a folder `render --output-dir` wrote says what it came from
-        folder = package.read_folder(path)
+        folder = target.read_folder(path)
         source = {"folder": path, **({"gitops": folder.engine} if folder.engine else {}),
                   **{k: v for k, v in folder.provenance.items() if k != "images"},
                   "images": image_origins(folder.objects, default=f"-f {path}")}

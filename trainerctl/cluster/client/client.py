@@ -1,6 +1,6 @@
 """One connection to the cluster for the whole run: raw JSON requests to an untrusted server.
 
-The kubeconfig is read as kubectl reads it (client/kubeconfig.py), credentials come from
+The kubeconfig is read as kubectl reads it (client/kubeconfig_files.py), credentials come from
 client/credentials.py, and bytes travel through net/transport.py, which bounds every exchange
 in time and size. This module adds the API's rules on top:
 - a 2xx answer must be a JSON object (a list is an object with `items`); null, [], a string, HTML
@@ -32,7 +32,7 @@ from urllib.parse import quote, urlencode
 from trainerctl import interrupts
 from trainerctl import redact
 from trainerctl.bounded_read import MAX_DEPTH, seconds_for, too_deep
-from trainerctl.cluster.client import kubeconfig as kubeconfig_files
+from trainerctl.cluster.client import kubeconfig_files
 from trainerctl.cluster.client.api_shape import check_body
 from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.net.proxy import proxy_for

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 
 from trainerctl import redact
 from trainerctl.bounded_read import kill_process_tree, load_yaml, read_input, read_process, shown_path
-from trainerctl.cluster.client.kubeconfig import Selected
+from trainerctl.cluster.client.kubeconfig_files import Selected
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.safe_text import clean
 from trainerctl.ui import warn

@@ -20,7 +20,7 @@ from trainerctl.cluster.manager.apply import get_meta
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.manager.delete import REFUSED, Proof, Target, delete_and_wait
 from trainerctl.cluster.client.discovery import Discovery, split_api_version
-from trainerctl.cluster.manager.inventory import Entry
+from trainerctl.cluster.manager.inventory_configmap import Entry
 from trainerctl.cluster.manager.objects import EXEMPT, Ref, is_exempt, not_exempt, parse_label
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult

@@ -17,13 +17,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager import diagnose, wait
 from trainerctl.cluster.manager.apply import Applied, ApplyOptions, Planned, apply_one
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.fields import migrated_managed_fields, take_over
-from trainerctl.cluster.manager.inventory import Entry, Inventory
+from trainerctl.cluster.manager.inventory_configmap import Entry, Inventory
 from trainerctl.cluster.manager.objects import is_exempt
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult, Report
@@ -98,7 +98,7 @@ class StagedApply:
         elif self.unchanged_since_last_apply(p):
             # Unchanged since our apply, so the live field set is still the one our apply left.
             self.recorded[p.ref.key] = prev if prev.fields else dataclasses.replace(
-                prev, fields=inv_mod.fields_digest(meta, self.field_manager))
+                prev, fields=inventory_configmap.fields_digest(meta, self.field_manager))
         else:
             self._apply_changed(p, result, meta, deadline)
         if result.took_over_from:
@@ -137,7 +137,7 @@ class StagedApply:
             p.applied = applied.obj
 
     def entry(self, p: Planned, rv: str, applied: dict | None = None) -> Entry:
-        fields = inv_mod.fields_digest((applied or {}).get("metadata"), self.field_manager)
+        fields = inventory_configmap.fields_digest((applied or {}).get("metadata"), self.field_manager)
         return Entry(p.res.api_version, p.res.resource, p.res.namespaced, p.stage, p.hash, rv, fields)
 
     def note_rv(self, key: str, rv: str) -> None:
@@ -235,7 +235,7 @@ class StagedApply:
         new = Inventory(self.namespace, source, entries, complete)
         if self.last_written and new.to_configmap() == self.last_written.to_configmap():
             return
-        inv_mod.write(self.cluster, new, self.field_manager)
+        inventory_configmap.write(self.cluster, new, self.field_manager)
         self.last_written = new
 
 

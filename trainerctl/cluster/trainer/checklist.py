@@ -21,12 +21,12 @@ from typing import Any, Callable, Iterator
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.client.pool import parallel_map
-from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.apply import Planned
-from trainerctl.cluster.manager.inventory import Inventory
+from trainerctl.cluster.manager.inventory_configmap import Inventory
 from trainerctl.cluster.manager.plan import namespace_labels, plan, read_live
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.operations import helm, lock
+from trainerctl.cluster.operations import helm_releases, lock
 from trainerctl.cluster.manager.staged import unchanged_since
 from trainerctl.cluster.trainer import consumers, go_operator, helm_handover, operator_inventory, preflight
 from trainerctl.cluster.trainer.options import InstallOptions
@@ -136,7 +136,7 @@ class Facts:
             self.cluster, self.discovery, self.objects, openshift))
 
     def inventory(self) -> Inventory | None:
-        return self._once("inventory", lambda: inv_mod.read(self.cluster, self.namespace))
+        return self._once("inventory", lambda: inventory_configmap.read(self.cluster, self.namespace))
 
     def operator_labelled(self) -> list:
         """With no inventory (or handing over the operator's CR), what the operator applied here
@@ -204,12 +204,12 @@ class Facts:
         return go_operator.OperatorState(cr=self.operator_cr(), deployments=self.operator_deployments())
 
     def helm_releases(self) -> list[helm.Release]:
-        return self._once("helm_releases", lambda: helm.find_releases(self.cluster, self.namespace,
+        return self._once("helm_releases", lambda: helm_releases.find_releases(self.cluster, self.namespace,
                                                                       self.helm_unreadable))
 
     def helm(self) -> helm_handover.HelmState:
         """Releases of the Trainer chart, and those owning a rendered object (by Helm's marks on it)."""
-        owners = {owner for p in self.live() if (owner := helm.owner_of((p.live or {}).get("metadata")))}
+        owners = {owner for p in self.live() if (owner := helm_releases.owner_of((p.live or {}).get("metadata")))}
         return helm_handover.trainer_releases(self.helm_releases(), owners, self.helm_unreadable)
 
     def upgrade_report(self) -> Any:

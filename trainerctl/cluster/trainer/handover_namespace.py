@@ -5,7 +5,7 @@ release of the kubeflow-trainer chart. Asked before the render, which is made fo
 from __future__ import annotations
 
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.operations import helm
+from trainerctl.cluster.operations import helm_releases
 from trainerctl.cluster.trainer import go_operator
 from trainerctl.cluster.trainer.helm_handover import trainer_releases
 
@@ -17,7 +17,7 @@ def handover_namespace(session: Session, *, take_over_operator: bool, take_over_
         return go_operator.OperatorState(cr=go_operator.read_cr(session.cluster)).app_namespace
     if take_over_helm:
         skipped: list[str] = []
-        found = {r.namespace for r in trainer_releases(helm.find_releases(session.cluster, session.namespace, skipped),
+        found = {r.namespace for r in trainer_releases(helm_releases.find_releases(session.cluster, session.namespace, skipped),
                                                          unreadable=skipped).releases}
         return found.pop() if len(found) == 1 else None
     return None

@@ -24,11 +24,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from trainerctl.cluster.operations import helm
+from trainerctl.cluster.operations import helm_releases
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.delete import REFUSED, Proof, Target, delete
-from trainerctl.cluster.manager.inventory import Entry, Inventory
+from trainerctl.cluster.manager.inventory_configmap import Entry, Inventory
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.prune import Claim, KeepRule
 from trainerctl.cluster.manager.report import ObjectResult
@@ -49,7 +49,7 @@ INSTALLER_LABEL = ("trainer.kubeflow.org/managed-by", "runtimes-installer")
 class HelmState:
     """The Helm releases of Trainer found on the cluster (read after the lock is taken)."""
 
-    releases: list[helm.Release] = field(default_factory=list)
+    releases: list[helm_releases.Release] = field(default_factory=list)
 
     @property
     def present(self) -> bool:
@@ -76,7 +76,7 @@ class UnreadableRecord(TrainerctlError):
     exit_code = EXIT_PREFLIGHT
 
 
-def refuse_unreadable(releases: list[helm.Release], unreadable: Iterable[str] = ()) -> None:
+def refuse_unreadable(releases: list[helm_releases.Release], unreadable: Iterable[str] = ()) -> None:
     """One line naming the first record that does not fit (the view's own line), if any does:
     `unreadable` are the records the record view refused, each release's those whose revision
     it could not read."""
@@ -88,7 +88,7 @@ def refuse_unreadable(releases: list[helm.Release], unreadable: Iterable[str] = 
                                f"delete the record (Helm keeps one per revision; see {GUIDE})")
 
 
-def trainer_releases(releases: list[helm.Release], owners: set[tuple[str, str]] = frozenset(),
+def trainer_releases(releases: list[helm_releases.Release], owners: set[tuple[str, str]] = frozenset(),
                      unreadable: Iterable[str] = ()) -> HelmState:
     """Releases of the Trainer chart, and any release that owns an object the render has
     (`owners`: (name, namespace) from Helm's annotations on live rendered objects). An owner
@@ -97,11 +97,11 @@ def trainer_releases(releases: list[helm.Release], owners: set[tuple[str, str]] 
     refuse_unreadable(releases, unreadable)
     chosen = [r for r in releases if r.chart == CHART or (r.name, r.namespace) in owners]
     known = {(r.name, r.namespace) for r in chosen}
-    chosen += [helm.Release(name, ns) for name, ns in sorted(owners) if (name, ns) not in known]
+    chosen += [helm_releases.Release(name, ns) for name, ns in sorted(owners) if (name, ns) not in known]
     return HelmState(chosen)
 
 
-def installer_runtimes(release: helm.Release) -> list[dict]:
+def installer_runtimes(release: helm_releases.Release) -> list[dict]:
     """The runtimes the release's runtime-installer hook applies (from the ConfigMap it mounts; the
     record's reading checked that its data maps strings to strings). Runtimes it cannot read are
     an UnreadableRecord: which the hook installed, and so what the hand-over prunes, is unknown."""
@@ -111,8 +111,8 @@ def installer_runtimes(release: helm.Release) -> list[dict]:
         if text is None:
             continue
         try:
-            docs = helm.parse_manifest(text)
-        except helm.ReleaseDecodeError as exc:
+            docs = helm_releases.parse_manifest(text)
+        except helm_releases.ReleaseDecodeError as exc:
             raise UnreadableRecord(f"Helm release {release.display}: ConfigMap {obj['metadata']['name']} "
                                    f"{INSTALLER_KEY}: {exc}; which runtimes its installer applied cannot be "
                                    "judged, so this run stopped before changing anything") from None
@@ -125,7 +125,7 @@ class ReleaseObjects:
     """What a hand-over prunes from: each release object's Ref, and how it is recognised live."""
 
     entries: dict[str, Entry] = field(default_factory=dict)
-    release_of: dict[str, helm.Release] = field(default_factory=dict)  # Ref key -> release
+    release_of: dict[str, helm_releases.Release] = field(default_factory=dict)  # Ref key -> release
     how: dict[str, str] = field(default_factory=dict)  # Ref key -> manifest | hook | installer
 
     def claim(self, ref: Ref, meta: dict) -> Claim | None:
@@ -141,16 +141,16 @@ class ReleaseObjects:
             return None
         name = f"Helm release {release.name}"
         how = self.how[ref.key]
-        owner = helm.owner_of(meta)
+        owner = helm_releases.owner_of(meta)
         if how == "manifest" or (ref.namespace and ref.namespace != release.namespace):
             refused = release.not_owned(ref.namespace, meta)
             return Claim(refused=refused) if refused else Claim(name)
         if owner is not None and owner != (release.name, release.namespace):
             return Claim(refused=f"Helm's annotations name release {owner[0]} in {owner[1]}, not {name}")
         if how == "hook":
-            if ref.namespace and helm.HOOK_ANNOTATION in (meta.get("annotations") or {}):
+            if ref.namespace and helm_releases.HOOK_ANNOTATION in (meta.get("annotations") or {}):
                 return Claim(f"{name} (hook)")
-            return Claim(refused=f"not marked {helm.HOOK_ANNOTATION} in {release.namespace}, as {name}'s hooks are")
+            return Claim(refused=f"not marked {helm_releases.HOOK_ANNOTATION} in {release.namespace}, as {name}'s hooks are")
         if (meta.get("labels") or {}).get(INSTALLER_LABEL[0]) == INSTALLER_LABEL[1]:
             return Claim(f"{name} (its runtime installer)")
         return Claim(refused=f"no {INSTALLER_LABEL[0]}={INSTALLER_LABEL[1]} label, as {name}'s installed runtimes have")
@@ -169,7 +169,7 @@ def release_objects(state: HelmState, discovery: Discovery, objects: list[dict])
                 res = discovery.lookup(obj.get("apiVersion", ""), obj.get("kind", ""))
                 if res is None or not res.served:
                     continue
-                ref = helm.ref_in(obj, release.namespace, res.namespaced)
+                ref = helm_releases.ref_in(obj, release.namespace, res.namespaced)
                 if ref.key in out.entries:
                     continue
                 stage = STAGES.stage_of(ref.kind, res.group, res.resource, rules)
@@ -196,10 +196,10 @@ def keeping_helm_policy(keep: KeepRule | None) -> KeepRule:
 def helm_managers(meta: dict | None) -> tuple[str, ...]:
     """Helm's field managers on an object: `helm`, and whoever set Helm's ownership annotation
     (Helm names its manager after its binary, so a renamed binary is found this way too)."""
-    found = {helm.FIELD_MANAGER}
+    found = {helm_releases.FIELD_MANAGER}
     for entry in (meta or {}).get("managedFields") or []:
         annotations = (((entry.get("fieldsV1") or {}).get("f:metadata") or {}).get("f:annotations") or {})
-        if f"f:{helm.NAME_ANNOTATION}" in annotations and entry.get("manager"):
+        if f"f:{helm_releases.NAME_ANNOTATION}" in annotations and entry.get("manager"):
             found.add(entry["manager"])
     return tuple(sorted(found))
 
@@ -210,13 +210,13 @@ def unmark(cluster: Cluster, path: str, meta: dict, *, label: tuple[str, str] | 
     guarded by the resourceVersion, recomputed when something wrote in between. True when there
     was something to do."""
     for attempt in range(5):
-        ops = helm.ownership_patch(meta)
+        ops = helm_releases.ownership_patch(meta)
         labels = meta.get("labels") or {}
         if label is not None and labels.get(label[0]) != label[1]:
             if not labels:
                 ops.append({"op": "add", "path": "/metadata/labels", "value": {label[0]: label[1]}})
             else:
-                ops.append({"op": "add", "path": f"/metadata/labels/{helm.json_pointer(label[0])}", "value": label[1]})
+                ops.append({"op": "add", "path": f"/metadata/labels/{helm_releases.json_pointer(label[0])}", "value": label[1]})
         if not ops:
             return False
         if dry_run:
@@ -259,20 +259,20 @@ def delete_records(cluster: Cluster, state: HelmState, *, dry_run: bool,
     return results
 
 
-def _record_target(record: helm.Record) -> Target:
+def _record_target(record: helm_releases.Record) -> Target:
     return Target("", "v1", "secrets" if record.kind == "Secret" else "configmaps", True, record.namespace, record.name,
                   record.kind)
 
 
-def _record_proof(release: helm.Release) -> Proof:
+def _record_proof(release: helm_releases.Release) -> Proof:
     """A record of this release, as Helm's storage driver writes one: labelled owner=helm and with
     the release's name, named after it, in its namespace."""
     return Proof(f"Helm release {release.name}", label="name", value=release.name, namespace=release.namespace,
-                 name=re.compile(re.escape(f"{helm.RECORD_PREFIX}{release.name}.v") + "[1-9][0-9]*"),
+                 name=re.compile(re.escape(f"{helm_releases.RECORD_PREFIX}{release.name}.v") + "[1-9][0-9]*"),
                  rule=lambda meta, raw: "" if meta.labels.get("owner") == "helm" else "it has no owner=helm label")
 
 
-def adopted_note(release: helm.Release) -> str:
+def adopted_note(release: helm_releases.Release) -> str:
     return f"adopted from Helm release {release.name}"
 
 

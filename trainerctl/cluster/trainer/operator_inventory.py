@@ -13,7 +13,7 @@ runtime an unfinished TrainJob references).
 from __future__ import annotations
 
 from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.cluster.manager.inventory import Entry, Inventory
+from trainerctl.cluster.manager.inventory_configmap import Entry, Inventory
 from trainerctl.cluster.manager.listing import Found, candidate_types, find_labelled
 from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.go_operator import FIELD_MANAGERS

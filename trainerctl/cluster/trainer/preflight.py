@@ -17,7 +17,7 @@ from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.client.client import ApiError, Cluster, Unreachable
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.client.views import ServerVersion
-from trainerctl.cluster.manager.inventory import NAME as INVENTORY, Inventory
+from trainerctl.cluster.manager.inventory_configmap import NAME as INVENTORY, Inventory
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.trainer import dependencies, floors
 from trainerctl.cluster.trainer.go_operator import TRAINER_API

@@ -1,4 +1,4 @@
-"""What a Trainer support bundle holds (operations/bundle.py writes it and keeps secrets out).
+"""What a Trainer support bundle holds (operations/bundle_archive.py writes it and keeps secrets out).
 
 The layout (docs/support-bundle.md shows a sample):
 
@@ -26,12 +26,12 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from trainerctl import __version__
-from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.client.views import CRD, Deployment, Pod, ServerVersion, Unreadable
-from trainerctl.cluster.operations import bundle as b
-from trainerctl.cluster.operations import collect as parts
+from trainerctl.cluster.operations import bundle_archive
+from trainerctl.cluster.operations import bundle_parts
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager.diagnose import selector_query
 from trainerctl.cluster.manager.objects import Ref
@@ -68,62 +68,62 @@ Could not read ({count}):
 """
 
 
-def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dict]) -> b.Bundle:
+def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dict]) -> bundle_archive.Bundle:
     """Everything for one bundle, in memory; `status(cluster)` is `trainerctl status`'s data.
 
-    Each part is collected under its own deadline (operations/collect.py); one that cannot be
+    Each part is collected under its own deadline (operations/bundle_parts.py); one that cannot be
     read in time, or whose objects do not fit their views, is listed as could-not-read and the
     rest is still collected."""
     created = datetime.now(timezone.utc)
-    bundle = b.Bundle(f"trainerctl-support-{b.member_part(namespace)}-{created.strftime('%Y%m%dT%H%M%SZ')}")
+    bundle = bundle_archive.Bundle(f"trainerctl-support-{bundle_archive.member_part(namespace)}-{created.strftime('%Y%m%dT%H%M%SZ')}")
     # The first contact is no part: a server that cannot be reached, or does not speak the API,
     # ends the command (exit 3 or 1) rather than writing a bundle of "could not read" lines.
     discovery = Discovery(cluster)
     discovery.refresh()
-    inventory = parts.part(bundle, cluster, f"the inventory ConfigMap {namespace}/{inv_mod.NAME}",
+    inventory = bundle_parts.part(bundle, cluster, f"the inventory ConfigMap {namespace}/{inventory_configmap.NAME}",
                            lambda c: _inventory(bundle, c, namespace))
     deployments = _objects(bundle, cluster, discovery, inventory)
-    parts.part(bundle, cluster, "versions", lambda c: _versions(bundle, c, inventory, deployments))
+    bundle_parts.part(bundle, cluster, "versions", lambda c: _versions(bundle, c, inventory, deployments))
     try:
-        bundle.add_json("status.json", parts.part(bundle, cluster, "status", status, default={}))
+        bundle.add_json("status.json", bundle_parts.part(bundle, cluster, "status", status, default={}))
     except Exception as exc:  # a bundle is most wanted when things are broken: keep collecting
         bundle.note("status", f"{type(exc).__name__}: {exc}")
     image_origins = (inventory.source.get("images") if inventory else None) or {}
     version = inventory.source.get("trainer_version") if inventory else ""
     diagnoses = []
     for dep in deployments:
-        found = parts.part(bundle, cluster, f"the diagnosis of {dep.display}",
+        found = bundle_parts.part(bundle, cluster, f"the diagnosis of {dep.display}",
                            lambda c: diagnose.deployment(c, dep.meta.namespace, dep.meta.name,
                                                          image_origins=image_origins, explain_log=controller_log.explainer(
                                                              c, version if isinstance(version, str) else "")))
         if found is not None:
             diagnoses.append(found.to_dict())
     bundle.add_json("diagnosis.json", diagnoses)
-    parts.part(bundle, cluster, f"events in namespace {namespace}", lambda c: parts.events(bundle, c, namespace))
+    bundle_parts.part(bundle, cluster, f"events in namespace {namespace}", lambda c: bundle_parts.events(bundle, c, namespace))
     for dep in deployments:
-        pods = parts.part(bundle, cluster, f"pods of {dep.display}", lambda c: parts.listed(
+        pods = bundle_parts.part(bundle, cluster, f"pods of {dep.display}", lambda c: bundle_parts.listed(
             bundle, c, object_path("", "v1", "pods", dep.meta.namespace), Pod.read, f"pods of {dep.display}",
             {"labelSelector": selector_query(dep)}))
         for pod in pods or []:
-            parts.pod_logs(bundle, cluster, pod)
-    parts.part(bundle, cluster, "CustomResourceDefinitions", lambda c: _crds(bundle, c))
-    parts.part(bundle, cluster, "TrainJob, JobSet and runtime counts", lambda c: _workloads(bundle, c, discovery))
-    parts.part(bundle, cluster, "nodes", lambda c: parts.nodes(bundle, c))
+            bundle_parts.pod_logs(bundle, cluster, pod)
+    bundle_parts.part(bundle, cluster, "CustomResourceDefinitions", lambda c: _crds(bundle, c))
+    bundle_parts.part(bundle, cluster, "TrainJob, JobSet and runtime counts", lambda c: _workloads(bundle, c, discovery))
+    bundle_parts.part(bundle, cluster, "nodes", lambda c: bundle_parts.nodes(bundle, c))
     server = cluster.server
     bundle.add_json("manifest.json", {"created": created.isoformat(), "trainerctl": __version__,
                                       "namespace": namespace, "files": sorted(bundle.files) + ["manifest.json"],
                                       "unreadable": bundle.unreadable})
     bundle.add_text("README.txt", README.format(
         version=__version__, created=created.isoformat(), namespace=namespace, server=server,
-        tail=b.LOG_TAIL_LINES, redacted=b.REDACTED, count=len(bundle.unreadable),
+        tail=bundle_archive.LOG_TAIL_LINES, redacted=bundle_archive.REDACTED, count=len(bundle.unreadable),
         unreadable="\n".join(f"- {line}" for line in bundle.unreadable) or "- nothing: every read succeeded"))
     return bundle
 
 
-def _inventory(bundle: b.Bundle, cluster: Cluster, namespace: str):
-    inventory = inv_mod.read(cluster, namespace)
+def _inventory(bundle: bundle_archive.Bundle, cluster: Cluster, namespace: str):
+    inventory = inventory_configmap.read(cluster, namespace)
     if inventory is None:
-        bundle.note(f"the inventory ConfigMap {namespace}/{inv_mod.NAME}", "not found (not installed by trainerctl?)")
+        bundle.note(f"the inventory ConfigMap {namespace}/{inventory_configmap.NAME}", "not found (not installed by trainerctl?)")
         return None
     bundle.add_json("inventory.json", {"namespace": inventory.namespace, "complete": inventory.complete,
                                        "source": inventory.source,
@@ -131,7 +131,7 @@ def _inventory(bundle: b.Bundle, cluster: Cluster, namespace: str):
     return inventory
 
 
-def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory) -> list[Deployment]:
+def _objects(bundle: bundle_archive.Bundle, cluster: Cluster, discovery: Discovery, inventory) -> list[Deployment]:
     """Every object the inventory lists, into objects/; the controller Deployments among them."""
     deployments = []
     for key, entry in sorted((inventory.entries if inventory else {}).items()):
@@ -142,8 +142,8 @@ def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory
             bundle.note(what, "its kind is no longer served")
             continue
         path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
-        member = b.object_file(ref.group, ref.kind, ref.namespace, ref.name)
-        obj = parts.part(bundle, cluster, what, lambda c: b.add_object(bundle, c, path, what, member))
+        member = bundle_archive.object_file(ref.group, ref.kind, ref.namespace, ref.name)
+        obj = bundle_parts.part(bundle, cluster, what, lambda c: bundle_archive.add_object(bundle, c, path, what, member))
         if obj is not None and (ref.group, ref.kind) == ("apps", "Deployment"):
             try:
                 deployments.append(Deployment.read(obj))
@@ -152,7 +152,7 @@ def _objects(bundle: b.Bundle, cluster: Cluster, discovery: Discovery, inventory
     return deployments
 
 
-def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[Deployment]) -> None:
+def _versions(bundle: bundle_archive.Bundle, cluster: Cluster, inventory, deployments: list[Deployment]) -> None:
     try:
         version = ServerVersion.read(cluster.request("GET", "/version", timeout=15))
         server = {"gitVersion": version.git_version, "platform": version.platform, "goVersion": version.go_version}
@@ -171,8 +171,8 @@ def _versions(bundle: b.Bundle, cluster: Cluster, inventory, deployments: list[D
     })
 
 
-def _crds(bundle: b.Bundle, cluster: Cluster) -> None:
-    found = parts.listed(bundle, cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD.read,
+def _crds(bundle: bundle_archive.Bundle, cluster: Cluster) -> None:
+    found = bundle_parts.listed(bundle, cluster, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", CRD.read,
                            "CustomResourceDefinitions")
     if found is None:
         return
@@ -191,7 +191,7 @@ def state_of(obj: dict) -> str:
     return next((t for t in STATE_CONDITIONS if t in true), "Active")
 
 
-def _workloads(bundle: b.Bundle, cluster: Cluster, discovery: Discovery) -> None:
+def _workloads(bundle: bundle_archive.Bundle, cluster: Cluster, discovery: Discovery) -> None:
     out: dict[str, dict] = {}
     for group, resource, kind in (TRAINJOBS, JOBSETS, *RUNTIMES):
         res = discovery.preferred(group, kind)

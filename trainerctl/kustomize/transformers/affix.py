@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from trainerctl.kustomize import fieldspecs as fsm
+from trainerctl.kustomize import fieldspecs
 from trainerctl.kustomize import schema
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import Gvk
@@ -22,7 +22,7 @@ def _skipped(gvk: Gvk) -> bool:
 def _make(affix: str, is_prefix: bool, specs_raw, ctx):
     if specs_raw is None:
         raise KustomizeError(f"{ctx.where}: fieldSpecs is not expected to be nil")
-    specs = [fsm.FieldSpec.from_config(f, ctx.where) for f in specs_raw]
+    specs = [fieldspecs.FieldSpec.from_config(f, ctx.where) for f in specs_raw]
 
     def visit(parent, key) -> None:
         value = parent.get(key)
@@ -41,7 +41,7 @@ def _make(affix: str, is_prefix: bool, specs_raw, ctx):
                     (r.prefixes if is_prefix else r.suffixes).append(affix)
                     r.store_previous()
                 if spec.applies_to(r.gvk):
-                    fsm.walk(r.obj, spec, fsm.SCALAR, visit)
+                    fieldspecs.walk(r.obj, spec, fieldspecs.SCALAR, visit)
 
     return transform
 

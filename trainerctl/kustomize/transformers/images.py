@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from trainerctl.kustomize import fieldspecs as fsm
+from trainerctl.kustomize import fieldspecs
 from trainerctl.kustomize import schema
 from trainerctl.kustomize.errors import KustomizeError
 
@@ -86,7 +86,7 @@ def _scalar(value, update, where):
 
 def configure(cfg: dict, ctx):
     update = _updater(cfg.get("imageTag") or {}, ctx.where)
-    specs = [fsm.FieldSpec.from_config(f, ctx.where) for f in cfg.get("fieldSpecs") or []]
+    specs = [fieldspecs.FieldSpec.from_config(f, ctx.where) for f in cfg.get("fieldSpecs") or []]
 
     def transform(resmap) -> None:
         for r in resmap:
@@ -95,7 +95,7 @@ def configure(cfg: dict, ctx):
             _legacy(r.obj, update, ctx.where)
             for spec in specs:
                 if spec.applies_to(r.gvk):
-                    for parent, key in fsm.field_values(r.obj, spec):
+                    for parent, key in fieldspecs.field_values(r.obj, spec):
                         if parent[key] is not None:
                             parent[key] = _scalar(parent[key], update, ctx.where)
 

@@ -3,7 +3,7 @@ setter AnnotationsTransformer shares."""
 
 from __future__ import annotations
 
-from trainerctl.kustomize import fieldspecs as fsm
+from trainerctl.kustomize import fieldspecs
 from trainerctl.kustomize import schema
 from trainerctl.kustomize.errors import KustomizeError
 
@@ -14,7 +14,7 @@ CONFIG = schema.Struct(KIND, {"labels": schema.Map(schema.STR),
 
 def map_setter(pairs: dict, specs_raw, ctx, what: str):
     """Add `pairs` to the mappings the field specs reach, creating them where asked."""
-    specs = [fsm.FieldSpec.from_config(f, ctx.where) for f in specs_raw or []]
+    specs = [fieldspecs.FieldSpec.from_config(f, ctx.where) for f in specs_raw or []]
 
     def transform(resmap) -> None:
         if not pairs:
@@ -36,7 +36,7 @@ def map_setter(pairs: dict, specs_raw, ctx, what: str):
                         )
                     current.update(pairs)
 
-                fsm.walk(r.obj, spec, fsm.MAPPING, visit)
+                fieldspecs.walk(r.obj, spec, fieldspecs.MAPPING, visit)
 
     return transform
 

@@ -5,7 +5,7 @@ binding's roleRef kind, and by the prefixes and suffixes it went through with th
 
 from __future__ import annotations
 
-from trainerctl.kustomize import fieldspecs as fsm
+from trainerctl.kustomize import fieldspecs
 from trainerctl.kustomize.config import TransformerConfig
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import NOT_A_NAMESPACE, Gvk
@@ -39,9 +39,9 @@ def fix(resources: list[Resource], cfg: TransformerConfig) -> None:
                 candidates = [c for c in pool if id(c) in subset] if pool else None
                 ref = _Ref(referrer, spec, target_gvk, candidates, resources, subset)
                 try:
-                    fsm.walk(referrer.obj, fsm.FieldSpec(spec.path, gvk.group, gvk.version,
-                                                         gvk.kind, False),
-                             fsm.SCALAR, ref.visit)
+                    fieldspecs.walk(referrer.obj, fieldspecs.FieldSpec(spec.path, gvk.group, gvk.version,
+                                                                     gvk.kind, False),
+                                    fieldspecs.SCALAR, ref.visit)
                 except KustomizeError as exc:
                     raise KustomizeError(
                         f"{referrer.source}: updating name reference in '{spec.path_string}' "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainerctl.kustomize import fieldspecs as fsm
+from trainerctl.kustomize import fieldspecs
 from trainerctl.kustomize import schema
 from trainerctl.kustomize.errors import KustomizeError
 
@@ -17,7 +17,7 @@ _MODES = ("defaultOnly", "none", "allServiceAccounts")
 
 def configure(cfg: dict, ctx):
     namespace = (cfg.get("metadata") or {}).get("namespace", "")
-    specs = [fsm.FieldSpec.from_config(f, ctx.where) for f in cfg.get("fieldSpecs") or []]
+    specs = [fieldspecs.FieldSpec.from_config(f, ctx.where) for f in cfg.get("fieldSpecs") or []]
     unset_only = bool(cfg.get("unsetOnly"))
     mode = cfg.get("setRoleBindingSubjects") or "defaultOnly"
     if mode not in _MODES:
@@ -49,7 +49,7 @@ def configure(cfg: dict, ctx):
                 _subjects(r.obj.get("subjects"), mode, set_value)
             for spec in mine:
                 if spec.applies_to(gvk):
-                    fsm.walk(r.obj, spec, fsm.SCALAR, set_value)
+                    fieldspecs.walk(r.obj, spec, fieldspecs.SCALAR, set_value)
         # kustomize checks after each object; a clash then is a clash at the end too.
         seen = set()
         for r in resmap:

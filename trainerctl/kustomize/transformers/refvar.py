@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from trainerctl.kustomize import fieldspecs as fsm
+from trainerctl.kustomize import fieldspecs
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import Gvk, ResId
 from trainerctl.kustomize.resource import Resource
@@ -109,8 +109,8 @@ def resolve(resources: list[Resource], variables: dict[str, dict], specs: list, 
             def visit(parent, key):
                 _set(parent, key, replace)
 
-            fsm.walk(r.obj, fsm.FieldSpec(spec.path, spec.group, spec.version, spec.kind, False),
-                     fsm.SCALAR, visit)
+            fieldspecs.walk(r.obj, fieldspecs.FieldSpec(spec.path, spec.group, spec.version, spec.kind, False),
+                            fieldspecs.SCALAR, visit)
 
 
 def _set(parent, key, replace) -> None:

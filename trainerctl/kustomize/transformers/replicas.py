@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainerctl.kustomize import fieldspecs as fsm
+from trainerctl.kustomize import fieldspecs
 from trainerctl.kustomize import schema
 from trainerctl.kustomize.errors import KustomizeError
 
@@ -14,7 +14,7 @@ CONFIG = schema.Struct(KIND, {"replica": schema.REPLICA,
 def configure(cfg: dict, ctx):
     replica = cfg.get("replica") or {}
     name, count = replica.get("name", ""), replica.get("count", 0)
-    specs = [fsm.FieldSpec.from_config(f, ctx.where) for f in cfg.get("fieldSpecs") or []]
+    specs = [fieldspecs.FieldSpec.from_config(f, ctx.where) for f in cfg.get("fieldSpecs") or []]
 
     def transform(resmap) -> None:
         found = False
@@ -26,7 +26,7 @@ def configure(cfg: dict, ctx):
                 found = True
             for r in matched:
                 if spec.applies_to(r.gvk):
-                    fsm.walk(r.obj, spec, fsm.SCALAR, lambda p, k: p.__setitem__(k, count))
+                    fieldspecs.walk(r.obj, spec, fieldspecs.SCALAR, lambda p, k: p.__setitem__(k, count))
         if not found:
             kinds = ", ".join(s.kind or "*" for s in specs)
             raise KustomizeError(f"{ctx.where}: resource with name {name!r} does not match a "

@@ -28,7 +28,7 @@ from trainerctl.cluster.client.views.coordination import Lease
 from trainerctl.cluster.client.views.core import ConfigMap, ContainerStatus, Event, Node, Pod, by_time
 from trainerctl.cluster.client.views.crd import CRD
 from trainerctl.cluster.client.views.fields import Unreadable, parse_time
-from trainerctl.cluster.client.views.helm import HelmRecord, HelmRelease
+from trainerctl.cluster.client.views.helm_record import HelmRecord, HelmRelease
 from trainerctl.cluster.client.views.history import HistoryRecord
 from trainerctl.cluster.client.views.inventory import Entry, InventoryRecord
 from trainerctl.cluster.client.views.meta import Condition, Meta, condition, meta_of

@@ -1,5 +1,5 @@
 """The view of an install's inventory: the ApplySet-style parent ConfigMap the resource manager
-writes (manager/inventory.py says what it means). It lives on the server, which may answer
+writes (manager/inventory_configmap.py says what it means). It lives on the server, which may answer
 anything, so it is read like any other object: every field by its type, the JSON inside its data
 within bounded_read's limits."""
 

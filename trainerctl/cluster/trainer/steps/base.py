@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from trainerctl.cluster.manager.apply import Planned
-from trainerctl.cluster.manager.inventory import Entry
+from trainerctl.cluster.manager.inventory_configmap import Entry
 from trainerctl.cluster.manager.prune import PruneRules
 from trainerctl.cluster.manager.report import ObjectResult, Report
 from trainerctl.cluster.manager.session import Session

@@ -10,11 +10,11 @@ import time
 
 from trainerctl.cluster.client.client import object_path
 from trainerctl.cluster.manager.apply import Planned, get_meta
-from trainerctl.cluster.manager.inventory import Entry
+from trainerctl.cluster.manager.inventory_configmap import Entry
 from trainerctl.cluster.manager.objects import Ref, parse_label
 from trainerctl.cluster.manager.prune import PruneRules
 from trainerctl.cluster.manager.report import ObjectResult, RunFailed, StageResult
-from trainerctl.cluster.operations import helm
+from trainerctl.cluster.operations import helm_releases
 from trainerctl.cluster.trainer import helm_handover
 from trainerctl.cluster.trainer.checklist import Facts
 from trainerctl.cluster.trainer.policy import NEVER_PRUNE
@@ -64,7 +64,7 @@ class HelmHandOver(Step):
                 continue
             notes = [helm_handover.adopted_note(release)]
             after = (p.applied or {}).get("metadata")
-            if after is not None and helm.ownership_patch(after):
+            if after is not None and helm_releases.ownership_patch(after):
                 if helm_handover.unmark(s.cluster, p.path, after, field_manager=s.field_manager, dry_run=dry):
                     notes.append(f"Helm's ownership marks {'would be ' if dry else ''}removed")
             for note in notes:

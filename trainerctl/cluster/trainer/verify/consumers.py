@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import ConfigMap, Unreadable
-from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.operations import access
 from trainerctl.cluster.trainer.consumers import below, kueue, table
 from trainerctl.cluster.trainer.floors import parse_version
@@ -26,7 +26,7 @@ def check(cluster: Cluster, namespace: str) -> list[Result]:
 def _trainer_version(cluster: Cluster, namespace: str) -> str:
     """The installed Trainer's version: the inventory's, else the public ConfigMap's ("" unknown)."""
     try:
-        inventory = inv_mod.read(cluster, namespace)
+        inventory = inventory_configmap.read(cluster, namespace)
     except Exception:  # an inventory that cannot be read: the ConfigMap may still say
         inventory = None
     version = (inventory.source.get("trainer_version") if inventory else "") or ""

@@ -11,7 +11,7 @@ import json
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Deployment, Event, Unreadable, by_time, read_each
 from trainerctl.cluster.manager import diagnose
-from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.wait import deployment_is_available, service_endpoint_ready
 from trainerctl.cluster.trainer import controller_log
@@ -106,7 +106,7 @@ def unhealthy(cluster: Cluster, namespace: str) -> list[Result]:
     it cannot decode, its configuration rejected, a permission it lacks). What verify may not
     read is skipped: the tiers still say what breaks."""
     try:
-        inventory = inv_mod.read(cluster, namespace)
+        inventory = inventory_configmap.read(cluster, namespace)
     except TrainerctlError:  # forbidden, or not fitting its view: the tiers go on without it
         return []
     if inventory is None:

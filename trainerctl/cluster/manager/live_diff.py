@@ -11,7 +11,7 @@ import dataclasses
 import difflib
 from dataclasses import dataclass, field
 
-from trainerctl.cluster.manager import inventory as inv_mod
+from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_patch, conflict_message, get_meta
 from trainerctl.cluster.manager.webhook_retry import is_webhook_unavailable
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
@@ -164,7 +164,7 @@ def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label, 
 def _prunes(cluster: Cluster, discovery: Discovery, namespace: str, current: set[str], owner_label: str,
             never_prune: frozenset[tuple[str, str]]) -> list[ObjectDiff]:
     """What an install would prune: in the inventory, labelled, no longer rendered."""
-    previous = inv_mod.read(cluster, namespace) if namespace else None
+    previous = inventory_configmap.read(cluster, namespace) if namespace else None
     if previous is None:
         return []
     key, value = parse_label(owner_label)

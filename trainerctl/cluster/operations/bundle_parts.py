@@ -6,7 +6,7 @@ does not answer within bounded_read's "bundle-part-time" (an endless or dripping
 a silent API server), that answers too much, or whose objects do not fit their views (a
 container without a name, a Node without metadata.name) is noted and skipped, and collecting
 goes on. Ctrl-C still ends the command. Generic: what to collect for a product is the caller's
-(trainer/support.py); the archive and what never goes into it are operations/bundle.py's.
+(trainer/support.py); the archive and what never goes into it are operations/bundle_archive.py's.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import Any, Callable, TypeVar
 from trainerctl.bounded_read import seconds_for
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Event, Node, Pod, by_time, condition, read_each
-from trainerctl.cluster.operations import bundle as b
+from trainerctl.cluster.operations import bundle_archive
 from trainerctl.errors import Interrupted, TrainerctlError
 
 T = TypeVar("T")
 
 
-def part(bundle: b.Bundle, cluster: Cluster, what: str, collect: Callable[[Cluster], T], default: Any = None) -> T:
+def part(bundle: bundle_archive.Bundle, cluster: Cluster, what: str, collect: Callable[[Cluster], T], default: Any = None) -> T:
     """`collect(cluster)` with the part's own deadline; a failure is noted under `what`, and
     `default` returned."""
     scoped = cluster.within(seconds_for("bundle-part-time"), f"collecting {what}")
@@ -35,7 +35,7 @@ def part(bundle: b.Bundle, cluster: Cluster, what: str, collect: Callable[[Clust
         return default
 
 
-def listed(bundle: b.Bundle, cluster: Cluster, path: str, read: Callable[[dict], T], what: str,
+def listed(bundle: bundle_archive.Bundle, cluster: Cluster, path: str, read: Callable[[dict], T], what: str,
            query: dict | None = None) -> list[T] | None:
     """A list read into views; each item that does not fit is noted and skipped. None (noted)
     when the list cannot be read at all."""
@@ -51,7 +51,7 @@ def listed(bundle: b.Bundle, cluster: Cluster, path: str, read: Callable[[dict],
     return found
 
 
-def events(bundle: b.Bundle, cluster: Cluster, namespace: str) -> None:
+def events(bundle: bundle_archive.Bundle, cluster: Cluster, namespace: str) -> None:
     """The namespace's events, oldest first, as events/<namespace>.json."""
     found = listed(bundle, cluster, object_path("", "v1", "events", namespace), Event.read,
                    f"events in namespace {namespace}")
@@ -60,10 +60,10 @@ def events(bundle: b.Bundle, cluster: Cluster, namespace: str) -> None:
     rows = [{"lastSeen": e.last_seen.isoformat() if e.last_seen else "", "type": e.type, "reason": e.reason,
              "object": f"{e.involved.kind}/{e.involved.name}", "count": e.times, "source": e.source,
              "message": e.message} for e in sorted(found, key=by_time)]
-    bundle.add_json(f"events/{b.member_part(namespace)}.json", rows)
+    bundle.add_json(f"events/{bundle_archive.member_part(namespace)}.json", rows)
 
 
-def pod_logs(bundle: b.Bundle, cluster: Cluster, pod: Pod) -> None:
+def pod_logs(bundle: bundle_archive.Bundle, cluster: Cluster, pod: Pod) -> None:
     """Each container's current log, and its previous one when it restarted: the last
     LOG_TAIL_LINES lines (the server is asked for at most LOG_LIMIT_BYTES; more than the "log"
     limit is refused whatever it sends), each read a part of its own, as
@@ -73,16 +73,16 @@ def pod_logs(bundle: b.Bundle, cluster: Cluster, pod: Pod) -> None:
     for container in pod.containers:
         for previous in ((False, True) if restarts.get(container.name) else (False,)):
             what = f"{'previous ' if previous else ''}log of {pod.namespace}/{pod.name} {container.name}"
-            query = {"container": container.name, "tailLines": str(b.LOG_TAIL_LINES),
-                     "limitBytes": str(b.LOG_LIMIT_BYTES), **({"previous": "true"} if previous else {})}
+            query = {"container": container.name, "tailLines": str(bundle_archive.LOG_TAIL_LINES),
+                     "limitBytes": str(bundle_archive.LOG_LIMIT_BYTES), **({"previous": "true"} if previous else {})}
             path = object_path("", "v1", "pods", pod.namespace, pod.name) + "/log"
             text = part(bundle, cluster, what, lambda c: _log(bundle, c, path, query, what))
             if text is not None:
-                bundle.add_text(f"logs/{b.member_part(pod.namespace)}/{b.member_part(pod.name)}/"
-                                f"{b.member_part(container.name, 'label')}{'.previous' if previous else ''}.log", text)
+                bundle.add_text(f"logs/{bundle_archive.member_part(pod.namespace)}/{bundle_archive.member_part(pod.name)}/"
+                                f"{bundle_archive.member_part(container.name, 'label')}{'.previous' if previous else ''}.log", text)
 
 
-def _log(bundle: b.Bundle, cluster: Cluster, path: str, query: dict, what: str) -> str | None:
+def _log(bundle: bundle_archive.Bundle, cluster: Cluster, path: str, query: dict, what: str) -> str | None:
     try:
         return cluster.text(path, query=query)
     except ApiError as exc:
@@ -90,7 +90,7 @@ def _log(bundle: b.Bundle, cluster: Cluster, path: str, query: dict, what: str) 
         return None
 
 
-def nodes(bundle: b.Bundle, cluster: Cluster) -> None:
+def nodes(bundle: bundle_archive.Bundle, cluster: Cluster) -> None:
     """Per node: readiness, schedulability, versions, capacity and taints; no addresses, images or
     machine ids."""
     found = listed(bundle, cluster, "/api/v1/nodes", Node.read, "nodes")
@@ -99,7 +99,7 @@ def nodes(bundle: b.Bundle, cluster: Cluster) -> None:
     rows = [{"name": node.meta.name, "ready": condition(node.conditions, "Ready").status or "Unknown",
              "unschedulable": node.unschedulable,
              # nodeInfo holds versions (kubelet, kernel, OS, container engine) and three machine ids.
-             "nodeInfo": {k: v for k, v in node.node_info.items() if k not in b.NODE_IDS},
+             "nodeInfo": {k: v for k, v in node.node_info.items() if k not in bundle_archive.NODE_IDS},
              "zone": node.meta.labels.get("topology.kubernetes.io/zone", ""), "allocatable": node.allocatable,
              "taints": [f"{t.key}={t.value}:{t.effect}" for t in node.taints]} for node in found]
     bundle.add_json("nodes.json", rows)

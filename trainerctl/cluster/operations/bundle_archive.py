@@ -1,7 +1,7 @@
 """A support bundle: what a troubleshooter needs from a cluster, in one .tar.gz, and no secret.
 
 The archive itself, the names of its members, and what never goes into it. What to collect is
-operations/collect.py's (generic parts) and the caller's (what a product needs).
+operations/bundle_parts.py's (generic parts) and the caller's (what a product needs).
 
 What never goes in: a Secret's values (Secrets keep only their key names and sizes), webhook and
 conversion caBundles, the last-applied-configuration annotation (it can carry a Secret as

@@ -14,7 +14,7 @@ field manager `helm` (Helm 4 with server-side apply, Helm 3 with updates). Hooks
 annotations nor the label unless the chart sets them.
 
 Anyone allowed to create a Secret in a namespace can write a record, so records are read through
-their view (client/views/helm.py), decoded within bounded_read's limits, manifests parsed within
+their view (client/views/helm_record.py), decoded within bounded_read's limits, manifests parsed within
 them too: a record that does not fit is named (its line kept), and the caller decides; install
 refuses on it (trainer/helm_handover.refuse_unreadable), since its chart is then unknown.
 """
@@ -27,11 +27,11 @@ from trainerctl.bounded_read import Undecodable, load_yaml_stream
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import split_api_version
 from trainerctl.cluster.client.views import HelmRecord, HelmRelease, Unreadable
-from trainerctl.cluster.client.views import helm as record_view
+from trainerctl.cluster.client.views import helm_record
 from trainerctl.cluster.manager.objects import Ref
 
-RELEASE_TYPE = record_view.RELEASE_TYPE
-RECORD_PREFIX = record_view.RECORD_PREFIX
+RELEASE_TYPE = helm_record.RELEASE_TYPE
+RECORD_PREFIX = helm_record.RECORD_PREFIX
 RECORD_SELECTOR = "owner=helm"
 NAME_ANNOTATION = "meta.helm.sh/release-name"
 NAMESPACE_ANNOTATION = "meta.helm.sh/release-namespace"
@@ -48,7 +48,7 @@ def decode_payload(payload: str | bytes) -> dict:
     """Helm's encoding of a release (base64 of gzip of JSON; older Helm 3 wrote it uncompressed),
     decoded within bounded_read's limits."""
     try:
-        release = record_view.decode_payload(payload)
+        release = helm_record.decode_payload(payload)
     except Undecodable as exc:
         raise ReleaseDecodeError(str(exc)) from None
     if not isinstance(release, dict):
