@@ -55,7 +55,7 @@ _SERIALIZE_ALLOWED = {
     "trainerctl.render.overlay": "the overlay a render generates",
     "trainerctl.render.controller.patch": "the patch a render generates",
     "trainerctl.render.overrides_file": "an image overrides file (--write-overrides)",
-    "trainerctl.source.lock": "trainerctl.lock",
+    "trainerctl.source.lock_file": "trainerctl.lock",
     "trainerctl.source.cache": "the source cache's index",
     "trainerctl.source.embedding": "the wheel build's record of the embedded source",
     "trainerctl.parsed_cache": "the cache of parses (Storable values only)",
@@ -64,7 +64,7 @@ _SERIALIZE_ALLOWED = {
     "trainerctl.cluster.manager.objects": "a body's digest",
     "trainerctl.cluster.manager.inventory_configmap": "the inventory written to the server, and a digest",
     "trainerctl.cluster.operations.history": "a history record written to the server",
-    "trainerctl.cluster.operations.lock": "the lock holder written to the server",
+    "trainerctl.cluster.operations.lock_holder": "the lock holder written to the server",
     "trainerctl.upgrade.schema.validate": "a value quoted in a validation message as the API server quotes it "
                                           "(Go's JSON); the message is masked like any other",
     "trainerctl.cluster.trainer.controller_log": "a value a controller's log names, quoted in the cause line as "

@@ -170,7 +170,7 @@ def test_kubeconfig_sections(cluster, user):
 @PROPERTY
 @given(texts | documents.map(lambda d: yamlish({"source": d})))
 def test_lock_file(tmp_path_factory, data):
-    from trainerctl.source.lock import read_lock
+    from trainerctl.source.lock_file import read_lock
 
     path = tmp_path_factory.mktemp("lock") / "trainerctl.lock"
     path.write_bytes(data)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from trainerctl.source.cache import SourceCache
-from trainerctl.source.lock import Lock, read_lock, write_lock
+from trainerctl.source.lock_file import Lock, read_lock, write_lock
 
 SHADOW = "root:$6$saltsalt$Q9hashhashhashhashhash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
 ONE = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: opendatahub}\ndata: {a: b}\n"

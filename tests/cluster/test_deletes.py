@@ -18,7 +18,7 @@ from trainerctl.cluster.manager import prune as prune_mod
 from trainerctl.cluster.manager.delete import ATTEMPTS, REFUSED, Proof, Target, delete, delete_and_wait
 from trainerctl.cluster.manager.inventory_configmap import Entry
 from trainerctl.cluster.operations import history
-from trainerctl.cluster.operations import lock as lock_mod
+from trainerctl.cluster.operations import install_lock, lock_holder, lock_lease
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.verify import owned
 
@@ -179,16 +179,16 @@ def test_verify_sweeps_what_a_killed_run_left_and_nothing_else_carrying_its_labe
     assert api.get_or_none(owned.trainjobs_path("team-prod", mine.name("reconcile"))) is None
 
 
-def _lock(api, namespace: str, command: str) -> lock_mod.Lock:
-    return lock_mod.Lock(api, namespace, lock_mod.Holder("u", "h", 1, command), field_manager="test")
+def _lock(api, namespace: str, command: str) -> install_lock.Lock:
+    return install_lock.Lock(api, namespace, lock_holder.Holder("u", "h", 1, command), field_manager="test")
 
 
 def test_the_lock_is_released_only_while_this_run_holds_it(api, namespace):
-    path = lock_mod.lease_path(namespace)
+    path = lock_lease.lease_path(namespace)
     held = _lock(api, namespace, "install").acquire(0)
     held._stop.set()  # no renewal notices what follows
     lease = api.request("GET", path)
-    other = lock_mod.Holder("other", "h2", 2, "install")
+    other = lock_holder.Holder("other", "h2", 2, "install")
     lease["spec"]["holderIdentity"] = other.identity
     api.request("PUT", path, body=lease)  # it expired and another run took it, unseen by this one
     held.release()

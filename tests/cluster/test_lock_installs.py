@@ -24,7 +24,9 @@ import yaml
 
 from tests.support.waiting import wait_until
 from trainerctl.cluster.manager import inventory_configmap
-from trainerctl.cluster.operations.lock import Lock, create_namespace, holder_from_env, lease_path
+from trainerctl.cluster.operations.install_lock import Lock, create_namespace
+from trainerctl.cluster.operations.lock_holder import holder_from_env
+from trainerctl.cluster.operations.lock_lease import lease_path
 from trainerctl.settings import FIELD_MANAGER
 
 pytestmark = pytest.mark.cluster

@@ -31,7 +31,7 @@ from tests.support.actions import install
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.operations import helm_releases, lock
+from trainerctl.cluster.operations import helm_releases, install_lock
 from trainerctl.cluster.trainer import floors
 from trainerctl.cluster.trainer.go_operator import TRAINER_API, TRAINER_CR
 from trainerctl.errors import EXIT_PREFLIGHT, EXIT_TIMEOUT
@@ -194,7 +194,7 @@ def test_an_unsupported_upgrade_path_is_refused_by_both(test_cluster, objects):
 def test_a_held_lock_is_refused_by_both(test_cluster, objects):
     cluster = connect(str(test_cluster.admin_kubeconfig))
     ns = _namespace("lock")
-    with lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
+    with install_lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
         refusal, report = _both(cluster, objects, ns)
     _assert_same(refusal, report, "lock", EXIT_TIMEOUT)
 
@@ -219,7 +219,7 @@ def test_a_missing_image_is_refused_by_both_before_the_lock(test_cluster, object
     cluster = connect(str(test_cluster.admin_kubeconfig))
     ns = _namespace("images")
     images = _MissingImage()
-    with lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
+    with install_lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
         refusal, report = _both(cluster, objects, ns, image_check=images)
     _assert_same(refusal, report, "images", EXIT_PREFLIGHT)
     assert str(refusal).startswith("--check-images: 1 image(s) missing or not checkable: missing: registry.example")
@@ -231,7 +231,7 @@ def test_a_missing_image_is_refused_by_both_before_the_lock(test_cluster, object
 def test_no_image_check_unless_asked(test_cluster, objects):
     cluster = connect(str(test_cluster.admin_kubeconfig))
     ns = _namespace("noimages")
-    with lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
+    with install_lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
         refusal, report = _both(cluster, objects, ns)
     assert "images" not in [f.check for f in report.findings]
     _assert_same(refusal, report, "lock", EXIT_TIMEOUT)

@@ -16,9 +16,11 @@ import pytest
 from tests.support.clock import FakeClock
 from tests.support.waiting import wait_until
 
-from trainerctl.cluster.operations import lock as lock_mod
+from trainerctl.cluster.operations import install_lock, lock_lease
 from trainerctl.cluster.client.client import connect
-from trainerctl.cluster.operations.lock import Holder, Lock, LockLost, LockTimeout, ci_identity, holder_from_env, lease_path
+from trainerctl.cluster.operations.install_lock import Lock, LockLost, LockTimeout
+from trainerctl.cluster.operations.lock_holder import Holder, ci_identity, holder_from_env
+from trainerctl.cluster.operations.lock_lease import lease_path
 from trainerctl.settings import FIELD_MANAGER
 
 
@@ -52,20 +54,20 @@ def test_holder_says_user_host_pid_command_and_ci():
 
 def test_lease_state_reads_the_annotation_and_survives_a_foreign_lease():
     holder = Holder("ann", "h1", 12, "uninstall")
-    lease = {"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: holder.annotation()}, "resourceVersion": "5"},
+    lease = {"metadata": {"annotations": {lock_lease.HOLDER_ANNOTATION: holder.annotation()}, "resourceVersion": "5"},
              "spec": {"holderIdentity": holder.identity, "acquireTime": "2026-08-21T09:40:12.000000Z",
                       "leaseDurationSeconds": 30}}
-    state = lock_mod.LeaseState.of(lease)
+    state = lock_lease.LeaseState.of(lease)
     assert state.held and state.description == "ann@h1 pid 12 (uninstall)"
     assert state.since().startswith("since 2026-08-21T09:40:12Z (")
-    foreign = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: "{nope"}},
+    foreign = lock_lease.LeaseState.of({"metadata": {"annotations": {lock_lease.HOLDER_ANNOTATION: "{nope"}},
                                       "spec": {"holderIdentity": "someone-else"}})
     assert foreign.description == "someone-else" and foreign.since() == "since an unknown time"
     # Server text in every waiting line: cut like any (a 1 MB holder, a 2000-character host).
-    huge = lock_mod.LeaseState.of({"metadata": {}, "spec": {"holderIdentity": "H" * (1 << 20)}})
+    huge = lock_lease.LeaseState.of({"metadata": {}, "spec": {"holderIdentity": "H" * (1 << 20)}})
     assert huge.holder == "H" * (1 << 20) and huge.description == "H" * 1000 + " …(cut)"
     host = Holder("ann", "h" * 2000, 12, "install")
-    far = lock_mod.LeaseState.of({"metadata": {"annotations": {lock_mod.HOLDER_ANNOTATION: host.annotation()}},
+    far = lock_lease.LeaseState.of({"metadata": {"annotations": {lock_lease.HOLDER_ANNOTATION: host.annotation()}},
                                   "spec": {"holderIdentity": host.identity}})
     assert len(far.description) == 1000 + len(" …(cut)") and far.description.startswith("ann@hhh")
 
@@ -126,7 +128,7 @@ def test_a_lease_that_cannot_be_read_is_waited_for_with_the_lock_codes(spec, mon
     and times out with the lock's code (4), nothing written; the field is in the line."""
     server = _OneLease(_bad_lease(spec))
     messages: list[str] = []
-    monkeypatch.setattr(lock_mod, "time", FakeClock())
+    monkeypatch.setattr(install_lock, "time", FakeClock())
     with pytest.raises(LockTimeout) as timed_out:
         Lock(server, "ns", Holder("me", "h", 2, "install"), field_manager=FIELD_MANAGER,
              on_message=messages.append).acquire(5)
@@ -149,12 +151,12 @@ def test_a_lease_that_cannot_be_read_and_stays_unchanged_is_taken_over(spec, mon
     server = _OneLease(_bad_lease(spec))
     messages: list[str] = []
     clock = FakeClock()
-    monkeypatch.setattr(lock_mod, "time", clock)
+    monkeypatch.setattr(install_lock, "time", clock)
     started = clock.now
     taker = Lock(server, "ns", Holder("me", "h", 2, "install"), field_manager=FIELD_MANAGER,
                  on_message=messages.append, renew_every=3600)
     taker.acquire(30)
-    assert lock_mod.DURATION_SECONDS <= clock.now - started < lock_mod.DURATION_SECONDS + 1.1
+    assert lock_lease.DURATION_SECONDS <= clock.now - started < lock_lease.DURATION_SECONDS + 1.1
     assert server.writes == ["POST", "PUT"] and server.lease["metadata"]["resourceVersion"] == "107"
     assert server.lease["spec"]["holderIdentity"] == taker.holder.identity
     assert server.lease["spec"]["leaseTransitions"] == 1  # the old count cannot be read: counted from 0
@@ -170,7 +172,7 @@ def test_a_lease_without_a_readable_version_is_never_taken(monkeypatch):
         lease = _bad_lease({"leaseDurationSeconds": "abc"})
         lease["metadata"].update(meta)
         server = _OneLease(lease)
-        monkeypatch.setattr(lock_mod, "time", FakeClock())
+        monkeypatch.setattr(install_lock, "time", FakeClock())
         with pytest.raises(LockTimeout):
             Lock(server, "ns", Holder("me", "h", 2, "install"), field_manager=FIELD_MANAGER).acquire(60)
         assert server.writes == ["POST"]
@@ -208,16 +210,16 @@ def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, m
     with _lock(cluster, namespace, "first").acquire(0):
         lease = cluster.request("GET", lease_path(namespace))
         assert lease["spec"]["holderIdentity"].startswith("first@host pid 1 (install) #")
-        assert lock_mod.read(cluster, namespace).description == "first@host pid 1 (install)"
+        assert lock_lease.read(cluster, namespace).description == "first@host pid 1 (install)"
         clock = FakeClock()
-        monkeypatch.setattr(lock_mod, "time", clock)
+        monkeypatch.setattr(install_lock, "time", clock)
         started = clock.now
         with pytest.raises(LockTimeout) as timed_out:
             _lock(cluster, namespace, "second", messages).acquire(1.5)
         # It gave up at its deadline: not before, and not a poll (0.1 s) later.
         assert 1.5 <= clock.now - started < 1.6, clock.now - started
         monkeypatch.undo()
-        assert lock_mod.read(cluster, namespace).description == "first@host pid 1 (install)"  # still held
+        assert lock_lease.read(cluster, namespace).description == "first@host pid 1 (install)"  # still held
     line = str(timed_out.value)
     assert line.startswith(f"timed out after 1.5s waiting for the install lock (Lease {namespace}/trainerctl-lock) "
                            "held by first@host pid 1 (install) since ")
@@ -227,7 +229,7 @@ def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, m
                                                "held by first@host pid 1 (install) since ")
     # Released: the Lease is gone, and nobody holds the lock.
     assert cluster.get_or_none(lease_path(namespace)) is None
-    assert lock_mod.read(cluster, namespace) is None
+    assert lock_lease.read(cluster, namespace) is None
 
 
 @pytest.mark.cluster
@@ -244,7 +246,7 @@ def test_a_waiter_takes_the_lock_when_the_holder_releases_it(cluster, namespace)
     assert got and got[0].acquired.waited_for == "first@host pid 1 (install)"
     assert not got[0].acquired.took_over_from
     assert messages[-1].startswith("took the install lock after waiting ")
-    assert lock_mod.read(cluster, namespace).description == "second@host pid 1 (install)"
+    assert lock_lease.read(cluster, namespace).description == "second@host pid 1 (install)"
     got[0].release()
 
 
@@ -301,7 +303,7 @@ def test_a_dead_holders_lease_is_taken_once_expired_and_the_taker_says_so(cluste
     dead._thread.join()
     messages: list[str] = []
     clock = FakeClock()
-    monkeypatch.setattr(lock_mod, "time", clock)
+    monkeypatch.setattr(install_lock, "time", clock)
     taker = _lock(cluster, namespace, "taker", messages).acquire(30)
     monkeypatch.undo()
     waited = taker.acquired.waited_seconds
@@ -320,7 +322,7 @@ def test_a_holder_that_lost_the_lease_stops_before_writing_more(cluster, namespa
     lease = cluster.request("GET", lease_path(namespace))
     other = Holder("other", "h2", 2, "install")
     lease["spec"]["holderIdentity"] = other.identity
-    lease["metadata"]["annotations"][lock_mod.HOLDER_ANNOTATION] = other.annotation()
+    lease["metadata"]["annotations"][lock_lease.HOLDER_ANNOTATION] = other.annotation()
     cluster.request("PUT", lease_path(namespace), body=lease)  # it expired and another run took it
     holder.check()  # nothing noticed yet
     assert holder.renew() is False

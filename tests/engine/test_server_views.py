@@ -30,7 +30,7 @@ from trainerctl.bounded_read import Undecodable
 from trainerctl.cluster.client.views import (CRD, VIEWS, Deployment, Event, InventoryRecord, Lease, Node, Pod,
                                              ReplicaSet, Unreadable, parse_time)
 from trainerctl.cluster.manager import diagnose
-from trainerctl.cluster.operations import helm_releases, lock
+from trainerctl.cluster.operations import helm_releases, lock_lease
 
 NS = "opendatahub"
 
@@ -57,16 +57,16 @@ def _lease(**spec) -> dict:
 ])
 def test_a_lease_that_does_not_fit_names_its_field(spec, line):
     with pytest.raises(Unreadable) as caught:
-        lock.LeaseState.of(_lease(**spec))
+        lock_lease.LeaseState.of(_lease(**spec))
     assert str(caught.value).startswith(f"unreadable Lease {NS}/trainerctl-lock: {line}")
     assert caught.value.exit_code == 3
 
 
 def test_a_lease_is_read_with_its_zone():
-    state = lock.LeaseState.of(_lease(acquireTime="2026-08-21T11:40:12.5+02:00"))
+    state = lock_lease.LeaseState.of(_lease(acquireTime="2026-08-21T11:40:12.5+02:00"))
     assert state.since().startswith("since 2026-08-21T09:40:12Z (") and state.duration == 20
     assert state.to_dict()["acquireTime"] == "2026-08-21T09:40:12.500000Z"
-    assert lock.LeaseState.of(_lease(leaseDurationSeconds=None)).duration == lock.DURATION_SECONDS
+    assert lock_lease.LeaseState.of(_lease(leaseDurationSeconds=None)).duration == lock_lease.DURATION_SECONDS
 
 
 def test_an_answer_without_resource_version_cannot_guard_the_lock():
@@ -431,9 +431,9 @@ def test_any_lease_gives_the_lock_state_or_one_unreadable_line(lease, holder):
     """What the lock and `status` make of a Lease: its state (said in words, whatever the holder
     annotation holds), or the unreadable line; never another exception."""
     if isinstance(lease, dict) and isinstance(lease.get("metadata"), dict):
-        lease["metadata"]["annotations"] = {lock.HOLDER_ANNOTATION: json.dumps(holder)}
+        lease["metadata"]["annotations"] = {lock_lease.HOLDER_ANNOTATION: json.dumps(holder)}
     try:
-        state = lock.LeaseState.of(lease)
+        state = lock_lease.LeaseState.of(lease)
     except Unreadable as exc:
         assert str(exc).startswith("unreadable Lease ") and "\n" not in str(exc)
         return

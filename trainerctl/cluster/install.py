@@ -10,7 +10,7 @@ from typing import Any
 
 from trainerctl.cluster.manager.report import Report, RunFailed, source_dict
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.operations import lock
+from trainerctl.cluster.operations import install_lock
 from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.pipeline import Installer
 from trainerctl.errors import TrainerctlError
@@ -23,7 +23,7 @@ class Install(InstallOptions):
     """The install action (Helm's action.Install): its options, and one `run` over a session."""
 
     def run(self, session: Session, objects: list[dict], source: Any = None) -> Report:
-        """Apply `objects` (a render), holding the install lock (operations/lock.py) unless it is a
+        """Apply `objects` (a render), holding the install lock (operations/install_lock.py) unless it is a
         dry-run; raises RunFailed (with .report) on failure, exit 4 when another run held the lock
         for all of `lock_timeout`."""
         installer = Installer(session, objects, source_dict(source), self)
@@ -31,7 +31,7 @@ class Install(InstallOptions):
         if self.dry_run:
             return installer.run()
         try:
-            held = lock.take(session.cluster, session.namespace, "install", timeout=self.lock_timeout,
+            held = install_lock.take(session.cluster, session.namespace, "install", timeout=self.lock_timeout,
                              field_manager=session.field_manager, on_message=session.progress.message)
         except TrainerctlError as exc:  # unreachable, forbidden, or another run held it all along
             if getattr(exc, "status", None) == 403 and not self.skip_preflight:

@@ -14,7 +14,7 @@ from typing import Callable
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager import live_diff
 from trainerctl.cluster.manager import inventory_configmap
-from trainerctl.cluster.operations import history, lock
+from trainerctl.cluster.operations import history, lock_lease
 from trainerctl.cluster.manager.apply import get_meta
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.views import Deployment, Unreadable
@@ -123,7 +123,7 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
         conditions.deployments(out["deployments"]))
     out["ready"] = conditions.is_ready(out["conditions"])
     try:
-        held = lock.read(cluster, namespace)
+        held = lock_lease.read(cluster, namespace)
     except Unreadable as exc:
         unreadable.append(str(exc))
         held = None

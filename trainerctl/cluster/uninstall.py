@@ -3,7 +3,7 @@
 CRDs stay unless asked (deleting a CRD deletes every custom resource of it, i.e. users'
 TrainJobs); the namespace always stays. Without an inventory (a Go-operator install, or a second
 uninstall) every listable type is searched by label, so running it twice is a harmless no-op.
-Like install it holds the install lock (operations/lock.py) while it deletes, and reads what is
+Like install it holds the install lock (operations/install_lock.py) while it deletes, and reads what is
 installed only once it holds it.
 """
 
@@ -15,7 +15,7 @@ from typing import Callable
 
 from trainerctl import ui
 from trainerctl.cluster.manager import inventory_configmap
-from trainerctl.cluster.operations import history, lock
+from trainerctl.cluster.operations import history, install_lock
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.manager.delete import GONE, REFUSED, Proof, Target, delete_and_wait
 from trainerctl.cluster.client.discovery import Discovery
@@ -88,7 +88,7 @@ class Uninstall(UninstallOptions):
         if self.dry_run:
             return _uninstall(session, self, confirm, report)
         # No namespace, no lock to take there (nobody could hold one): uninstall does not create it.
-        with lock.take(session.cluster, session.namespace, "uninstall", timeout=self.lock_timeout,
+        with install_lock.take(session.cluster, session.namespace, "uninstall", timeout=self.lock_timeout,
                        field_manager=session.field_manager, on_message=session.progress.message,
                        create_missing_namespace=False) as held:
             report.lock = {} if held.unlocked else held.acquired.to_dict()

@@ -28,7 +28,7 @@ from trainerctl.redact import strip_userinfo
 from trainerctl.safe_write import write_atomic
 from trainerctl.source import gitrepo
 from trainerctl.source.gitrepo import FetchError
-from trainerctl.source.lock import Lock
+from trainerctl.source.lock_file import Lock
 from trainerctl.source.pins import pinned_commit, pinned_digest
 from trainerctl.source.tree import walk_tree
 from trainerctl.source.validate import is_commit, normalize_url, shown_url, validate_ref, validate_url

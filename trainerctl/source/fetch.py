@@ -7,7 +7,7 @@ from pathlib import Path
 from trainerctl import ui
 from trainerctl.errors import InputError
 from trainerctl.source.cache import check_tree, resolve_source
-from trainerctl.source.lock import DEFAULT_LOCK_FILE, Lock, read_lock, write_lock
+from trainerctl.source.lock_file import DEFAULT_LOCK_FILE, Lock, read_lock, write_lock
 from trainerctl.source.pins import git_source
 from trainerctl.source.validate import shown_url
 

@@ -35,7 +35,7 @@ from trainerctl.cluster.client.views.fields import INT32
 from trainerctl.cluster.manager.delete import Proof, Target, delete
 from trainerctl.cluster.manager.listing import answers
 from trainerctl.cluster.operations.access import whoami
-from trainerctl.cluster.operations.lock import holder_from_env
+from trainerctl.cluster.operations.lock_holder import holder_from_env
 from trainerctl.errors import InputError
 from trainerctl.safe_text import clean
 

@@ -26,7 +26,7 @@ from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.manager.inventory_configmap import Inventory
 from trainerctl.cluster.manager.plan import namespace_labels, plan, read_live
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.operations import helm_releases, lock
+from trainerctl.cluster.operations import helm_releases, install_lock, lock_lease
 from trainerctl.cluster.manager.staged import unchanged_since
 from trainerctl.cluster.trainer import consumers, go_operator, helm_handover, operator_inventory, preflight
 from trainerctl.cluster.trainer.options import InstallOptions
@@ -103,8 +103,8 @@ class Facts:
     def version(self) -> tuple[str, tuple[int, int]]:
         return self._once("version", lambda: preflight.server_version(self.cluster))
 
-    def lease(self) -> lock.LeaseState | None:
-        return self._once("lease", lambda: lock.read(self.cluster, self.namespace))
+    def lease(self) -> lock_lease.LeaseState | None:
+        return self._once("lease", lambda: lock_lease.read(self.cluster, self.namespace))
 
     def discovered(self) -> Discovery:
         def read() -> Discovery:
@@ -240,8 +240,8 @@ def _lock(f: Facts) -> Finding:
         return Finding("lock", OK, "a dry-run takes no lock")
     state = f.lease()
     if state is None or not state.held:
-        return Finding("lock", OK, f"no run holds the install lock ({lock.lease_path(f.namespace)})")
-    return Finding("lock", FAIL, f"the install lock (Lease {f.namespace}/{lock.NAME}) is held by {state.description} "
+        return Finding("lock", OK, f"no run holds the install lock ({lock_lease.lease_path(f.namespace)})")
+    return Finding("lock", FAIL, f"the install lock (Lease {f.namespace}/{lock_lease.NAME}) is held by {state.description} "
                    f"{state.since()}: an install waits for it up to --lock-timeout, then stops with nothing changed",
                    exit_code=EXIT_TIMEOUT)
 
@@ -305,7 +305,7 @@ def _permissions(f: Facts) -> Finding:
     if f.thorough or f.forbidden:
         needs += preflight.access_needs(f.planned(), f.namespace)
         if not f.lock_held:
-            needs += lock.access_needs(f.namespace)
+            needs += install_lock.access_needs(f.namespace)
     try:
         planned = f.live()
     except ApiError as exc:  # unreadable: every object counts as missing, so create is asked too
@@ -407,7 +407,7 @@ def access_refusal(facts: Facts) -> Finding:
     """The lock itself was forbidden: only discovery and access reviews are asked (nothing
     installed is read without the lock), in apply order, the lock's permissions last."""
     return preflight.permissions(facts.cluster, [*preflight.access_needs(facts.planned(), facts.namespace),
-                                                 *lock.access_needs(facts.namespace)])
+                                                 *install_lock.access_needs(facts.namespace)])
 
 
 def by_name(name: str) -> Check:

@@ -18,7 +18,7 @@ from trainerctl.cluster.manager.report import Report, RunFailed, StageResult
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.staged import RunOptions, StagedApply
 from trainerctl.cluster.manager.stages import WAIT_CONTROLLERS, WAIT_CRDS
-from trainerctl.cluster.operations import history, lock
+from trainerctl.cluster.operations import history, install_lock
 from trainerctl.cluster.trainer import checklist, controller_log, in_use, preflight, steps
 from trainerctl.cluster.trainer.options import InstallOptions
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER, NEVER_PRUNE, RECREATE_KINDS, STAGES
@@ -46,7 +46,7 @@ class Installer:
                                lock_held=lock_held, created_namespace=created_namespace)
 
     # -- steps -------------------------------------------------------------------------
-    def run(self, held: lock.Lock | None = None) -> Report:
+    def run(self, held: install_lock.Lock | None = None) -> Report:
         """`held`: the install lock this run took (none for a dry-run)."""
         if held is not None:
             self.check_lock = held.check

@@ -15,182 +15,31 @@ is the usual Kubernetes one, as controllers use for leader election:
 - Releasing it: deleting the Lease, guarded by its resourceVersion, when the command ends, Ctrl-C
   and SIGTERM included (they unwind through the context manager).
 
-The holder is said in words a person can act on: user, host, pid, the command, and the CI job's
-identity when the environment gives one (holder_from_env).
-
-Every Lease is read through its view (client/views). A Lease that does not fit (a duration of
-"abc", an acquire time without a zone, a list as holder) says nothing about its holder, so it is
-held by an unknown holder: a waiting run says so with the unreadable line, and times out like any
-other wait (LockTimeout, exit 4, nothing changed). No trainerctl run can renew such a Lease (its
-renewal reads the Lease back and loses the lock), so like a dead holder's it is taken over once it
-has stayed unchanged for our own DURATION_SECONDS, by an update guarded by its resourceVersion (a
-Lease without a readable one is never taken). The answer to our own write must fit (we renew and
-release by it): one that does not is views.Unreadable, exit 3. `status` reports the line and goes on.
+Who holds it is lock_holder.py; the Lease as read, for waiting lines and `status`, lock_lease.py.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import getpass
-import json
-import os
 import re
-import socket
 import threading
 import time
-import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
-from trainerctl.bounded_read import load_json
 from trainerctl.cluster.operations.access import Need, Permission
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
 from trainerctl.cluster.client.views.fields import INT32
 from trainerctl.cluster.manager.delete import Proof, Target, delete
+from trainerctl.cluster.operations.lock_holder import Holder, holder_from_env
+from trainerctl.cluster.operations.lock_lease import (DURATION_SECONDS, HOLDER_ANNOTATION, MANAGED_BY, NAME, LeaseState,
+                                                      format_time, lease_path, shown_time, utc_now)
 from trainerctl.errors import TrainerctlError, WaitTimeout
-from trainerctl.safe_text import clean
 
-NAME = "trainerctl-lock"
-MANAGED_BY = ("app.kubernetes.io/managed-by", "trainerctl")
-HOLDER_ANNOTATION = "trainerctl.io/lock-holder"
-DURATION_SECONDS = 20  # a dead holder blocks others this long at most (client-go: 15)
 RENEW_EVERY = 5.0  # several renewals fit in a duration, so a slow API server does not lose the lock
 POLL_EVERY = 1.0
 REPORT_EVERY = 30.0  # a waiting run says it is still waiting this often
-_MICROTIME = "%Y-%m-%dT%H:%M:%S.%fZ"
 LOCK_DOC = "docs/lock.md#one-run-at-a-time-the-install-lock"
-
-
-# CI systems and the environment variables that identify a job, first match wins. Tekton sets
-# none by itself; PIPELINE_RUN / TASKRUN are the names its docs use for $(context.*.name).
-CI_SYSTEMS: tuple[tuple[str, tuple[str, ...], Callable[[dict], str]], ...] = (
-    ("GitHub Actions", ("GITHUB_RUN_ID",), lambda e: " ".join(filter(None, (
-        e.get("GITHUB_REPOSITORY", ""), f"run {e['GITHUB_RUN_ID']}",
-        f"attempt {e['GITHUB_RUN_ATTEMPT']}" if e.get("GITHUB_RUN_ATTEMPT") else "",
-        f"job {e['GITHUB_JOB']}" if e.get("GITHUB_JOB") else "")))),
-    ("GitLab CI", ("CI_JOB_ID",), lambda e: " ".join(filter(None, (
-        e.get("CI_PROJECT_PATH", ""), f"pipeline {e['CI_PIPELINE_ID']}" if e.get("CI_PIPELINE_ID") else "",
-        f"job {e['CI_JOB_ID']}", e.get("CI_JOB_URL", ""))))),
-    ("Tekton", ("PIPELINE_RUN", "TASKRUN"), lambda e: " ".join(filter(None, (
-        f"PipelineRun {e['PIPELINE_RUN']}" if e.get("PIPELINE_RUN") else "",
-        f"TaskRun {e['TASKRUN']}" if e.get("TASKRUN") else "")))),
-    ("Buildkite", ("BUILDKITE_BUILD_ID",), lambda e: " ".join(filter(None, (
-        f"build {e['BUILDKITE_BUILD_ID']}", f"job {e['BUILDKITE_JOB_ID']}" if e.get("BUILDKITE_JOB_ID") else "",
-        e.get("BUILDKITE_BUILD_URL", ""))))),
-    ("Jenkins", ("BUILD_URL",), lambda e: e["BUILD_URL"]),
-    ("CircleCI", ("CIRCLE_BUILD_URL",), lambda e: e["CIRCLE_BUILD_URL"]),
-    ("Azure Pipelines", ("BUILD_BUILDID",), lambda e: " ".join(filter(None, (
-        e.get("BUILD_REPOSITORY_NAME", ""), f"build {e['BUILD_BUILDID']}")))),
-    ("Prow", ("PROW_JOB_ID",), lambda e: f"{e.get('JOB_NAME', 'job')} {e['PROW_JOB_ID']}"),
-    ("Argo Workflows", ("ARGO_WORKFLOW_NAME",), lambda e: f"Workflow {e['ARGO_WORKFLOW_NAME']}"),
-)
-
-
-def ci_identity(env: dict[str, str]) -> str:
-    """'GitHub Actions org/repo run 42 attempt 1', or '' outside a known CI system."""
-    for name, keys, describe in CI_SYSTEMS:
-        if any(env.get(k) for k in keys):
-            return f"{name} {describe(env)}".strip()
-    return ""
-
-
-@dataclass(frozen=True)
-class Holder:
-    user: str
-    host: str
-    pid: int
-    command: str
-    ci: str = ""
-    token: str = field(default_factory=lambda: uuid.uuid4().hex[:12])  # this run, even if a pid repeats
-
-    @property
-    def identity(self) -> str:
-        """What `kubectl get lease` shows; unique to this run through the token."""
-        return f"{self.describe()} #{self.token}"
-
-    def describe(self) -> str:
-        who = f"{self.user}@{self.host} pid {self.pid}"
-        return f"{who} ({self.command}{', ' + self.ci if self.ci else ''})"
-
-    def annotation(self) -> str:
-        """The Lease's holder annotation (what another run reads to say who holds the lock)."""
-        return json.dumps({"user": self.user, "host": self.host, "pid": self.pid, "command": self.command,
-                           "ci": self.ci, "token": self.token}, sort_keys=True)
-
-
-def holder_from_env(command: str, env: dict[str, str] | None = None) -> Holder:
-    env = dict(os.environ) if env is None else env
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # a container user with no passwd entry
-        user = f"uid {os.getuid()}"
-    return Holder(user, socket.gethostname(), os.getpid(), command, ci_identity(env))
-
-
-_HOLDER_FIELDS = ("user", "host", "command", "token")
-
-
-@dataclass
-class LeaseState:
-    """What a Lease says about who holds it (for waiting lines and `status`)."""
-
-    holder: str  # holderIdentity; "" when released
-    description: str  # the holder in words (from the annotation, else holderIdentity)
-    acquired: _dt.datetime | None
-    renewed: _dt.datetime | None
-    duration: int
-    resource_version: str
-    transitions: int = 0
-    unreadable: str = ""  # why the Lease says nothing about its holder (unjudged)
-
-    @classmethod
-    def unjudged(cls, raw: dict, why: Unreadable) -> "LeaseState":
-        """A Lease that does not fit its view: held by an unknown holder for our own duration,
-        taken over (guarded by its resourceVersion, when that much is readable) once unchanged
-        that long."""
-        try:
-            version = Lease.read_meta(raw).resource_version
-        except Unreadable:
-            version = ""
-        return cls("?", f"a holder that cannot be read ({why})", None, None, DURATION_SECONDS, version,
-                   unreadable=str(why))
-
-    @classmethod
-    def of(cls, raw: dict) -> "LeaseState":
-        """The state of a Lease as the API answered it; views.Unreadable when it does not fit."""
-        lease = Lease.read(raw)
-        identity = lease.holder
-        description = identity.rsplit(" #", 1)[0]
-        try:
-            data = load_json(lease.meta.annotations.get(HOLDER_ANNOTATION) or "{}")
-        except ValueError:  # bounded_read.Undecodable
-            data = None
-        # Someone else's Lease of that name, or an edited one, does not fit: holderIdentity still says who.
-        if isinstance(data, dict) and all(isinstance(data.get(k), str) for k in _HOLDER_FIELDS) \
-                and isinstance(data.get("pid"), int) and isinstance(data.get("ci", ""), str) \
-                and data["token"] and identity.endswith("#" + data["token"]):
-            description = Holder(data["user"], data["host"], data["pid"], data["command"], data.get("ci", ""),
-                                 data["token"]).describe()
-        # Server text, shown in every waiting and time-out line: one printable line, cut like any.
-        return cls(identity, clean(description), lease.acquired, lease.renewed, lease.duration or DURATION_SECONDS,
-                   lease.meta.resource_version, lease.transitions)
-
-    @property
-    def held(self) -> bool:
-        return bool(self.holder)
-
-    def since(self, now: _dt.datetime | None = None) -> str:
-        """'since 2026-08-21T09:40:12Z (35s ago)'; the age is by our clock and only for reading."""
-        if self.acquired is None:
-            return "since an unknown time"
-        age = ((now or _now()) - self.acquired).total_seconds()
-        return f"since {_shown(self.acquired)} ({_ago(age)})"
-
-    def to_dict(self) -> dict:
-        return {"holder": self.description, "holderIdentity": self.holder,
-                "acquireTime": format_time(self.acquired) if self.acquired else "",
-                "renewTime": format_time(self.renewed) if self.renewed else "", "leaseDurationSeconds": self.duration}
 
 
 class LockTimeout(WaitTimeout):
@@ -199,28 +48,6 @@ class LockTimeout(WaitTimeout):
 
 class LockLost(TrainerctlError):
     """Another run took the Lease from us (our renewals stopped reaching the API server)."""
-
-
-def _now() -> _dt.datetime:
-    return _dt.datetime.now(_dt.timezone.utc)
-
-
-def format_time(t: _dt.datetime) -> str:
-    """A MicroTime as the API writes it (UTC)."""
-    return t.astimezone(_dt.timezone.utc).strftime(_MICROTIME)
-
-
-def _shown(t: _dt.datetime) -> str:
-    return t.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _ago(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 120:
-        return f"{seconds}s ago"
-    if seconds < 7200:
-        return f"{seconds // 60}m ago"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m ago"
 
 
 def _held_by(state: LeaseState) -> str:
@@ -243,10 +70,6 @@ def _what_to_do(state: LeaseState) -> str:
     return "wait longer with --lock-timeout"
 
 
-def lease_path(namespace: str, name: str = NAME) -> str:
-    return object_path("coordination.k8s.io", "v1", "leases", namespace, name)
-
-
 class LockError(TrainerctlError):
     """The lock could not be taken; `status` is the API server's answer (403: not allowed)."""
 
@@ -261,20 +84,6 @@ def access_needs(namespace: str, name: str = NAME) -> list[Need]:
     return [*(Need(Permission(verb, "coordination.k8s.io", "leases", namespace), why)
               for verb in ("get", "create", "update", "delete")),
             Need(Permission("create", "", "namespaces"), f"{why}, on a first install")]
-
-
-def read(cluster: Cluster, namespace: str, name: str = NAME) -> LeaseState | None:
-    """The lock as it stands (for `status`); None when nobody holds it."""
-    try:
-        lease = cluster.get_or_none(lease_path(namespace, name))
-    except ApiError as exc:
-        if exc.status == 403:
-            return None  # may not read Leases: status still reports the rest
-        raise
-    if lease is None:
-        return None
-    state = LeaseState.of(lease)  # views.Unreadable: the caller reports it
-    return state if state.held else None
 
 
 @dataclass
@@ -424,12 +233,12 @@ class Lock:
             meta["resourceVersion"] = rv
         return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": meta,
                 "spec": {"holderIdentity": self.holder.identity, "leaseDurationSeconds": self.duration,
-                         "acquireTime": acquire_time, "renewTime": format_time(_now()),
+                         "acquireTime": acquire_time, "renewTime": format_time(utc_now()),
                          "leaseTransitions": transitions}}
 
     def _create(self) -> bool:
         """True when our create won (or there is nothing to lock); False when someone else's did."""
-        acquire_time = format_time(_now())
+        acquire_time = format_time(utc_now())
         collection = self.path.rsplit("/", 1)[0]
         for attempt in range(2):
             try:
@@ -453,7 +262,7 @@ class Lock:
 
     def _take(self, state: LeaseState, *, expired: bool) -> bool:
         """Update a released or expired Lease, guarded by the resourceVersion we judged."""
-        acquire_time = format_time(_now())
+        acquire_time = format_time(utc_now())
         transitions = min(state.transitions + (1 if state.held else 0), INT32)
         body = self._body(acquire_time, transitions, state.resource_version)
         try:
@@ -467,7 +276,7 @@ class Lock:
             self.on_message(f"took over the install lock ({self.display}): it could not be read ({state.unreadable}) "
                             f"and stayed unchanged for {state.duration}s as watched from here, so no run renews it")
         elif expired:
-            last = _shown(state.renewed) if state.renewed else "an unknown time"
+            last = shown_time(state.renewed) if state.renewed else "an unknown time"
             self.acquired.took_over_from = state.description
             self.on_message(f"took over the install lock ({self.display}) from {state.description}: it held it "
                             f"{state.since()} and stopped renewing it (last renewed {last}; not renewed for "
