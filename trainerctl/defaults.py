@@ -1,5 +1,5 @@
 """The defaults every command shares, each written once: the settings (settings/) offer them as
-flag defaults, and the actions' options (cluster/trainer/options.py, cluster/uninstall.py) start
+flag defaults, and the actions' options (cluster/trainer/install_options.py, cluster/uninstall.py) start
 from them, so a library caller without a command line gets the same run."""
 
 FIELD_MANAGER = "trainerctl"  # server-side apply field manager

@@ -63,7 +63,7 @@ _SERIALIZE_ALLOWED = {
     "trainerctl.cluster.client.credentials": "the ExecCredential an exec plugin reads",
     "trainerctl.cluster.manager.objects": "a body's digest",
     "trainerctl.cluster.manager.inventory_configmap": "the inventory written to the server, and a digest",
-    "trainerctl.cluster.operations.history": "a history record written to the server",
+    "trainerctl.cluster.operations.install_history": "a history record written to the server",
     "trainerctl.cluster.operations.lock_holder": "the lock holder written to the server",
     "trainerctl.upgrade.schema.validate": "a value quoted in a validation message as the API server quotes it "
                                           "(Go's JSON); the message is masked like any other",

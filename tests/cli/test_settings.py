@@ -79,7 +79,7 @@ def test_an_actions_options_are_taken_from_the_settings_by_name():
     the few things that are not settings (a step, the environment of RELATED_IMAGE_*)."""
     from trainerctl.cluster.install import InstallOptions
     from trainerctl.cluster.uninstall import UninstallOptions
-    from trainerctl.render.options import RenderOptions
+    from trainerctl.render.render_options import RenderOptions
 
     not_settings = {RenderOptions: {"env"}, InstallOptions: {"legacy_managers", "upgrade_guard", "recipe", "rollback_to",
                                                                        "image_check"},

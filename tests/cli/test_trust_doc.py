@@ -10,7 +10,7 @@ from pathlib import Path
 from trainerctl.bounded_read import ALIAS_SLACK, LIMITS, MAX_DEPTH, human_size
 from trainerctl.cluster.client.client import LIST_PAGE, MAX_LIST_PAGES
 from trainerctl.cluster.client.discovery import MAX_GROUP_VERSIONS
-from trainerctl.cluster.operations.history import MAX_REVISION
+from trainerctl.cluster.operations.install_history import MAX_REVISION
 from trainerctl.cluster.trainer import stored_versions
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "trust.md"
@@ -87,12 +87,12 @@ def _fixed_bounds() -> dict[tuple[str, str], tuple[str, str]]:
 # The request bounds' table (checked by test_the_request_bounds_are_the_codes).
 _REQUEST_BOUNDS = {("trainerctl.cluster.client.client", "MAX_LIST_PAGES"),
                    ("trainerctl.cluster.client.discovery", "MAX_GROUP_VERSIONS"),
-                   ("trainerctl.cluster.operations.history", "MAX_REVISION")}
+                   ("trainerctl.cluster.operations.install_history", "MAX_REVISION")}
 # Constants named as bounds that are not a bound on what comes from outside, or are documented
 # where their subject is: each with why it needs no row here.
 _NOT_HERE = {
     ("trainerctl.bounded_read", "MAX_DEPTH"): "in the tables' prose (test_the_yaml_bounds_are_the_codes)",
-    ("trainerctl.cluster.operations.history", "MAX_BYTES"): "a bound on what trainerctl writes (docs/history.md)",
+    ("trainerctl.cluster.operations.install_history", "MAX_BYTES"): "a bound on what trainerctl writes (docs/history.md)",
     ("trainerctl.defaults", "HISTORY_MAX"): "a setting's default (--history-max)",
     ("trainerctl.kustomize.loader", "MAX_LINKS"): "the kustomize engine's, as kubectl's (Linux's ELOOP)",
     ("trainerctl.kustomize.yamlread", "MAX_DEPTH"): "the kustomize engine's, as kustomize's (docs/benchmarks.md)",

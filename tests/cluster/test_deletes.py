@@ -17,7 +17,7 @@ from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager import prune as prune_mod
 from trainerctl.cluster.manager.delete import ATTEMPTS, REFUSED, Proof, Target, delete, delete_and_wait
 from trainerctl.cluster.manager.inventory_configmap import Entry
-from trainerctl.cluster.operations import history
+from trainerctl.cluster.operations import install_history
 from trainerctl.cluster.operations import install_lock, lock_holder, lock_lease
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.verify import owned
@@ -204,14 +204,14 @@ def test_the_lock_is_released_only_while_this_run_holds_it(api, namespace):
 def test_history_trimming_deletes_only_its_records(api, namespace):
     entries = {"apps/Deployment/ns/c": Entry("apps/v1", "deployments", True, "controllers", "h1")}
     for ref in ("v1", "v2"):
-        history.record(api, namespace, history.NewRevision({"ref": ref}, entries), history_max=0, field_manager="t")
+        install_history.record(api, namespace, install_history.NewRevision({"ref": ref}, entries), history_max=0, field_manager="t")
     # A record's name without its label (someone's ConfigMap of that name) is not a record.
     _configmap(api, namespace, "trainerctl-history.v9", {"other": "x"})
-    history.record(api, namespace, history.NewRevision({"ref": "v3"}, entries), history_max=1, field_manager="t")
+    install_history.record(api, namespace, install_history.NewRevision({"ref": "v3"}, entries), history_max=1, field_manager="t")
     names = {c["metadata"]["name"] for c in api.request("GET", object_path("", "v1", "configmaps", namespace))["items"]}
     assert {n for n in names if n.startswith("trainerctl-history")} == {"trainerctl-history.v3",
                                                                          "trainerctl-history.v9"}
-    assert history.delete_all(api, namespace) == 1
+    assert install_history.delete_all(api, namespace) == 1
     assert api.get_or_none(object_path("", "v1", "configmaps", namespace, "trainerctl-history.v9")) is not None
 
 

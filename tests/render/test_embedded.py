@@ -216,7 +216,7 @@ def test_any_change_to_the_copy_is_refused(embedded_copy, tmp_path_factory, chan
 def test_status_names_the_embedded_copy():
     from trainerctl.cluster.install import source_dict
     from trainerctl.cluster.trainer.status_report import _source_line
-    from trainerctl.render.options import SourceInfo
+    from trainerctl.render.render_options import SourceInfo
 
     info = SourceInfo(URL, REF, COMMIT, pinned_digest(COMMIT), "rhoai", "2.3.0", embedded=True, channel="stable")
     assert source_dict(info)["embedded"] is True and source_dict(info)["channel"] == "stable"

@@ -115,7 +115,7 @@ def test_a_named_source_needs_a_recorded_digest_to_check():
 def test_a_record_name_holds_a_revision_in_range_or_none(name):
     """Whatever name the server lists, the history numbers from 1..MAX_REVISION only, so the next
     revision it writes is always a name it can read back."""
-    from trainerctl.cluster.operations.history import MAX_REVISION, name as record_name, revision_of
+    from trainerctl.cluster.operations.install_history import MAX_REVISION, name as record_name, revision_of
 
     revision = revision_of(name)
     assert revision is None or (1 <= revision <= MAX_REVISION and record_name(revision) == name)

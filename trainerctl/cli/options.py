@@ -20,7 +20,7 @@ def render_options(s: Settings, **found: Any):
     installs into). Errors name the flag, or the settings file and field, a bad value came from."""
     from trainerctl import ui
     from trainerctl.render.controller import resolve as resolve_manager
-    from trainerctl.render.options import RenderOptions
+    from trainerctl.render.render_options import RenderOptions
 
     manager = None
     if s.manager is not None or s.set_values or s.ha:  # only then pay for parsing

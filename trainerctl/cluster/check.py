@@ -17,7 +17,7 @@ from trainerctl.cluster.manager.plan import ensure_namespace
 from trainerctl.cluster.manager.report import source_dict
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer import checklist
-from trainerctl.cluster.trainer.options import InstallOptions
+from trainerctl.cluster.trainer.install_options import InstallOptions
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.cluster.trainer.verify import pods
 from trainerctl.cluster.trainer.verify.owned import LABEL

@@ -1,5 +1,5 @@
 """`history`: the History action (Helm's action.History): the revisions the install history holds
-(operations/history.py), oldest first, as a table, JSON or YAML. A record that does not fit its
+(operations/install_history.py), oldest first, as a table, JSON or YAML. A record that does not fit its
 view is one `unreadable ...` line and is left out; the rest are listed."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from trainerctl.cluster.client.views import HistoryRecord
 from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.operations import history
+from trainerctl.cluster.operations import install_history
 from trainerctl.safe_text import bounded, clean
 from trainerctl.serialize import Reported
 
@@ -76,7 +76,7 @@ class History:
     def run(self, session: Session) -> HistoryReport:
         cluster, namespace = session.cluster, session.namespace
         out = HistoryReport(namespace)
-        records = history.read_all(cluster, namespace, out.unreadable)
+        records = install_history.read_all(cluster, namespace, out.unreadable)
         installed = inventory_configmap.read(cluster, namespace) is not None if records else False
         for i, record in enumerate(records):
             newest = i == len(records) - 1

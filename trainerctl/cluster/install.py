@@ -11,7 +11,7 @@ from typing import Any
 from trainerctl.cluster.manager.report import Report, RunFailed, source_dict
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import install_lock
-from trainerctl.cluster.trainer.options import InstallOptions
+from trainerctl.cluster.trainer.install_options import InstallOptions
 from trainerctl.cluster.trainer.pipeline import Installer
 from trainerctl.errors import TrainerctlError
 

@@ -20,8 +20,8 @@ from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.client.views import HistoryRecord
 from trainerctl.cluster.manager.report import Report, source_dict
 from trainerctl.cluster.manager.session import Session
-from trainerctl.cluster.operations import history
-from trainerctl.cluster.trainer.options import InstallOptions
+from trainerctl.cluster.operations import install_history
+from trainerctl.cluster.trainer.install_options import InstallOptions
 from trainerctl.cluster.trainer.stored_versions import refuse_dropped
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.render.pipeline import render
@@ -46,8 +46,8 @@ class Rollback:
     show_diff: Callable[[Any], None] | None = None
 
     def __post_init__(self) -> None:
-        if self.revision is not None and not 1 <= self.revision <= history.MAX_REVISION:
-            raise InputError(f"REVISION {self.revision}: expected a revision number 1..{history.MAX_REVISION}")
+        if self.revision is not None and not 1 <= self.revision <= install_history.MAX_REVISION:
+            raise InputError(f"REVISION {self.revision}: expected a revision number 1..{install_history.MAX_REVISION}")
 
     def run(self, session: Session) -> Report:
         """Raises RunFailed (with .report) as Install does, InputError when there is nothing to go
@@ -82,7 +82,7 @@ class Revision:
 
 def choose(cluster: Cluster, namespace: str, revision: int | None) -> Revision:
     """The revision asked for, or the one before the newest; one line when there is none."""
-    there = history.revisions(cluster, namespace)
+    there = install_history.revisions(cluster, namespace)
     if not there:
         raise InputError(f"nothing to roll back to: namespace {namespace} has no install history "
                          "(each install records one; `trainerctl history` lists it)")
@@ -91,7 +91,7 @@ def choose(cluster: Cluster, namespace: str, revision: int | None) -> Revision:
             raise InputError(f"nothing to roll back to: the install history of namespace {namespace} holds "
                              f"revision {there[0]} only (name a revision to install it again)")
         revision = there[-2]
-    return Revision(namespace, history.read(cluster, namespace, revision), there[-1])
+    return Revision(namespace, install_history.read(cluster, namespace, revision), there[-1])
 
 
 def check_render(rollback: Revision, source: dict) -> None:

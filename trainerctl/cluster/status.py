@@ -14,7 +14,7 @@ from typing import Callable
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager import live_diff
 from trainerctl.cluster.manager import inventory_configmap
-from trainerctl.cluster.operations import history, lock_lease
+from trainerctl.cluster.operations import install_history, lock_lease
 from trainerctl.cluster.manager.apply import get_meta
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.views import Deployment, Unreadable
@@ -129,7 +129,7 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
         held = None
     if held is not None:  # another run is installing or uninstalling right now
         out["lock"] = {**held.to_dict(), "since": held.since()}
-    newest = history.latest(cluster, namespace, unreadable) if inventory is not None else None
+    newest = install_history.latest(cluster, namespace, unreadable) if inventory is not None else None
     if newest is not None:
         out["revision"] = {"revision": newest.revision, "time": newest.time.strftime("%Y-%m-%dT%H:%M:%SZ"),
                            "action": newest.action, "description": newest.description,

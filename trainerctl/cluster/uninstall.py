@@ -15,7 +15,7 @@ from typing import Callable
 
 from trainerctl import ui
 from trainerctl.cluster.manager import inventory_configmap
-from trainerctl.cluster.operations import history, install_lock
+from trainerctl.cluster.operations import install_history, install_lock
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.manager.delete import GONE, REFUSED, Proof, Target, delete_and_wait
 from trainerctl.cluster.client.discovery import Discovery
@@ -37,7 +37,7 @@ class UninstallOptions:
     """What `uninstall` is asked to do: the fields of the same names in Settings (cli/options.py)."""
 
     delete_crds: bool = False
-    keep_history: bool = False  # keep the install history's records (operations/history.py)
+    keep_history: bool = False  # keep the install history's records (operations/install_history.py)
     yes: bool = False
     dry_run: bool = False
     timeout: float = TIMEOUT
@@ -69,10 +69,10 @@ def _webhooks(raw: dict, kind: str) -> tuple[Webhook, ...]:
 def _history(cluster: Cluster, namespace: str, options: UninstallOptions) -> dict:
     """Keep or delete the install history, as asked; what the report says of it."""
     if options.keep_history:
-        kept = len(history.revisions(cluster, namespace))
+        kept = len(install_history.revisions(cluster, namespace))
         return {"kept": kept, "message": f"{kept} revision(s) kept (--keep-history; `trainerctl history -n "
                                          f"{namespace}` lists them, the next install continues their numbering)"}
-    deleted = history.delete_all(cluster, namespace, dry_run=options.dry_run)
+    deleted = install_history.delete_all(cluster, namespace, dry_run=options.dry_run)
     verb = "would be deleted" if options.dry_run else "deleted"
     return {"deleted": deleted, "message": f"{deleted} revision(s) {verb} (--keep-history keeps them)"}
 

@@ -13,7 +13,7 @@ from trainerctl.images.output import FORMATS, render_output
 from trainerctl.images.overrides import overrides_for, verify
 from trainerctl.images.pinning import pin_digests
 from trainerctl.registry.client import Registries, RegistrySettings
-from trainerctl.render.options import RenderOptions
+from trainerctl.render.render_options import RenderOptions
 from trainerctl.render.overrides_file import write_overrides
 from trainerctl.render.pipeline import render
 

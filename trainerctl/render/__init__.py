@@ -9,13 +9,13 @@ such as the image references, does not load the render pipeline.
 from trainerctl.lazy_exports import lazy_exports
 
 _WHERE = {
-    "COMPONENTS": "options",
-    "DEFAULT_NAMESPACE": "options",
-    "DEFAULT_OWNER_LABEL": "options",
-    "PLATFORMS": "options",
-    "RenderOptions": "options",
-    "RenderResult": "options",
-    "SourceInfo": "options",
+    "COMPONENTS": "render_options",
+    "DEFAULT_NAMESPACE": "render_options",
+    "DEFAULT_OWNER_LABEL": "render_options",
+    "PLATFORMS": "render_options",
+    "RenderOptions": "render_options",
+    "RenderResult": "render_options",
+    "SourceInfo": "render_options",
     "render": "pipeline",
 }
 __getattr__ = lazy_exports(__name__, _WHERE)

@@ -21,7 +21,7 @@ from trainerctl.parsed_cache import ParsedCache
 from trainerctl.render.assets import asset_dir
 from trainerctl.render.images import ImageOverrides, check_digests, check_registry, image_origins, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
-from trainerctl.render.options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
+from trainerctl.render.render_options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
 from trainerctl.render.params_env import ParamsEnv, check_image_values, image_keys
 from trainerctl.render.release import component_releases, mismatched_controllers
 from trainerctl.render.overlay import add_wrapper, choose_overlay, sort_options, wrapper_kustomization

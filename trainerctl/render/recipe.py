@@ -31,7 +31,7 @@ from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.redact import redact_url, strip_userinfo
 from trainerctl.render.controller import resolve as resolve_manager
 from trainerctl.render.images import ENV_PREFIX, related_images
-from trainerctl.render.options import RenderOptions
+from trainerctl.render.render_options import RenderOptions
 from trainerctl.safe_text import clean
 from trainerctl.source.pins import pinned_source
 

@@ -3,7 +3,7 @@
 InputError line naming that place.
 
 What only the render can judge (image references, a registry, the `manager:` block) is checked
-by the render's options as they are made (trainerctl.render.options), with the same origins.
+by the render's options as they are made (trainerctl.render.render_options), with the same origins.
 """
 
 from __future__ import annotations

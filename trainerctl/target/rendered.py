@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.owner_label import OwnerLabel
-from trainerctl.render.options import RenderOptions
+from trainerctl.render.render_options import RenderOptions
 from trainerctl.render.pipeline import render
 from trainerctl.render.recipe import recipe
 from trainerctl.target.manifest_files import Target

@@ -29,7 +29,7 @@ from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import helm_releases, install_lock, lock_lease
 from trainerctl.cluster.manager.staged import unchanged_since
 from trainerctl.cluster.trainer import consumers, go_operator, helm_handover, operator_inventory, preflight
-from trainerctl.cluster.trainer.options import InstallOptions
+from trainerctl.cluster.trainer.install_options import InstallOptions
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.errors import EXIT_TIMEOUT, TrainerctlError

@@ -18,9 +18,9 @@ from trainerctl.cluster.manager.report import Report, RunFailed, StageResult
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.staged import RunOptions, StagedApply
 from trainerctl.cluster.manager.stages import WAIT_CONTROLLERS, WAIT_CRDS
-from trainerctl.cluster.operations import history, install_lock
+from trainerctl.cluster.operations import install_history, install_lock
 from trainerctl.cluster.trainer import checklist, controller_log, in_use, preflight, steps
-from trainerctl.cluster.trainer.options import InstallOptions
+from trainerctl.cluster.trainer.install_options import InstallOptions
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER, NEVER_PRUNE, RECREATE_KINDS, STAGES
 from trainerctl.errors import EXIT_INTERRUPTED, EXIT_PREFLIGHT, PreflightError, TrainerctlError
 
@@ -250,10 +250,10 @@ class Installer:
         self.check_lock()
         o = self.options
         action = "rollback" if o.rollback_to is not None else "install"
-        new = history.NewRevision(self.report.source, self.run_state.applier.last_written.entries, o.recipe, action,
+        new = install_history.NewRevision(self.report.source, self.run_state.applier.last_written.entries, o.recipe, action,
                                   f"rollback to {o.rollback_to}" if o.rollback_to is not None else "install",
                                   o.rollback_to)
-        self.report.history = history.record(self.session.cluster, self.session.namespace, new,
+        self.report.history = install_history.record(self.session.cluster, self.session.namespace, new,
                                              history_max=o.history_max, field_manager=self.session.field_manager)
 
 

@@ -9,7 +9,7 @@ from typing import Any, Iterable
 
 from trainerctl.bounded_read import load_yaml
 from trainerctl.errors import InputError
-from trainerctl.render.controller.options import ManagerOptions
+from trainerctl.render.controller.controller_options import ManagerOptions
 from trainerctl.render.controller.validate import TOP_KEYS, bool_or_none, type_name, validate
 
 def _split_key(key: str) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from trainerctl.errors import InputError
-from trainerctl.render.controller.options import DEFAULT_CONTAINER, DEFAULT_DEPLOYMENT, HOSTNAME_TOPOLOGY_KEY, ManagerOptions
+from trainerctl.render.controller.controller_options import DEFAULT_CONTAINER, DEFAULT_DEPLOYMENT, HOSTNAME_TOPOLOGY_KEY, ManagerOptions
 
 def _pointer(*parts: str | int) -> str:
     return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from trainerctl.errors import InputError
-from trainerctl.render.controller.options import ManagerOptions, PodDisruptionBudget
+from trainerctl.render.controller.controller_options import ManagerOptions, PodDisruptionBudget
 from trainerctl.safe_text import field_name
 
 TOP_KEYS = {

@@ -29,7 +29,7 @@ from trainerctl.cluster.client.views.core import ConfigMap, ContainerStatus, Eve
 from trainerctl.cluster.client.views.crd import CRD
 from trainerctl.cluster.client.views.fields import Unreadable, parse_time
 from trainerctl.cluster.client.views.helm_record import HelmRecord, HelmRelease
-from trainerctl.cluster.client.views.history import HistoryRecord
+from trainerctl.cluster.client.views.history_record import HistoryRecord
 from trainerctl.cluster.client.views.inventory import Entry, InventoryRecord
 from trainerctl.cluster.client.views.meta import Condition, Meta, condition, meta_of
 from trainerctl.cluster.client.views.network import EndpointSlice, Service

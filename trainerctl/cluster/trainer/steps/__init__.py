@@ -11,7 +11,7 @@ through its methods and the report it adds to.
 from __future__ import annotations
 
 from trainerctl.cluster.trainer.checklist import Facts
-from trainerctl.cluster.trainer.options import InstallOptions
+from trainerctl.cluster.trainer.install_options import InstallOptions
 from trainerctl.cluster.trainer.steps.base import Run, Step
 from trainerctl.cluster.trainer.steps.finalizer import LegacyFinalizers
 from trainerctl.cluster.trainer.steps.helm import HelmHandOver

@@ -13,7 +13,7 @@ from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.stages import StageSpec
 from trainerctl.cluster.manager.staged import StagedApply
 from trainerctl.cluster.trainer.checklist import Facts
-from trainerctl.cluster.trainer.options import InstallOptions
+from trainerctl.cluster.trainer.install_options import InstallOptions
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The view of one install-history record: a ConfigMap per revision that operations/history.py
+"""The view of one install-history record: a ConfigMap per revision that operations/install_history.py
 writes after each install or rollback. It lives on the server, where anyone allowed to edit a
 ConfigMap in the namespace can change or truncate it, so every field is read by its type and a
 record that does not fit is one `unreadable ConfigMap ...` line naming the field."""

@@ -13,7 +13,7 @@ namespace's ConfigMaps may read who installed what. Each record is bounded: abov
 inventory's entries are left out (objectCount still says how many). The newest `history_max`
 records are kept (0: all), like `helm --history-max`.
 
-Records are read through their view (client/views/history.py): one edited by hand or truncated
+Records are read through their view (client/views/history_record.py): one edited by hand or truncated
 is one `unreadable ConfigMap ...` line, never a traceback. Revision numbers come from the
 records' names, so an unreadable record still holds its number; a name whose number is out of
 1..MAX_REVISION (a hand-made `trainerctl-history.v9999999999`) is unreadable and holds none, so
@@ -44,7 +44,7 @@ LABEL = "trainerctl.io/history"
 REVISION_LABEL = "trainerctl.io/revision"
 SELECTOR = f"{LABEL}=true"
 MAX_BYTES = 512 * 1024  # well under a ConfigMap's 1 MiB; an inventory of Trainer's ~80 objects is ~20 KiB
-MAX_REVISION = INT32  # as the record's data.revision is read (views/history.py)
+MAX_REVISION = INT32  # as the record's data.revision is read (views/history_record.py)
 _NAME = re.compile(re.escape(PREFIX) + r"\.v([1-9][0-9]{0,9})")
 _COLLECTION = ("", "v1", "configmaps")
 

@@ -41,7 +41,7 @@ class InstallOptions:
     legacy_managers: tuple[str, ...] = LEGACY_MANAGERS
     take_over_operator: bool = False  # stop the Go operator and release its CR first (trainer/steps/operator.py)
     take_over_helm: bool = False  # adopt a Helm release of Trainer, then delete its records (trainer/steps/helm.py)
-    history_max: int = HISTORY_MAX  # install-history revisions kept (operations/history.py), 0: all
+    history_max: int = HISTORY_MAX  # install-history revisions kept (operations/install_history.py), 0: all
     recipe: dict = dataclasses.field(default_factory=dict)  # how the render was asked for: recorded for a rollback
     rollback_to: int | None = None  # this run renders that revision again (trainerctl rollback)
     upgrade_guard: UpgradeGuard | None = None  # the CRD compatibility check, run before any write
