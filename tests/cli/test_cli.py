@@ -294,7 +294,7 @@ def test_render_and_kustomize_import_only_what_they_use(shared_dir):
 
 ENGINES = ("trainerctl.kustomize.top", "trainerctl.render.pipeline", "trainerctl.source.cache", "trainerctl.source.gitrepo",
            # install takes the upgrade guard; the check behind it loads only when it runs
-           "trainerctl.upgrade.checks", "trainerctl.upgrade.schema.validate")
+           "trainerctl.upgrade.compatibility", "trainerctl.upgrade.schema.validate")
 
 
 def test_install_f_loads_no_build_engine(tmp_path):

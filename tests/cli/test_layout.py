@@ -300,3 +300,70 @@ def test_every_command_over_a_cluster_is_an_action_over_a_session():
             f"{module}: {name} is not an action run over a session"
     assert set(over_a_cluster) == {"install", "uninstall", "diff", "status", "check", "support-bundle", "history",
                                    "rollback", "verify", "upgrade-check"}, over_a_cluster
+
+
+# -- module names say what they hold --------------------------------------------------------------
+# Base names that more than one package uses for the same thing, each with that thing. Any other
+# name is one module's: a second module of that name means something else, and is named for it.
+ONE_MEANING = {
+    "__init__": "a package",
+    "errors": "the errors a package raises, each with its message and exit code",
+    "output": "how a package's result is written: to the terminal, as a stream or as files",
+    "validate": "the checks of a package's input, one clear line per problem",
+    "report": "a package's result as one report (serialize.Reported)",
+    "pipeline": "a package's run from its input to its result (render, install, images)",
+    "client": "a package's client of its server (the API server, a registry)",
+    "admission": "admission webhooks: the view of their configurations, and verify's tier that reaches them",
+    "consumers": "what uses Trainer and the version each needs, and verify's tier that reports them",
+}
+
+
+def test_one_base_name_means_one_thing():
+    """A module's name says what it holds, so no two modules share a base name unless ONE_MEANING
+    says it means one thing in each package (a newcomer reading `lock.py` twice cannot tell the
+    pin file from the install Lease, and an import had to rename one of them)."""
+    by_name: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        by_name.setdefault(path.stem, []).append(str(path.relative_to(PACKAGE)))
+    shared = {name: sorted(paths) for name, paths in sorted(by_name.items()) if len(paths) > 1}
+    assert not shared.keys() - ONE_MEANING.keys(), \
+        f"base names used twice with no entry in ONE_MEANING: { {n: shared[n] for n in shared.keys() - ONE_MEANING.keys()} }"
+    assert not ONE_MEANING.keys() - shared.keys(), f"ONE_MEANING names a base name only one module has: " \
+                                                    f"{sorted(ONE_MEANING.keys() - shared.keys())}"
+
+
+def _renamed_modules(source: str, modules: set[str]) -> list[str]:
+    """`import trainerctl.a.m as x` and `from trainerctl.a import m as x` where m is a module of
+    ours and x is not its own name."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [f"line {node.lineno}: {a.name} as {a.asname}" for a in node.names
+                      if a.asname and a.name in modules and a.asname != a.name.rpartition(".")[2]]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("trainerctl"):
+            found += [f"line {node.lineno}: {node.module}.{a.name} as {a.asname}" for a in node.names
+                      if a.asname and f"{node.module}.{a.name}" in modules and a.asname != a.name]
+    return found
+
+
+def test_no_import_renames_a_module_of_ours():
+    """A module is imported under its own name: an alias (`inventory as inv_mod`) hides that its
+    name clashes with something the importer holds, and that module is named for what it holds."""
+    modules = set(_modules())
+    found = {module: hits for module, path in sorted(_modules().items())
+             if (hits := _renamed_modules(path.read_text(), modules))}
+    assert not found, f"imports that rename a module of ours: {found}"
+
+
+def test_the_rename_scan_finds_each_way_to_rename():
+    modules = {"trainerctl.cluster.manager.inventory_configmap", "trainerctl.source", "trainerctl.upgrade"}
+    for source in ("from trainerctl.cluster.manager import inventory_configmap as inv_mod",
+                   "import trainerctl.cluster.manager.inventory_configmap as inv",
+                   "from trainerctl import source as sources",
+                   "def f():\n    from trainerctl import redact, source as package"):
+        assert _renamed_modules(source, modules), source
+    for source in ("from trainerctl.cluster.manager import inventory_configmap",
+                   "import trainerctl.upgrade as upgrade",  # its own name
+                   "from trainerctl.cluster.manager.inventory_configmap import read as read_inventory",  # a function
+                   "import json as _json"):
+        assert not _renamed_modules(source, modules), source

@@ -53,7 +53,7 @@ _SERIALIZE_ALLOWED = {
     "trainerctl.kustomize.yamlemit": "a kustomize build's output, as kustomize writes it",
     "trainerctl.render.output": "a render's -o json (the user's manifests)",
     "trainerctl.render.overlay": "the overlay a render generates",
-    "trainerctl.render.controller.patch": "the patch a render generates",
+    "trainerctl.render.controller.controller_patches": "the patch a render generates",
     "trainerctl.render.overrides_file": "an image overrides file (--write-overrides)",
     "trainerctl.source.lock_file": "trainerctl.lock",
     "trainerctl.source.cache": "the source cache's index",

@@ -19,7 +19,7 @@ import pytest
 from tests.support import e2e as h
 from tests.support.e2e import JOBS_NS, KF_NS, TRAINER
 from tests.testenv.api import ApiError
-from trainerctl.render.images import iter_images
+from trainerctl.render.image_refs import iter_images
 
 TRAINJOBS_CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org"
 BINARY = "testenv-binary://trainer-controller-manager@{}"

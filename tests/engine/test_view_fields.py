@@ -27,8 +27,8 @@ import trainerctl
 from tests.engine.test_server_views import SAMPLES
 from trainerctl import bounded_read
 from trainerctl.cluster.client.views import VIEWS, Lease, Unreadable, WebhookConfiguration
-from trainerctl.cluster.client.views import fields as fields_mod
-from trainerctl.cluster.client.views.fields import Cursor
+from trainerctl.cluster.client.views import field_types as fields_mod
+from trainerctl.cluster.client.views.field_types import Cursor
 from trainerctl.cluster.trainer.go_operator import TrainerCR
 from trainerctl.cluster.trainer.verify.runtimes import Runtime
 from trainerctl.cluster.trainer.verify.views import TrainJob, meta
@@ -177,7 +177,7 @@ class Recording:
                 cache[key] = bounded_read.load_json(data, limit)
             return cache[key]
 
-        for module in ("helm", "inventory"):
+        for module in ("helm_record", "inventory"):
             monkeypatch.setattr(f"trainerctl.cluster.client.views.{module}.load_json", cached)
 
     def _wrap(self, name: str, method):

@@ -12,12 +12,12 @@ import yaml
 
 from tests.support.render import all_refs
 from trainerctl.errors import InputError, TrainerctlError
-from trainerctl.images.listing import list_images
+from trainerctl.images.image_uses import list_images
 from trainerctl.images.output import OC_MIRROR_API_VERSION, render_output
 from trainerctl.images.overrides import Unpinnable, overrides_for, verify
-from trainerctl.images.run import ImagesRequest, Rendered, images, render_for_images
+from trainerctl.images.pipeline import ImagesRequest, Rendered, images, render_for_images
 from trainerctl.render import RenderOptions
-from trainerctl.render.images import check_digests, image_fields, parse_image
+from trainerctl.render.image_refs import check_digests, image_fields, parse_image
 from trainerctl.render.overrides_file import read_overrides, write_overrides
 
 ODH = ("opendatahub-trainer", "odh-3.5.0")

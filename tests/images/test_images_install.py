@@ -17,7 +17,7 @@ from tests.support.registry import USERS
 from trainerctl.cli import main
 from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.render import RenderOptions, render
-from trainerctl.render.images import image_fields
+from trainerctl.render.image_refs import image_fields
 
 
 @pytest.fixture

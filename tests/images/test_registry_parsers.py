@@ -114,7 +114,7 @@ def test_any_registry_body_is_a_manifest_digest_a_message_or_one_line(body, cont
     st.sampled_from(["quay.io/a/b@sha256:" + "c" * 64, "quay.io/a/b:1", "Not/Valid", ""]) | json_values,
     max_size=4) | json_values, "extra": json_values}) | json_values)
 def test_any_overrides_file_is_a_mapping_of_valid_images_or_one_line(tmp_path_factory, doc):
-    from trainerctl.render.images import parse_image
+    from trainerctl.render.image_refs import parse_image
     from trainerctl.render.overrides_file import read_overrides
 
     path = tmp_path_factory.mktemp("pins") / "pins.yaml"

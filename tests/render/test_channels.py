@@ -19,7 +19,7 @@ from tests.support.render import OPERATOR_TREE
 from trainerctl.cli import main
 from trainerctl.errors import InputError
 from trainerctl.render import RenderOptions, render
-from trainerctl.render.images import parse_image
+from trainerctl.render.image_refs import parse_image
 from trainerctl.render.release import component_releases, controller_channels, mismatched_controllers, \
     shipped_controller_image
 from trainerctl.settings import setting_of

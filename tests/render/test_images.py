@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trainerctl.errors import InputError, TrainerctlError
-from trainerctl.render.images import (
+from trainerctl.render.image_refs import (
     check_registry,
     iter_images,
     kustomize_image_entry,

@@ -16,6 +16,6 @@ def channels_cmd(s: Settings) -> None:
     Each a named, pinned Trainer release: its repository, tag or branch and commit, tree digest,
     Trainer version, date and controller image; * marks the default, which the wheel carries. -o json or yaml for every field."""
     from trainerctl.cli.output import check_output, emit
-    from trainerctl.source.listing import ChannelList
+    from trainerctl.source.channel_table import ChannelList
 
     emit(ChannelList.pinned(), check_output(s.output))

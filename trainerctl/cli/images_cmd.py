@@ -16,7 +16,7 @@ def images_command(s: Settings) -> None:
     from trainerctl.cli.options import given_alone, registry_settings, render_options
     from trainerctl.cli.output import verbatim
     from trainerctl.errors import InputError
-    from trainerctl.images.run import ImagesRequest, Rendered, images, render_for_images
+    from trainerctl.images.pipeline import ImagesRequest, Rendered, images, render_for_images
 
     request = ImagesRequest(s.output or "plain", s.pin_digests, s.write_overrides,
                             registry_settings(s)).check(bool(s.filename))

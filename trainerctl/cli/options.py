@@ -130,7 +130,7 @@ def rollback_action(s: Settings, revision: int | None, show_diff):
 def registry_settings(s: Settings):
     """trainerctl.registry.client.RegistrySettings, every value checked."""
     from trainerctl.registry.client import RegistrySettings
-    from trainerctl.render.images import validate_registry
+    from trainerctl.render.image_refs import validate_registry
 
     for host in s.plain_http:
         if "/" in validate_registry(host, "--plain-http").rstrip("/"):

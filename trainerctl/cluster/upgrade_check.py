@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from trainerctl.cluster.manager.session import Session
-from trainerctl.upgrade.checks import check_cluster
+from trainerctl.upgrade.compatibility import check_cluster
 from trainerctl.upgrade.report import UpgradeReport
 
 

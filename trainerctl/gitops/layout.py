@@ -18,7 +18,7 @@ from trainerctl.cluster.manager.plan import ensure_namespace
 from trainerctl.cluster.manager.stages import StageSpec, WebhookRules
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.errors import InputError
-from trainerctl.render.images import iter_images
+from trainerctl.render.image_refs import iter_images
 from trainerctl.source.validate import validate_ref, validate_url
 
 ENGINES = ("flux", "argocd")

@@ -7,7 +7,7 @@ alone, the form its ImageDigestMirrorSet redirects and `--images-from` installs.
 
 from __future__ import annotations
 
-from trainerctl.images.listing import ListedImage
+from trainerctl.images.image_uses import ListedImage
 from trainerctl.serialize import json_text, yaml_text
 
 FORMATS = ("plain", "json", "oc-mirror")

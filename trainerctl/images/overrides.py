@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Callable
 
 from trainerctl.errors import TrainerctlError
-from trainerctl.images.listing import ListedImage, list_images
+from trainerctl.images.image_uses import ListedImage, list_images
 
 
 class Unpinnable(TrainerctlError):

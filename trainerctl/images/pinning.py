@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
-from trainerctl.images.listing import ListedImage, list_images
+from trainerctl.images.image_uses import ListedImage, list_images
 from trainerctl.registry.client import NotFound, Registries, RegistryError, RegistrySettings
 
 WORKERS = 8

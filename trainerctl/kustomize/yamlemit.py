@@ -4,7 +4,7 @@ Each object goes through JSON and then go-yaml v2, so keys are sorted with go-ya
 order, strings that would read back as something else are double-quoted, multi-line strings are
 literal blocks and long plain scalars fold at 80 columns. The emitter is our own because
 libyaml's style choices, reached through PyYAML, differ in the details (quote characters,
-implicit resolution) from go-yaml v2's. The scalar writers are public for embedded.py, which
+implicit resolution) from go-yaml v2's. The scalar writers are public for embedded_yaml.py, which
 writes YAML as kyaml's encoder does (no folding).
 """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from trainerctl.render.images import parse_image
+from trainerctl.render.image_refs import parse_image
 
 DOCKER_HUB = "docker.io"
 DOCKER_HUB_API = "registry-1.docker.io"

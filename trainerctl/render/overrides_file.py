@@ -8,7 +8,7 @@ import yaml
 
 from trainerctl.bounded_read import load_yaml, read_text, shown_path
 from trainerctl.errors import InputError
-from trainerctl.render.images import parse_image
+from trainerctl.render.image_refs import parse_image
 from trainerctl.safe_text import field_name
 from trainerctl.safe_write import write_atomic
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from trainerctl.bounded_read import read_input, shown_path
 from trainerctl.errors import InputError
-from trainerctl.render.images import parse_image
+from trainerctl.render.image_refs import parse_image
 
 
 @dataclass

@@ -19,7 +19,7 @@ from trainerctl.kustomize.cachedread import resource_cache
 from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.parsed_cache import ParsedCache
 from trainerctl.render.assets import asset_dir
-from trainerctl.render.images import ImageOverrides, check_digests, check_registry, image_origins, kustomize_image_entry
+from trainerctl.render.image_refs import ImageOverrides, check_digests, check_registry, image_origins, kustomize_image_entry
 from trainerctl.render.controller import apply_manager_options
 from trainerctl.render.render_options import COMPONENTS, RenderOptions, RenderResult, SourceInfo
 from trainerctl.render.params_env import ParamsEnv, check_image_values, image_keys

@@ -30,7 +30,7 @@ from trainerctl.errors import InputError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.redact import redact_url, strip_userinfo
 from trainerctl.render.controller import resolve as resolve_manager
-from trainerctl.render.images import ENV_PREFIX, related_images
+from trainerctl.render.image_refs import ENV_PREFIX, related_images
 from trainerctl.render.render_options import RenderOptions
 from trainerctl.safe_text import clean
 from trainerctl.source.pins import pinned_source

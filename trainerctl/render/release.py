@@ -15,7 +15,7 @@ from typing import Mapping
 
 from trainerctl.bounded_read import load_yaml, read_text
 from trainerctl.errors import InputError
-from trainerctl.render.images import ImageRef, parse_image, related_images
+from trainerctl.render.image_refs import ImageRef, parse_image, related_images
 from trainerctl.render.overlay import choose_overlay
 from trainerctl.render.params_env import ParamsEnv
 from trainerctl.source.pins import Channel, channels

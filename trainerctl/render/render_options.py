@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 from trainerctl.errors import InputError
 from trainerctl.redact import strip_userinfo
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
-from trainerctl.render.images import ImageOverrides, resolve_overrides, validate_registry
+from trainerctl.render.image_refs import ImageOverrides, resolve_overrides, validate_registry
 from trainerctl.render.controller import ManagerOptions
 from trainerctl.render.controller import resolve as resolve_manager
 from trainerctl.settings import COMPONENTS, NAMESPACE as DEFAULT_NAMESPACE, PLATFORMS, checks

@@ -120,7 +120,7 @@ class Settings:
         help_in={"rollback": "Fetch remote kustomize resources under PREFIX from REPLACEMENT instead (repeatable; "
                              "$TRAINERCTL_REMOTE_MIRRORS adds more); a revision rendered through a mirror is rendered "
                              "again only through one given here."})
-    require_registry: str | None = setting(  # checked by the render's options (render/images.py)
+    require_registry: str | None = setting(  # checked by the render's options (render/image_refs.py)
         flags=("--require-registry",), metavar="HOST[:PORT][/PATH]", panel=RENDER_PANEL, key="requireRegistry",
         renders=True, help="Fail unless every image is under this registry.")
     manager: Mapping[str, Any] | None = setting(  # the file's `manager:` block, as written
@@ -178,7 +178,7 @@ class Settings:
     pin_digests: bool = setting(
         False, flags=("--pin-digests",), takes=bool,
         help="Ask each image's registry for its digest, and list the images by digest.")
-    write_overrides: str | None = setting(  # checked with the images command's other choices (images/run.py)
+    write_overrides: str | None = setting(  # checked with the images command's other choices (images/pipeline.py)
         flags=("--write-overrides",), metavar="FILE",
         help="With --pin-digests: write the digests as image overrides, for render and install --images-from FILE.")
     write_migrated: str | None = setting(  # checked before the cluster is asked (upgrade/migrated_dir.py)

@@ -18,7 +18,7 @@ from trainerctl.cachedir import cache_home
 from trainerctl.errors import InputError
 from trainerctl.kustomize import cachedstream
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
-from trainerctl.render.images import image_origins
+from trainerctl.render.image_refs import image_origins
 from trainerctl.safe_text import field_name
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from trainerctl.cluster.client.views.fields import Cursor, Unreadable, shown_value
+from trainerctl.cluster.client.views.field_types import Cursor, Unreadable, shown_value
 from trainerctl.cluster.client.views.meta import Meta
 from trainerctl.cluster.manager.objects import parse_label
 from trainerctl.upgrade.crd_diff import (

@@ -28,7 +28,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import Cursor, Unreadable
+from trainerctl.cluster.client.views.field_types import Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Condition, condition
 from trainerctl.upgrade.crd_diff import FIELD_REMOVED, is_crd
 from trainerctl.upgrade.report import Advice

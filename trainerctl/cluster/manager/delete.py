@@ -26,7 +26,7 @@ from typing import Callable
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Resource
 from trainerctl.cluster.client.views import Meta, Unreadable
-from trainerctl.cluster.client.views.fields import LABEL_NAME, SUBDOMAIN_NAME, Cursor
+from trainerctl.cluster.client.views.field_types import LABEL_NAME, SUBDOMAIN_NAME, Cursor
 from trainerctl.cluster.manager.webhook_retry import until_webhook_answers
 from trainerctl.errors import WaitTimeout
 from trainerctl.safe_text import clean

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainerctl.cluster.client.client import ApiError, Cluster
-from trainerctl.cluster.client.views.fields import LABEL_NAME, SUBDOMAIN_NAME
+from trainerctl.cluster.client.views.field_types import LABEL_NAME, SUBDOMAIN_NAME
 from trainerctl.errors import InputError
 from trainerctl.redact import MASK, scrub
 from trainerctl.serialize import json_text, yaml_text

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from trainerctl import __version__
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Entry, HistoryRecord, Unreadable, read_each
-from trainerctl.cluster.client.views.fields import INT32
+from trainerctl.cluster.client.views.field_types import INT32
 from trainerctl.cluster.manager.delete import Proof, Target, delete
 from trainerctl.cluster.manager.listing import answers
 from trainerctl.cluster.operations.access import whoami

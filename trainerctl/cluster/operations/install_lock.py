@@ -29,7 +29,7 @@ from typing import Callable
 from trainerctl.cluster.operations.access import Need, Permission
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
-from trainerctl.cluster.client.views.fields import INT32
+from trainerctl.cluster.client.views.field_types import INT32
 from trainerctl.cluster.manager.delete import Proof, Target, delete
 from trainerctl.cluster.operations.lock_holder import Holder, holder_from_env
 from trainerctl.cluster.operations.lock_lease import (DURATION_SECONDS, HOLDER_ANNOTATION, MANAGED_BY, NAME, LeaseState,

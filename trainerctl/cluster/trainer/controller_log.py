@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery, Resource
 from trainerctl.cluster.client.views import meta_of, read_each
-from trainerctl.cluster.client.views.fields import shown_value
+from trainerctl.cluster.client.views.field_types import shown_value
 from trainerctl.cluster.manager.diagnose import LogCause, LogExplainer
 from trainerctl.cluster.manager.log_text import texts
 from trainerctl.cluster.operations import access

@@ -28,7 +28,7 @@ from trainerctl.cluster.manager.apply import get_meta
 from trainerctl.cluster.manager.delete import REFUSED, Outcome, Proof, Target, delete
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Deployment, Meta, Pod, read_each
-from trainerctl.cluster.client.views.fields import DNS_LABEL, LABEL_NAME, Cursor
+from trainerctl.cluster.client.views.field_types import DNS_LABEL, LABEL_NAME, Cursor
 from trainerctl.cluster.manager.report import ObjectResult
 from trainerctl.errors import InputError, PreflightError, WaitTimeout
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import re
 
-from trainerctl.kustomize import embedded, schema, yamlread
+from trainerctl.kustomize import embedded_yaml, schema, yamlread
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.resid import ResId
 from trainerctl.kustomize.resource import Resource, annotation_text
@@ -61,8 +61,8 @@ def _matches(pattern: str, v: Any) -> bool:
     if v is None or isinstance(v, (dict, list)):
         return False
     text = _scalar_str(v)
-    if not (isinstance(v, str) and _PLAIN_WORD.match(v)) or embedded.tag_of(text) != "!!str":
-        text = embedded.emit_yaml(embedded.node_of(v)).strip()
+    if not (isinstance(v, str) and _PLAIN_WORD.match(v)) or embedded_yaml.tag_of(text) != "!!str":
+        text = embedded_yaml.emit_yaml(embedded_yaml.node_of(v)).strip()
     if _PLAIN_WORD.match(pattern):
         return pattern in text
     try:
@@ -186,8 +186,8 @@ def _source_value(resources, src: dict, where: str) -> Any:
         raise KustomizeError(f"{where}: multiple matches for source selector {_describe(src)}")
     path = src.get("fieldPath") or "metadata.name"
     # kyaml's PathGetter: exact list selectors, no wildcard, no path into a string.
-    _, _, value = embedded.path_get(matches[0].obj, split_field_path(path))
-    if value is embedded.MISSING or _missing(value):
+    _, _, value = embedded_yaml.path_get(matches[0].obj, split_field_path(path))
+    if value is embedded_yaml.MISSING or _missing(value):
         raise KustomizeError(f"{where}: fieldPath `{path}` is missing for replacement source "
                              f"{_describe(src)}")
     value = copy.deepcopy(value)
@@ -357,7 +357,7 @@ def configure(cfg: dict, ctx):
                         continue
                     for fp in paths:
                         parts = split_field_path(fp)
-                        if embedded.set_in_string(r.obj, parts, value, _text(value),
+                        if embedded_yaml.set_in_string(r.obj, parts, value, _text(value),
                                                   bool(opts.get("create")), twhere, fp):
                             continue
                         found = _lookup(r.obj, parts, bool(opts.get("create")), twhere)

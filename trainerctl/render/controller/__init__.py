@@ -10,13 +10,13 @@ Everything is off by default, and with nothing set no patch and no resource is p
 render stays byte-identical to a render without this feature.
 
 Rooms: controller_options.py (the validated options), parse.py (--set, the file block, the --ha preset, their
-layering), validate.py (one line per bad value), patch.py (Deployment patches and the PDB).
+layering), validate.py (one line per bad value), controller_patches.py (Deployment patches and the PDB).
 """
 
 from trainerctl.render.controller.controller_options import (DEFAULT_CONTAINER, DEFAULT_DEPLOYMENT, NO_OPTIONS, ManagerOptions,
                                                              PodDisruptionBudget)
 from trainerctl.render.controller.parse import HA_PRESET, parse_set, resolve
-from trainerctl.render.controller.patch import (apply_manager_options, deployment_ops, find_deployment, ha_anti_affinity,
+from trainerctl.render.controller.controller_patches import (apply_manager_options, deployment_ops, find_deployment, ha_anti_affinity,
                                                 manager_overlay, pdb_resource, selector_labels)
 from trainerctl.render.controller.validate import validate
 

@@ -27,7 +27,7 @@ from trainerctl.cluster.client.views.authorization import AccessReview, UserRevi
 from trainerctl.cluster.client.views.coordination import Lease
 from trainerctl.cluster.client.views.core import ConfigMap, ContainerStatus, Event, Node, Pod, by_time
 from trainerctl.cluster.client.views.crd import CRD
-from trainerctl.cluster.client.views.fields import Unreadable, parse_time
+from trainerctl.cluster.client.views.field_types import Unreadable, parse_time
 from trainerctl.cluster.client.views.helm_record import HelmRecord, HelmRelease
 from trainerctl.cluster.client.views.history_record import HistoryRecord
 from trainerctl.cluster.client.views.inventory import Entry, InventoryRecord

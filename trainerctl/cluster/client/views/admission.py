@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import Cursor, Unreadable
+from trainerctl.cluster.client.views.field_types import Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Meta
 
 _PORT = 65535

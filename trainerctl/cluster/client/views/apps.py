@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainerctl.cluster.client.views.core import Container
-from trainerctl.cluster.client.views.fields import INT32, INT64, Cursor
+from trainerctl.cluster.client.views.field_types import INT32, INT64, Cursor
 from trainerctl.cluster.client.views.meta import Condition, Meta
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"

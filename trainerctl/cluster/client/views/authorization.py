@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import Cursor
+from trainerctl.cluster.client.views.field_types import Cursor
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import datetime as _dt
 from dataclasses import dataclass
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import INT32, Cursor, Unreadable
+from trainerctl.cluster.client.views.field_types import INT32, Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Meta
 
 

@@ -6,7 +6,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import DNS_LABEL, INT32, LABEL_NAME, Cursor
+from trainerctl.cluster.client.views.field_types import DNS_LABEL, INT32, LABEL_NAME, Cursor
 from trainerctl.cluster.client.views.meta import Condition, Meta
 
 _INT32_MIN = -(2**31)

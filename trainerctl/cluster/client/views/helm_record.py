@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainerctl.bounded_read import Undecodable, b64decode, gunzip, load_json
-from trainerctl.cluster.client.views.fields import INT32, Cursor, Unreadable
+from trainerctl.cluster.client.views.field_types import INT32, Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Meta
 
 RELEASE_TYPE = "helm.sh/release.v1"

@@ -9,7 +9,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import INT32, Cursor
+from trainerctl.cluster.client.views.field_types import INT32, Cursor
 from trainerctl.cluster.client.views.inventory import Entry, json_object, read_entries, read_source
 from trainerctl.cluster.client.views.meta import Meta
 

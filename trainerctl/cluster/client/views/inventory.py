@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from trainerctl.bounded_read import Undecodable, load_json
-from trainerctl.cluster.client.views.fields import Cursor, Unreadable
+from trainerctl.cluster.client.views.field_types import Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Meta
 
 

@@ -6,7 +6,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import DNS_LABEL, DNS_SUBDOMAIN, INT64, LABEL_NAME, SUBDOMAIN_NAME, Cursor
+from trainerctl.cluster.client.views.field_types import DNS_LABEL, DNS_SUBDOMAIN, INT64, LABEL_NAME, SUBDOMAIN_NAME, Cursor
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import Cursor
+from trainerctl.cluster.client.views.field_types import Cursor
 from trainerctl.cluster.client.views.meta import Meta
 
 _PORT = 65535

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from trainerctl.cluster.client.views.fields import Cursor
+from trainerctl.cluster.client.views.field_types import Cursor
 
 _LEADING_NUMBER = re.compile(r"[0-9]{1,9}")
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Meta, read_each
-from trainerctl.cluster.client.views.fields import Cursor
+from trainerctl.cluster.client.views.field_types import Cursor
 from trainerctl.cluster.trainer.verify.owned import TRAINER_GROUP, TRAINER_VERSION
 
 FRAMEWORK_LABEL = "trainer.kubeflow.org/framework"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainerctl.cluster.client.views import Condition, Meta, condition, meta_of
-from trainerctl.cluster.client.views.fields import Cursor
+from trainerctl.cluster.client.views.field_types import Cursor
 
 
 TRAINER_GROUP = "trainer.kubeflow.org"

@@ -8,7 +8,7 @@ from typing import Callable
 
 from trainerctl import ui
 from trainerctl.errors import InputError
-from trainerctl.images.listing import ListedImage, list_images
+from trainerctl.images.image_uses import ListedImage, list_images
 from trainerctl.images.output import FORMATS, render_output
 from trainerctl.images.overrides import overrides_for, verify
 from trainerctl.images.pinning import pin_digests

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trainerctl.render.images import describe, image_fields, related_images
+from trainerctl.render.image_refs import describe, image_fields, related_images
 from trainerctl.registry.names import Location, locate
 
 _UNKNOWN_ORIGIN = "the rendered objects"
