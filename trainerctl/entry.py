@@ -1,8 +1,8 @@
 """Console entry point (`trainerctl`); the command line itself is trainerctl.cli.
 
 What only the real process does: reopen closed standard descriptors and route stdout and stderr
-through the redaction layer (trainerctl.stdio), arm the hard exit after an interrupt
-(trainerctl.interrupts), flush the output before leaving so a full disk still gets its line, and
+through the redaction layer (trainerctl.trust.stdio), arm the hard exit after an interrupt
+(trainerctl.trust.interrupts), flush the output before leaving so a full disk still gets its line, and
 leave without tearing the interpreter down (`leave`).
 """
 
@@ -26,8 +26,8 @@ GC_THRESHOLDS = (50_000, 10, 10)
 def run(argv: list[str] | None = None) -> int:
     """Run one command line as the process's own (streams wrapped, signals taken); its exit code."""
     gc.set_threshold(*GC_THRESHOLDS)
-    from trainerctl import interrupts
-    from trainerctl import stdio
+    from trainerctl.trust import interrupts
+    from trainerctl.trust import stdio
 
     stdio.install()
     interrupts.arm_hard_exit()

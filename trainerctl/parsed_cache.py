@@ -17,8 +17,8 @@ The rules (docs/trust.md):
   document). So no Secret's payload reaches the disk here, whatever bytes it would be written as;
   an entry that reads back holding a Secret object (not one this code wrote) is removed unused;
 - the folder is the owner's alone (0700, made and opened by trainerctl.cachedir, never through
-  a symlink) and each file is 0600, written atomically (trainerctl.safe_write); reads are bounded
-  and never follow a symlink (trainerctl.bounded_read).
+  a symlink) and each file is 0600, written atomically (trainerctl.trust.safe_write); reads are bounded
+  and never follow a symlink (trainerctl.trust.bounded_read).
 Callers store only values that JSON gives back exactly as their parse gave them (string keys,
 no NaN or infinity, no subclasses carrying more than the dict or list).
 """
@@ -31,10 +31,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from trainerctl.bounded_read import read_input
 from trainerctl.cachedir import cache_folder, cached_folder
 from trainerctl.errors import InputError
-from trainerctl.safe_write import remove_quietly, write_atomic
+from trainerctl.trust.bounded_read import read_input
+from trainerctl.trust.safe_write import remove_quietly, write_atomic
 
 _KINDS = (".json", ".text")
 # Keys of a kustomization (any letter case: kustomize decodes its fields as Go's JSON does) whose
@@ -176,7 +176,7 @@ class ParsedCache:
     @staticmethod
     def key(data: bytes, *tags: str) -> str:
         """The entry name of `data` parsed the way `tags` say (flags, format, parser version)."""
-        # OpenSSL's SHA-256 (hashlib), not trainerctl.sha256's: keys hash megabytes of CRDs,
+        # OpenSSL's SHA-256 (hashlib), not trainerctl.trust.sha256's: keys hash megabytes of CRDs,
         # where it is about twenty times faster, which outweighs loading OpenSSL.
         digest = hashlib.sha256()
         for tag in tags:

@@ -12,8 +12,8 @@ import threading
 import time
 from typing import Mapping, Sequence
 
-from trainerctl.safe_text import LINE_LIMIT, clean
 from trainerctl.stage_lines import Stage
+from trainerctl.trust.safe_text import LINE_LIMIT, clean
 
 
 def plain_output() -> bool:
@@ -24,7 +24,7 @@ def plain_output() -> bool:
 
 
 def warn(message: str) -> None:
-    """One `warning:` line (text from outside it may quote is cleaned: trainerctl.safe_text)."""
+    """One `warning:` line (text from outside it may quote is cleaned: trainerctl.trust.safe_text)."""
     print(f"warning: {clean(message, LINE_LIMIT)}", file=sys.stderr)
 
 

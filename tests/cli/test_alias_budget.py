@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.support.properties import EXAMPLES, PROPERTY
-from trainerctl.bounded_read import ALIAS_SLACK
 from trainerctl.cli import main
+from trainerctl.trust.bounded_read import ALIAS_SLACK
 
 BOMB_SAYS = f"aliases expand to more than {ALIAS_SLACK:,} nodes"
 

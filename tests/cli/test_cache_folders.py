@@ -193,8 +193,8 @@ def test_a_bare_repository_holding_a_link_is_made_anew(tmp_path):
 # Who may make or chmod a folder: the cache's one function, and folders that are not the cache's.
 MAY_MAKE_FOLDERS = {
     "cachedir.py": "the one function every cache folder is made and opened through",
-    "safe_write.py": "fchmod of the temporary file it has just created; the folders of a user's output "
-                     "(--output-dir, --write-migrated) under it, never through a symlink (write_tree)",
+    "trust/safe_write.py": "fchmod of the temporary file it has just created; the folders of a user's output "
+                           "(--output-dir, --write-migrated) under it, never through a symlink (write_tree)",
     "source/tree.py": "a render's own work copy of a tree",
     "source/gitrepo.py": "the files of a commit, into a staging folder made inside a cache folder",
     "source/cache.py": "a staging folder (mkdtemp) inside the trees/ cache folder",

@@ -499,7 +499,7 @@ def test_a_second_ctrl_c_leaves_at_once_without_credentials(tmp_path):
 
 _SAY_THEN_SIGNAL = """
 import os, signal, sys
-from trainerctl import interrupts, stdio
+from trainerctl.trust import interrupts, stdio
 stdio.install(); interrupts.arm_hard_exit(); interrupts.install()
 order = sys.argv[1]
 if order == "said-first":

@@ -16,10 +16,10 @@ PACKAGE = Path(trainerctl.__file__).resolve().parent
 # The basics every layer may use: errors and messages, the defaults every command shares, and the
 # trust boundaries (what an outside input may be, how much of it is read, and what never reaches
 # the terminal).
-BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.defaults", "trainerctl.lazy_exports", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.redact",
-          "trainerctl.safe_text", "trainerctl.bounded_read", "trainerctl.interrupts", "trainerctl.own_data",
+BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.defaults", "trainerctl.lazy_exports", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.trust.redact",
+          "trainerctl.trust.safe_text", "trainerctl.trust.bounded_read", "trainerctl.trust.interrupts", "trainerctl.own_data",
           # every report and bundle member serialized after redaction (part of the trust layer, as redact)
-          "trainerctl.serialize",
+          "trainerctl.trust.serialize",
           # HTTP to an untrusted server (bounded, with deadlines), shared by the API and registry clients
           "trainerctl.net", "trainerctl.net.transport", "trainerctl.net.proxy"}
 # The engine's packages, top to bottom: each may import those after it, never those before it.
@@ -191,7 +191,7 @@ def test_the_delete_scan_finds_each_way_to_send_one():
 
 # -- one report protocol -------------------------------------------------------------------------
 _DUMPS = {"json.dumps", "json.dump", "yaml.dump", "yaml.safe_dump", "yaml.dump_all", "yaml.safe_dump_all"}
-SERIALIZE = "trainerctl.serialize"
+SERIALIZE = "trainerctl.trust.serialize"
 # Classes with a text and a mapping that are parts of a report, never printed on their own.
 REPORT_PARTS = {"trainerctl.cluster.manager.diagnose.Cause": "a Deployment's cause, inside status and install"}
 

@@ -8,12 +8,12 @@ logs, the recorded source, the install history, a webhook's denial, an apply's 4
 Every command that prints server text runs with `-o text`, `json` and `yaml`, and the secret must
 not appear in any form: as it is, JSON-escaped, with its whitespace collapsed, split across a
 folded YAML line or a line wrapped at the terminal's width, or in any string of the document once
-parsed. The commands run in-process without the stream's line-by-line mask (trainerctl.stdio), so
+parsed. The commands run in-process without the stream's line-by-line mask (trainerctl.trust.stdio), so
 it is the value-level masking that is proved; a real process on a pseudo-terminal, where rich
 draws the progress at the terminal's width, runs at 20, 80 and 200 columns.
 
 And the layout rules that keep it so: reports and files are serialized only through
-trainerctl.serialize, and only the output modules write to the terminal.
+trainerctl.trust.serialize, and only the output modules write to the terminal.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 import trainerctl
 from tests.support.hostile_api import OBJECTS, HostileServer, strings
 from tests.support.properties import PROPERTY
-from trainerctl import redact, safe_text
+from trainerctl.trust import redact, safe_text
 
 PACKAGE = Path(trainerctl.__file__).resolve().parent
 
@@ -48,8 +48,8 @@ _DUMPS = {("json", "dumps"), ("json", "dump"), ("yaml", "dump"), ("yaml", "safe_
           ("yaml", "safe_dump_all"), ("yaml", "emit"), ("yaml", "serialize")}
 # Modules that serialize what is no report and holds no server text, each with what it writes.
 _SERIALIZE_ALLOWED = {
-    "trainerctl.serialize": "the one place reports and bundle members are serialized",
-    "trainerctl.redact": "the JSON-escaped forms a credential can take, to find them",
+    "trainerctl.trust.serialize": "the one place reports and bundle members are serialized",
+    "trainerctl.trust.redact": "the JSON-escaped forms a credential can take, to find them",
     "trainerctl.kustomize.yamlemit": "a kustomize build's output, as kustomize writes it",
     "trainerctl.render.output": "a render's -o json (the user's manifests)",
     "trainerctl.render.overlay": "the overlay a render generates",
@@ -71,7 +71,7 @@ _SERIALIZE_ALLOWED = {
                                                  "JSON shows it; the line is masked like any other",
 }
 # The modules that write to the terminal: what they print passed safe_text or serialize.
-_WRITERS = {"trainerctl.stdio", "trainerctl.ui", "trainerctl.cli.output"}
+_WRITERS = {"trainerctl.trust.stdio", "trainerctl.ui", "trainerctl.cli.output"}
 _WRITE_CALLS = ("print", "sys.stdout.write", "sys.stderr.write", "sys.stdout.writelines", "sys.stderr.writelines",
                 "sys.__stdout__.write", "sys.__stderr__.write", "typer.echo", "typer.secho", "click.echo",
                 "click.secho")
@@ -92,7 +92,7 @@ def _calls(tree: ast.AST):
 
 
 def test_reports_and_files_are_serialized_only_through_serialize():
-    """No json.dumps / yaml.dump outside trainerctl.serialize, but for what is no report and holds
+    """No json.dumps / yaml.dump outside trainerctl.trust.serialize, but for what is no report and holds
     no server text (_SERIALIZE_ALLOWED) and a deep copy (json.loads(json.dumps(x)))."""
     found, used = [], set()
     for module, tree in _modules():
@@ -108,13 +108,13 @@ def test_reports_and_files_are_serialized_only_through_serialize():
                 used.add(module)
             else:
                 found.append(f"{module}:{call.lineno}: {ast.unparse(func)}")
-    assert not found, "serialize reports through trainerctl.serialize (json_text, yaml_text):\n" + "\n".join(found)
+    assert not found, "serialize reports through trainerctl.trust.serialize (json_text, yaml_text):\n" + "\n".join(found)
     assert used == set(_SERIALIZE_ALLOWED), f"allowed but no longer serializing: {set(_SERIALIZE_ALLOWED) - used}"
 
 
 def test_only_the_output_modules_write_to_the_terminal():
     """print, sys.stdout/stderr writes, typer/click echo, a rich Console and os.write to 1 or 2
-    only in trainerctl.stdio, trainerctl.ui and trainerctl.cli.output (and the fixed line of the
+    only in trainerctl.trust.stdio, trainerctl.ui and trainerctl.cli.output (and the fixed line of the
     hard exit after an interrupt)."""
     found = []
     for module, tree in _modules():
@@ -123,7 +123,7 @@ def test_only_the_output_modules_write_to_the_terminal():
         for call, _ in _calls(tree):
             name = ast.unparse(call.func)
             terminal_fd = name == "os.write" and call.args and isinstance(call.args[0], ast.Constant) \
-                and call.args[0].value in (1, 2) and not (module == "trainerctl.interrupts"
+                and call.args[0].value in (1, 2) and not (module == "trainerctl.trust.interrupts"
                                                           and isinstance(call.args[1], ast.Constant))
             if name in _WRITE_CALLS or name.endswith(("Console", "console.print", "console.log")) or terminal_fd:
                 found.append(f"{module}:{call.lineno}: {name}")
@@ -434,7 +434,7 @@ def registered():
 
 
 def test_yaml_and_json_mask_before_they_fold_or_escape(registered):
-    from trainerctl.serialize import json_text, yaml_text
+    from trainerctl.trust.serialize import json_text, yaml_text
 
     report = {"message": message(registered, 60, length=400), registered: [message(registered, 0, length=90)]}
     for text, output in ((yaml_text(report), "yaml"), (json_text(report), "json")):
@@ -461,7 +461,7 @@ def test_a_value_registered_after_its_message_was_collapsed_is_still_found():
 
 
 def test_report_values_are_bounded_and_masked(registered):
-    from trainerctl.serialize import safe
+    from trainerctl.trust.serialize import safe
 
     report = {"ref": "x" * 1_000_000, "message": message(registered, 990, length=5000), "n": 5, "ok": True}
     shown = safe(report)

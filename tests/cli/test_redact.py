@@ -1,4 +1,4 @@
-"""The redaction layer, the text cleaner and the output streams (trainerctl.redact, safe_text, stdio)."""
+"""The redaction layer, the text cleaner and the output streams (trainerctl.trust.redact, safe_text, stdio)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from trainerctl import redact
-from trainerctl.safe_text import clean, field_name
-from trainerctl.stdio import OutputError, RedactingWriter
+from trainerctl.trust import redact
+from trainerctl.trust.safe_text import clean, field_name
+from trainerctl.trust.stdio import OutputError, RedactingWriter
 
 
 @pytest.fixture(autouse=True)

@@ -89,7 +89,7 @@ def test_the_text_report_leaves_the_objects_to_the_stage_lines():
 # A run as the install pipeline reports it (pipeline.py, staged.py), without a cluster.
 RUN = """
 import sys
-from trainerctl import stdio
+from trainerctl.trust import stdio
 stdio.install()
 from trainerctl.ui import Progress
 p = Progress(5, verbose="-v" in sys.argv)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from trainerctl.bounded_read import ALIAS_SLACK, LIMITS, MAX_DEPTH, human_size
 from trainerctl.cluster.client.client import LIST_PAGE, MAX_LIST_PAGES
 from trainerctl.cluster.client.discovery import MAX_GROUP_VERSIONS
 from trainerctl.cluster.operations.install_history import MAX_REVISION
 from trainerctl.cluster.trainer import stored_versions
+from trainerctl.trust.bounded_read import ALIAS_SLACK, LIMITS, MAX_DEPTH, human_size
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "trust.md"
 
@@ -59,14 +59,14 @@ def test_the_yaml_bounds_are_the_codes():
 # -- the bounds written in the code, each in a table with its value ------------------------------
 def _fixed_bounds() -> dict[tuple[str, str], tuple[str, str]]:
     """(module, constant) -> (how its row in docs/trust.md begins, its value as the row writes it)."""
-    from trainerctl import redact, safe_text
     from trainerctl.cluster.manager import diagnose
     from trainerctl.cluster.operations import bundle_archive
     from trainerctl.cluster.trainer.verify import controllers
+    from trainerctl.trust import redact, safe_text
 
     return {
-        ("trainerctl.safe_text", "MESSAGE_LIMIT"): ("each text from the server", f"{safe_text.MESSAGE_LIMIT:,} characters"),
-        ("trainerctl.safe_text", "LINE_LIMIT"): ("an `error:`, `warning:` or progress line", f"{safe_text.LINE_LIMIT:,} characters"),
+        ("trainerctl.trust.safe_text", "MESSAGE_LIMIT"): ("each text from the server", f"{safe_text.MESSAGE_LIMIT:,} characters"),
+        ("trainerctl.trust.safe_text", "LINE_LIMIT"): ("an `error:`, `warning:` or progress line", f"{safe_text.LINE_LIMIT:,} characters"),
         ("trainerctl.cluster.manager.diagnose", "LOG_TAIL_LINES"): ("the previous log of a crashed container",
                                                                     f"the last {diagnose.LOG_TAIL_LINES} lines"),
         ("trainerctl.cluster.manager.diagnose", "LOG_READ_LINES"): ("the previous log of a crashed container",
@@ -79,7 +79,7 @@ def _fixed_bounds() -> dict[tuple[str, str], tuple[str, str]]:
                                                                               f"at most {human_size(bundle_archive.LOG_LIMIT_BYTES)}"),
         ("trainerctl.cluster.operations.bundle_archive", "MAX_PART"): ("a part of a support bundle's member name",
                                                                        f"{bundle_archive.MAX_PART} characters"),
-        ("trainerctl.redact", "MIN_LENGTH"): ("a credential masked wherever it appears",
+        ("trainerctl.trust.redact", "MIN_LENGTH"): ("a credential masked wherever it appears",
                                               f"{redact.MIN_LENGTH} characters or longer"),
     }
 
@@ -91,7 +91,7 @@ _REQUEST_BOUNDS = {("trainerctl.cluster.client.client", "MAX_LIST_PAGES"),
 # Constants named as bounds that are not a bound on what comes from outside, or are documented
 # where their subject is: each with why it needs no row here.
 _NOT_HERE = {
-    ("trainerctl.bounded_read", "MAX_DEPTH"): "in the tables' prose (test_the_yaml_bounds_are_the_codes)",
+    ("trainerctl.trust.bounded_read", "MAX_DEPTH"): "in the tables' prose (test_the_yaml_bounds_are_the_codes)",
     ("trainerctl.cluster.operations.install_history", "MAX_BYTES"): "a bound on what trainerctl writes (docs/history.md)",
     ("trainerctl.defaults", "HISTORY_MAX"): "a setting's default (--history-max)",
     ("trainerctl.kustomize.loader", "MAX_LINKS"): "the kustomize engine's, as kubectl's (Linux's ELOOP)",

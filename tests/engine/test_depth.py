@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.cli.test_properties import PROPERTY, json_values
-from trainerctl.bounded_read import MAX_DEPTH, too_deep
+from trainerctl.trust.bounded_read import MAX_DEPTH, too_deep
 
 
 def _depth(value) -> int:

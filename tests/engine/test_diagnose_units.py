@@ -20,8 +20,8 @@ from trainerctl.cluster.client.views import Deployment, Event, Pod
 from trainerctl.cluster.operations import bundle_archive
 from trainerctl.cluster.manager.diagnose import (CRASH_LOOP_RESTARTS, Cause, Diagnosis, log_excerpt, pod_causes,
                                                selector_query)
-from trainerctl import redact
 from trainerctl.cluster.trainer import floors
+from trainerctl.trust import redact
 
 
 def _pod(*statuses, phase="Pending", conditions=()):

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.hostile_api import HostileServer, self_signed
-from trainerctl import redact
 from trainerctl.cluster.client import kubeconfig_files as kc
 from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.errors import InputError
+from trainerctl.trust import redact
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
 """The typed views of server objects (trainerctl/cluster/client/views) and bounded decoding of
-what the server sends (trainerctl/bounded_read.py).
+what the server sends (trainerctl/trust/bounded_read.py).
 
 Each example of issue 25 has a test: a Lease with an acquire time without a zone, a duration of
 "abc" or 1e400, a list as holder, a create answer without resourceVersion; a ReplicaSet revision
@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from tests.cli.test_properties import PROPERTY, json_values, keys
 from tests.support.hostile_api import gzip_bomb, helm_payload, helm_record
-from trainerctl import bounded_read
-from trainerctl.bounded_read import Undecodable
+from trainerctl.trust import bounded_read
+from trainerctl.trust.bounded_read import Undecodable
 from trainerctl.cluster.client.views import (CRD, VIEWS, Deployment, Event, InventoryRecord, Lease, Node, Pod,
                                              ReplicaSet, Unreadable, parse_time)
 from trainerctl.cluster.manager import diagnose

@@ -28,9 +28,9 @@ from hypothesis import strategies as st
 
 from tests.support.hostile_api import HOSTILE_NAME, HostileServer, strings
 from tests.support.properties import EXAMPLES, PROPERTY
-from trainerctl import redact
 from trainerctl.cluster.operations import bundle_archive
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.trust import redact
+from trainerctl.trust.serialize import json_text, yaml_text
 
 
 @pytest.fixture(autouse=True)

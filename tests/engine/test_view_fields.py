@@ -25,13 +25,13 @@ import pytest
 
 import trainerctl
 from tests.engine.test_server_views import SAMPLES
-from trainerctl import bounded_read
 from trainerctl.cluster.client.views import VIEWS, Lease, Unreadable, WebhookConfiguration
 from trainerctl.cluster.client.views import field_types as fields_mod
 from trainerctl.cluster.client.views.field_types import Cursor
 from trainerctl.cluster.trainer.go_operator import TrainerCR
 from trainerctl.cluster.trainer.verify.runtimes import Runtime
 from trainerctl.cluster.trainer.verify.views import TrainJob, meta
+from trainerctl.trust import bounded_read
 
 NS = "opendatahub"
 INF = json.loads("1e400")

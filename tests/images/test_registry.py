@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from trainerctl import redact
 from trainerctl.errors import TrainerctlError
 from trainerctl.registry.auth import CredentialStore, HelperFailed
 from trainerctl.registry.client import NotFound, Registries, RegistryError, RegistrySettings
 from trainerctl.registry.names import locate
+from trainerctl.trust import redact
 from tests.support.registry import IDENTITY_TOKENS, USERS
 
 

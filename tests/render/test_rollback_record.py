@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from tests.support.properties import PROPERTY
 from trainerctl.errors import EXIT_BAD_INPUT, TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
-from trainerctl.redact import strip_userinfo
 from trainerctl.render.recipe import Named, options_from
 from trainerctl.source.pins import channels, pinned_source
 from trainerctl.source.validate import normalize_url
+from trainerctl.trust.redact import strip_userinfo
 
 PINNED = [{"url": c.url if c.url.endswith(".git") else f"{c.url}.git", "ref": c.ref, "commit": c.commit,
            "digest": c.digest} for c in channels().values()]

@@ -11,8 +11,8 @@ import sys
 
 import typer
 
-from trainerctl import interrupts
-from trainerctl.stdio import error as print_error
+from trainerctl.trust import interrupts
+from trainerctl.trust.stdio import error as print_error
 
 from trainerctl.cli.typer_support import Command, Group, usage_error_line
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, TrainerctlError
@@ -151,7 +151,7 @@ def _unexpected(exc: Exception) -> int:
     if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, ConnectionError)):
         # A path that is not what it should be (too long, a symlink loop, no permission, ...)
         # reached a reader that does not name its own flag: still one line, exit 2.
-        from trainerctl.bounded_read import os_problem, shown_path
+        from trainerctl.trust.bounded_read import os_problem, shown_path
 
         where = shown_path(str(exc.filename)) if exc.filename else "a file"
         print_error(f"{where}: {os_problem(exc)}")

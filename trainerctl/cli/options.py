@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from trainerctl.cli.flags import REGISTRY
-from trainerctl.bounded_read import shown_path
 from trainerctl.errors import InputError
 from trainerctl.settings import CONFIG_FILE, Settings
+from trainerctl.trust.bounded_read import shown_path
 
 
 def render_options(s: Settings, **found: Any):

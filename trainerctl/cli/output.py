@@ -1,11 +1,11 @@
 """Where a command's output goes: formats, reports, exit codes.
 
-With trainerctl.stdio and trainerctl.ui, the only module that writes to stdout or stderr
+With trainerctl.trust.stdio and trainerctl.ui, the only module that writes to stdout or stderr
 (tests/cli/test_masking.py). A report goes out as `-o json` or `-o yaml` through
-trainerctl.serialize (masked and bounded as values, then serialized) or as text through
+trainerctl.trust.serialize (masked and bounded as values, then serialized) or as text through
 safe_text.terminal (masked, then its control characters shown); what trainerctl made itself (a
 render, a completion script, a path) goes out as it is (`verbatim`). The stream under all of
-them masks once more, line by line (trainerctl.stdio).
+them masks once more, line by line (trainerctl.trust.stdio).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError, TrainerctlError
-from trainerctl.safe_text import terminal
+from trainerctl.trust.safe_text import terminal
 
 if TYPE_CHECKING:
-    from trainerctl.serialize import Reported
+    from trainerctl.trust.serialize import Reported
 
 SUMMARY_FORMATS = ("text", "yaml", "json")
 

@@ -22,7 +22,7 @@ from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.cluster.trainer.verify import pods
 from trainerctl.cluster.trainer.verify.owned import LABEL
 from trainerctl.cluster.trainer.verify.runtimes import rendered
-from trainerctl.serialize import Reported
+from trainerctl.trust.serialize import Reported
 
 
 @dataclass

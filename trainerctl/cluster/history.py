@@ -10,8 +10,8 @@ from trainerctl.cluster.client.views import HistoryRecord
 from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import install_history
-from trainerctl.safe_text import bounded, clean
-from trainerctl.serialize import Reported
+from trainerctl.trust.safe_text import bounded, clean
+from trainerctl.trust.serialize import Reported
 
 _COLUMNS = ("REVISION", "UPDATED", "STATUS", "ACTION", "TRAINER", "CHANNEL", "SOURCE", "WHO", "DESCRIPTION")
 

@@ -31,7 +31,7 @@ from trainerctl.cluster.trainer.status_report import StatusReport, ready_conditi
 from trainerctl.cluster.trainer.verify import consumers
 from trainerctl.errors import TrainerctlError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL
-from trainerctl.safe_text import bounded
+from trainerctl.trust.safe_text import bounded
 from trainerctl.settings import FIELD_MANAGER
 
 __all__ = ["Status", "StatusReport", "status", "status_text", "wait_ready"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainerctl.bounded_read import os_problem
+from trainerctl.trust.bounded_read import os_problem
 from trainerctl.errors import InputError
 from trainerctl.kustomize import KustomizeError, build
 from trainerctl.kustomize.yamlio import load

@@ -8,7 +8,7 @@ alone, the form its ImageDigestMirrorSet redirects and `--images-from` installs.
 from __future__ import annotations
 
 from trainerctl.images.image_uses import ListedImage
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.trust.serialize import json_text, yaml_text
 
 FORMATS = ("plain", "json", "oc-mirror")
 OC_MIRROR_API_VERSION = "mirror.openshift.io/v2alpha1"

@@ -15,7 +15,7 @@ import os
 import posixpath
 import stat
 
-from trainerctl.bounded_read import LIMITS, limit_for
+from trainerctl.trust.bounded_read import LIMITS, limit_for
 
 # kustomize sets no limit; ours keeps a mistaken path (a disk image, /dev/zero behind a link)
 # from exhausting memory. The largest Kubernetes manifests (CRD bundles) are a few MB. One limit

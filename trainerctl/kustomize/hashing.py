@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trainerctl.kustomize import gojson
-from trainerctl.sha256 import sha256
+from trainerctl.trust.sha256 import sha256
 
 
 def _encode(hex_digest: str) -> str:

@@ -24,13 +24,13 @@ import os
 import re
 
 from trainerctl.cachedir import cache_folder, cached_folder, default_cache_dir
-from trainerctl.bounded_read import LIMITS, read_input, seconds_for
 from trainerctl.errors import InputError
 from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
 from trainerctl.net.deadlines import watch
 from trainerctl.net.redirects import RedirectRefused, follow, git_env
-from trainerctl.safe_write import write_atomic
+from trainerctl.trust.bounded_read import LIMITS, read_input, seconds_for
+from trainerctl.trust.safe_write import write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ import ipaddress
 import os
 from urllib.parse import unquote, urlsplit
 
-from trainerctl import redact
 from trainerctl.net.transport import Proxy
 from trainerctl.errors import InputError
-from trainerctl.safe_text import clean
+from trainerctl.trust import redact
+from trainerctl.trust.safe_text import clean
 
 
 def _env(*names: str) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from typing import Collection
 
-from trainerctl.redact import redact_url
-from trainerctl.safe_text import clean
+from trainerctl.trust.redact import redact_url
+from trainerctl.trust.safe_text import clean
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 

@@ -8,7 +8,7 @@ The server is not trusted to behave. So every request has:
 - a bound on the response body (a bounded_read limit: the transport's, "api-response" unless its
   maker names another, or one request's: "log");
 - no redirects: a 3xx is an answer like any other, so credentials never follow it elsewhere;
-- an abort: Ctrl-C or SIGTERM shuts down every socket in flight (trainerctl.interrupts), so worker
+- an abort: Ctrl-C or SIGTERM shuts down every socket in flight (trainerctl.trust.interrupts), so worker
   threads return at once.
 Header values are checked before sending; a credential with a line break is refused by the
 credentials module, never echoed by http.client's "Invalid header value" error.
@@ -26,11 +26,11 @@ from email.utils import parsedate_to_datetime
 from typing import Callable
 from urllib.parse import urlsplit
 
-from trainerctl.bounded_read import limit_for, too_large
+from trainerctl.trust.bounded_read import limit_for, too_large
 from trainerctl.net.deadlines import WATCHDOG as _WATCHDOG
 from trainerctl.net.deadlines import kill as _kill
 from trainerctl.errors import EXIT_PREFLIGHT, Interrupted, TrainerctlError
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 CONNECT_TIMEOUT = 30.0  # as client-go's dialer
 _CHUNK = 1 << 20

@@ -14,7 +14,7 @@ server) or `registrytoken` (a bearer token as is). Keys may be a host, a URL
 specific wins.
 
 Helpers are bounded like kubeconfig exec plugins (a time-out, a size limit on their output, their
-error output cleaned); every secret is registered with trainerctl.redact; nothing is written.
+error output cleaned); every secret is registered with trainerctl.trust.redact; nothing is written.
 """
 
 from __future__ import annotations
@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from trainerctl import redact
-from trainerctl.bounded_read import read_input, read_process, shown_path
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.registry.names import DOCKER_HUB, DOCKER_HUB_ALIASES
-from trainerctl.safe_text import clean, field_name
+from trainerctl.trust import redact
+from trainerctl.trust.bounded_read import read_input, read_process, shown_path
+from trainerctl.trust.safe_text import clean, field_name
 
 HELPER_TIMEOUT = 60.0
 DOCKER_HUB_SERVER = "https://index.docker.io/v1/"  # the key docker stores Docker Hub under

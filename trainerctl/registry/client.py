@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Mapping
 from urllib.parse import urlencode, urlsplit
 
-from trainerctl import __version__, interrupts, redact
+from trainerctl import __version__
 from trainerctl.errors import Interrupted, TrainerctlError
 from trainerctl.net.proxy import proxy_for
 from trainerctl.net.redirects import RedirectRefused, follow, plain_http_allowed
@@ -36,7 +36,8 @@ from trainerctl.net.transport import Response, ResponseTooLarge, Transport, Unre
 from trainerctl.registry.auth import Credential, CredentialStore
 from trainerctl.registry.names import DIGEST, Location
 from trainerctl.registry.tls import certs_dirs, tls_context
-from trainerctl.safe_text import clean
+from trainerctl.trust import interrupts, redact
+from trainerctl.trust.safe_text import clean
 
 MANIFEST_TYPES = (
     "application/vnd.oci.image.index.v1+json",

@@ -17,8 +17,8 @@ import os
 import ssl
 from pathlib import Path
 
-from trainerctl.bounded_read import read_input, shown_path
 from trainerctl.errors import InputError
+from trainerctl.trust.bounded_read import read_input, shown_path
 
 
 def certs_dirs(env=None) -> list[Path]:

@@ -6,12 +6,12 @@ import json
 import re
 from pathlib import Path
 
-from trainerctl.bounded_read import load_yaml, os_problem, read_input, shown_path
 from trainerctl.errors import InputError
 from trainerctl.kustomize.cachedwrite import dump_all as cached_dump_all
 from trainerctl.kustomize.yamlio import dump, dump_all
 from trainerctl.parsed_cache import ParsedCache
-from trainerctl.safe_write import LinkedFolder, linked_folder, remove_quietly, write_tree
+from trainerctl.trust.bounded_read import load_yaml, os_problem, read_input, shown_path
+from trainerctl.trust.safe_write import LinkedFolder, linked_folder, remove_quietly, write_tree
 
 FORMATS = ("yaml", "json")
 _MARKER = "# Written by `trainerctl render --output-dir`; files listed here are replaced on the next run.\n"

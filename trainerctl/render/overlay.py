@@ -10,12 +10,12 @@ from pathlib import Path, PurePosixPath
 
 import yaml
 
-from trainerctl.bounded_read import read_text
 from trainerctl.errors import InputError
 from trainerctl.kustomize.cachedread import load_yaml11
 from trainerctl.kustomize.filesys import OverlayFS
 from trainerctl.parsed_cache import ParsedCache
 from trainerctl.render.assets import asset_dir
+from trainerctl.trust.bounded_read import read_text
 
 # Tried in order when no overlay is given: opendatahub-io/trainer, then kubeflow/trainer.
 DEFAULT_OVERLAYS = ("rhoai", "overlays/manager")

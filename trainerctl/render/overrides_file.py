@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import yaml
 
-from trainerctl.bounded_read import load_yaml, read_text, shown_path
 from trainerctl.errors import InputError
 from trainerctl.render.image_refs import parse_image
-from trainerctl.safe_text import field_name
-from trainerctl.safe_write import write_atomic
+from trainerctl.trust.bounded_read import load_yaml, read_text, shown_path
+from trainerctl.trust.safe_text import field_name
+from trainerctl.trust.safe_write import write_atomic
 
 _HEADER = ("# Image overrides by digest, written by `trainerctl images --pin-digests --write-overrides`.\n"
            "# Use them with `trainerctl render|install --images-from FILE` (docs/images.md).\n")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trainerctl.bounded_read import read_input, shown_path
 from trainerctl.errors import InputError
 from trainerctl.render.image_refs import parse_image
+from trainerctl.trust.bounded_read import read_input, shown_path
 
 
 @dataclass

@@ -28,12 +28,12 @@ from typing import Any, Mapping
 
 from trainerctl.errors import InputError
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
-from trainerctl.redact import redact_url, strip_userinfo
 from trainerctl.render.controller import resolve as resolve_manager
 from trainerctl.render.image_refs import ENV_PREFIX, related_images
 from trainerctl.render.render_options import RenderOptions
-from trainerctl.safe_text import clean
 from trainerctl.source.pins import pinned_source
+from trainerctl.trust.redact import redact_url, strip_userinfo
+from trainerctl.trust.safe_text import clean
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping
 
-from trainerctl.bounded_read import load_yaml, read_text
 from trainerctl.errors import InputError
 from trainerctl.render.image_refs import ImageRef, parse_image, related_images
 from trainerctl.render.overlay import choose_overlay
 from trainerctl.render.params_env import ParamsEnv
 from trainerctl.source.pins import Channel, channels
+from trainerctl.trust.bounded_read import load_yaml, read_text
 
 # The variable that sets the controller's image: its params.env keys and kustomize image names.
 CONTROLLER = "RELATED_IMAGE_ODH_TRAINER_IMAGE"

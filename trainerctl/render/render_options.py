@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from trainerctl.errors import InputError
-from trainerctl.redact import strip_userinfo
+from trainerctl.trust.redact import strip_userinfo
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.image_refs import ImageOverrides, resolve_overrides, validate_registry
 from trainerctl.render.controller import ManagerOptions

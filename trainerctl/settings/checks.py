@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
 from trainerctl import source
-from trainerctl.bounded_read import os_problem, shown_path
 from trainerctl.errors import InputError
 from trainerctl.owner_label import OwnerLabel
-from trainerctl.redact import redact
 from trainerctl.source.validate import is_git_url
+from trainerctl.trust.bounded_read import os_problem, shown_path
+from trainerctl.trust.redact import redact
 
 COMPONENTS = ("manifests", "runtimes", "imagestreams")
 PLATFORMS = ("openshift", "kubernetes")

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trainerctl.bounded_read import load_yaml, read_text, shown_path
 from trainerctl.errors import InputError
-from trainerctl.safe_text import field_name
 from trainerctl.settings import CONFIG_FILE, Settings
 from trainerctl.settings.spec import specs
+from trainerctl.trust.bounded_read import load_yaml, read_text, shown_path
+from trainerctl.trust.safe_text import field_name
 
 _SOURCE_FIELDS = ("url", "ref", "path")  # the `source:` block: a git URL and its ref, or a local checkout
 # top-level field -> what it holds, from the settings that have a key (`source.ref` lives in `source`)

@@ -21,17 +21,17 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainerctl.bounded_read import os_problem, read_input, shown_path
 from trainerctl.cachedir import cache_folder, cache_home, cached_folder
 from trainerctl.errors import InputError, TrainerctlError
-from trainerctl.redact import strip_userinfo
-from trainerctl.safe_write import write_atomic
 from trainerctl.source import gitrepo
 from trainerctl.source.gitrepo import FetchError
 from trainerctl.source.lock_file import Lock
 from trainerctl.source.pins import pinned_commit, pinned_digest
 from trainerctl.source.tree import walk_tree
 from trainerctl.source.validate import is_commit, normalize_url, shown_url, validate_ref, validate_url
+from trainerctl.trust.bounded_read import os_problem, read_input, shown_path
+from trainerctl.trust.redact import strip_userinfo
+from trainerctl.trust.safe_write import write_atomic
 
 
 class PinError(TrainerctlError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainerctl.serialize import Reported
 from trainerctl.source.pins import Channel, channels, default_channel
+from trainerctl.trust.serialize import Reported
 
 _COLUMNS = ("CHANNEL", "TRAINER", "DATE", "SOURCE", "COMMIT", "CONTROLLER")
 

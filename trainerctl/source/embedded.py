@@ -19,12 +19,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from trainerctl.bounded_read import read_input
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.source.cache import PinError, SourceTree, check_pin, check_pinned_digest, expected_commit
 from trainerctl.source.lock_file import Lock
 from trainerctl.source.pins import pinned_commit
 from trainerctl.source.validate import is_commit, normalize_url, shown_url
+from trainerctl.trust.bounded_read import read_input
 
 EMBED_DIR = Path(__file__).resolve().parents[1] / "_embedded"
 RECORD = "source.json"

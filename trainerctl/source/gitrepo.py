@@ -8,9 +8,9 @@ from pathlib import Path
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.net.redirects import git_env
 from trainerctl.source.tree import check_link_target
-from trainerctl.redact import redact_url
-from trainerctl.safe_text import clean
 from trainerctl.source.validate import ALLOWED_SCHEMES, shown_url
+from trainerctl.trust.redact import redact_url
+from trainerctl.trust.safe_text import clean
 
 # Network operations give up instead of hanging a pipeline forever.
 GIT_TIMEOUT_SECONDS = 300

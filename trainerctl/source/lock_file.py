@@ -9,12 +9,12 @@ from pathlib import Path
 
 import yaml
 
-from trainerctl.bounded_read import load_yaml, os_problem, read_text, shown_path
 from trainerctl.errors import InputError
-from trainerctl.redact import strip_userinfo
-from trainerctl.safe_text import field_name
-from trainerctl.safe_write import write_atomic
 from trainerctl.source.validate import is_commit, normalize_url
+from trainerctl.trust.bounded_read import load_yaml, os_problem, read_text, shown_path
+from trainerctl.trust.redact import strip_userinfo
+from trainerctl.trust.safe_text import field_name
+from trainerctl.trust.safe_write import write_atomic
 
 DEFAULT_LOCK_FILE = "trainerctl.lock"
 _HEADER = (

@@ -14,8 +14,8 @@ from functools import lru_cache
 
 from trainerctl.errors import InputError
 from trainerctl.own_data import load_yaml
-from trainerctl.safe_text import clean
 from trainerctl.source.validate import normalize_url
+from trainerctl.trust.safe_text import clean
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from trainerctl.errors import InputError
-from trainerctl.redact import redact_url, register_url, strip_userinfo
-from trainerctl.safe_text import clean
+from trainerctl.trust.redact import redact_url, register_url, strip_userinfo
+from trainerctl.trust.safe_text import clean
 
 # Transports trainerctl fetches over; `ext`, `fd` and helper transports (`foo::bar`) are refused.
 ALLOWED_SCHEMES = ("https", "http", "ssh", "git", "file")

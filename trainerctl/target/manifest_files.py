@@ -1,6 +1,6 @@
 """`-f FILE`: rendered manifests read from a YAML stream (`-` for stdin) or a folder `render
 --output-dir` wrote, each document checked to be a Kubernetes object, and every Secret's values
-(as given, base64 and decoded) registered as credentials (trainerctl.redact) before anything else
+(as given, base64 and decoded) registered as credentials (trainerctl.trust.redact) before anything else
 happens, so no message or output can show them. The folder reader loads only for a folder
 (manifest_folder.py, through the package's lazy names).
 """
@@ -12,14 +12,15 @@ import binascii
 import os
 from dataclasses import dataclass, field
 
-from trainerctl import redact, target
-from trainerctl.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
+from trainerctl import target
 from trainerctl.cachedir import cache_home
 from trainerctl.errors import InputError
 from trainerctl.kustomize import cachedstream
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.image_refs import image_origins
-from trainerctl.safe_text import field_name
+from trainerctl.trust import redact
+from trainerctl.trust.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
+from trainerctl.trust.safe_text import field_name
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def load_file(path: str, cache_dir: str | None = None) -> list[dict]:
     """Kubernetes objects from a YAML stream (`-` for stdin) or a folder `render --output-dir` wrote,
     each with apiVersion and kind.
 
-    The values of every Secret are registered as credentials (trainerctl.redact) before anything
+    The values of every Secret are registered as credentials (trainerctl.trust.redact) before anything
     else happens, so no message or output can show them. A stream's documents are read through
     the cache under `cache_dir`'s home (kustomize/cachedstream.py: every document but a Secret)."""
     if path != "-" and os.path.isdir(path):

@@ -3,9 +3,9 @@ registered as credentials before anything else reads them."""
 
 from __future__ import annotations
 
-from trainerctl.bounded_read import shown_path
 from trainerctl.gitops.folder import Folder, load_folder
 from trainerctl.target.manifest_files import is_secret, register_secret_values
+from trainerctl.trust.bounded_read import shown_path
 
 
 def read_folder(path: str) -> Folder:

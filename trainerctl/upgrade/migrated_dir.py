@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainerctl.bounded_read import os_problem, shown_path
 from trainerctl.cluster.client.views.field_types import LABEL_NAME, SUBDOMAIN_NAME
 from trainerctl.errors import InputError
-from trainerctl.safe_write import LinkedFolder, write_tree
-from trainerctl.serialize import yaml_text
+from trainerctl.trust.bounded_read import os_problem, shown_path
+from trainerctl.trust.safe_write import LinkedFolder, write_tree
+from trainerctl.trust.serialize import yaml_text
 
 FLAG = "--write-migrated"
 

@@ -20,7 +20,7 @@ from trainerctl.upgrade.crd_diff import (
     VALIDATION_REMOVED,
     Finding,
 )
-from trainerctl.serialize import Reported
+from trainerctl.trust.serialize import Reported
 from trainerctl.upgrade.stored import Rejection
 from trainerctl.upgrade.usage import Usage
 

@@ -29,17 +29,17 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 from urllib.parse import quote, urlencode
 
-from trainerctl import interrupts
-from trainerctl import redact
-from trainerctl.bounded_read import MAX_DEPTH, seconds_for, too_deep
 from trainerctl.cluster.client import kubeconfig_files
 from trainerctl.cluster.client.api_shape import check_body
 from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.net.proxy import proxy_for
+from trainerctl.trust import redact
+from trainerctl.trust import interrupts
+from trainerctl.trust.bounded_read import MAX_DEPTH, seconds_for, too_deep
 from trainerctl.net.transport import (RequestTimeout, Response, ResponseTooLarge, Transport, Unreachable,
                                       retry_after_seconds)
 from trainerctl.errors import InputError, TrainerctlError, WaitTimeout
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 POOL_SIZE = 16  # >= the apply thread pool, so connections are reused rather than discarded
 RETRY_AFTER_CAP = 2.0  # seconds; a server asking for longer is asked again sooner, then given up on

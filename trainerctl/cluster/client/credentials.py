@@ -10,7 +10,7 @@ anything here reads a token file or runs an exec plugin.
   terminal rules, stdin only when interactive) but bounded: a time-out, a size limit on its
   output, and its error output cleaned before it is shown.
 - A credential that cannot be a header value (a line break in a token, say) is one line naming
-  where it came from, never the value. Every credential is registered with trainerctl.redact.
+  where it came from, never the value. Every credential is registered with trainerctl.trust.redact.
 - Client keys reach OpenSSL through an anonymous in-memory file, never the disk; an encrypted key
   is refused (kubectl cannot use one either) instead of OpenSSL asking for a passphrase.
 """
@@ -28,11 +28,11 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from trainerctl import redact
-from trainerctl.bounded_read import kill_process_tree, load_yaml, read_input, read_process, shown_path
 from trainerctl.cluster.client.kubeconfig_files import Selected
 from trainerctl.errors import InputError, TrainerctlError
-from trainerctl.safe_text import clean
+from trainerctl.trust import redact
+from trainerctl.trust.bounded_read import kill_process_tree, load_yaml, read_input, read_process, shown_path
+from trainerctl.trust.safe_text import clean
 from trainerctl.ui import warn
 
 EXEC_TIMEOUT = 120.0  # a non-interactive plugin; an interactive one waits for its user

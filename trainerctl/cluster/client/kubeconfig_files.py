@@ -15,7 +15,7 @@ failure is one line naming the file. Nothing is run and no file but the kubeconf
 that is credentials.py's job, after the command has checked its own input.
 
 Every credential met while parsing, in any file and for any user, is registered with
-trainerctl.redact before anything could print it.
+trainerctl.trust.redact before anything could print it.
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from trainerctl import redact
-from trainerctl.bounded_read import load_yaml, read_text, shown_path
 from trainerctl.errors import InputError
-from trainerctl.safe_text import clean
+from trainerctl.trust import redact
+from trainerctl.trust.bounded_read import load_yaml, read_text, shown_path
+from trainerctl.trust.safe_text import clean
 
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")
 INTERACTIVE_MODES = ("Never", "IfAvailable", "Always")

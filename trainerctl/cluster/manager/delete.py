@@ -29,7 +29,7 @@ from trainerctl.cluster.client.views import Meta, Unreadable
 from trainerctl.cluster.client.views.field_types import LABEL_NAME, SUBDOMAIN_NAME, Cursor
 from trainerctl.cluster.manager.webhook_retry import until_webhook_answers
 from trainerctl.errors import WaitTimeout
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 PARTIAL_META = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 ATTEMPTS = 3  # reads and proofs of an object that keeps changing under its guarded DELETE

@@ -37,7 +37,7 @@ from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import (ContainerStatus, Deployment, Event, Pod, ReplicaSet, Service,
                                              Unreadable, by_time, condition, read_each)
 from trainerctl.errors import Interrupted, TrainerctlError, WaitTimeout
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 CRASH_LOOP_RESTARTS = 3
 LOG_TAIL_LINES = 10  # the log lines a crash cause shows

@@ -21,7 +21,7 @@ from trainerctl.cluster.manager.plan import ensure_namespace, plan
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.prune import resolve_entry
 from trainerctl.cluster.manager.stages import StagePlan
-from trainerctl.serialize import Reported, yaml_text
+from trainerctl.trust.serialize import Reported, yaml_text
 
 _SERVER_META = ("managedFields", "resourceVersion", "generation", "uid", "creationTimestamp")
 

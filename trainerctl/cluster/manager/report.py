@@ -8,7 +8,7 @@ from typing import Any
 
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.errors import TrainerctlError
-from trainerctl.serialize import Reported
+from trainerctl.trust.serialize import Reported
 
 ACTIONS = ("created", "configured", "unchanged", "recreated", "pruned", "deleted", "skipped", "failed")
 CHANGES = ("created", "configured", "recreated", "pruned", "deleted")

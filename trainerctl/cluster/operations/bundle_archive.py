@@ -33,8 +33,8 @@ from typing import Any
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.client.views.field_types import LABEL_NAME, SUBDOMAIN_NAME
 from trainerctl.errors import InputError
-from trainerctl.redact import MASK, scrub
-from trainerctl.serialize import json_text, yaml_text
+from trainerctl.trust.redact import MASK, scrub
+from trainerctl.trust.serialize import json_text, yaml_text
 
 LOG_TAIL_LINES = 500
 LOG_LIMIT_BYTES = 1024 * 1024

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-from trainerctl.bounded_read import seconds_for
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Event, Node, Pod, by_time, condition, read_each
 from trainerctl.cluster.operations import bundle_archive
 from trainerctl.errors import Interrupted, TrainerctlError
+from trainerctl.trust.bounded_read import seconds_for
 
 T = TypeVar("T")
 

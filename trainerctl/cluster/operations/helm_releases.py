@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from trainerctl.bounded_read import Undecodable, load_yaml_stream
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import split_api_version
 from trainerctl.cluster.client.views import HelmRecord, HelmRelease, Unreadable
 from trainerctl.cluster.client.views import helm_record
 from trainerctl.cluster.manager.objects import Ref
+from trainerctl.trust.bounded_read import Undecodable, load_yaml_stream
 
 RELEASE_TYPE = helm_record.RELEASE_TYPE
 RECORD_PREFIX = helm_record.RECORD_PREFIX

@@ -37,7 +37,7 @@ from trainerctl.cluster.manager.listing import answers
 from trainerctl.cluster.operations.access import whoami
 from trainerctl.cluster.operations.lock_holder import holder_from_env
 from trainerctl.errors import InputError
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 PREFIX = "trainerctl-history"
 LABEL = "trainerctl.io/history"

@@ -16,11 +16,11 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
-from trainerctl.bounded_read import load_json
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
 from trainerctl.cluster.operations.lock_holder import Holder
-from trainerctl.safe_text import clean
+from trainerctl.trust.bounded_read import load_json
+from trainerctl.trust.safe_text import clean
 
 NAME = "trainerctl-lock"
 MANAGED_BY = ("app.kubernetes.io/managed-by", "trainerctl")

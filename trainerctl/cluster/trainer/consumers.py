@@ -20,7 +20,7 @@ from trainerctl.cluster.client.views import Deployment, read_each
 from trainerctl.cluster.trainer.floors import parse_version
 from trainerctl.cluster.trainer.preflight import FAIL, OK, WARN, Finding
 from trainerctl.own_data import load_yaml
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 CHECK = "consumers"
 # Where a render says which Trainer it is, when its source does not (kubeflow's overlays/manager

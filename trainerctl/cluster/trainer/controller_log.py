@@ -38,7 +38,7 @@ from trainerctl.cluster.manager.diagnose import LogCause, LogExplainer
 from trainerctl.cluster.manager.log_text import texts
 from trainerctl.cluster.operations import access
 from trainerctl.errors import Interrupted, TrainerctlError, WaitTimeout
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 UPGRADE_CHECK = "`trainerctl upgrade-check`"
 LINE_SHOWN = 400  # of the log text a cause quotes (the error, unwrapped from its line)

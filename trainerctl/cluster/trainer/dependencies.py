@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import CRD, Unreadable, condition
 from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 JOBSET_CRD = "jobsets.jobset.x-k8s.io"
 JOBSET_API = ("jobset.x-k8s.io/v1alpha2", "JobSet")

@@ -8,7 +8,7 @@ from typing import Any
 
 from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.trainer import conditions
-from trainerctl.serialize import Reported
+from trainerctl.trust.serialize import Reported
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from trainerctl.errors import InputError
 from trainerctl.render.controller.controller_options import ManagerOptions, PodDisruptionBudget
-from trainerctl.safe_text import field_name
+from trainerctl.trust.safe_text import field_name
 
 TOP_KEYS = {
     "ha", "replicas", "podDisruptionBudget", "topologySpreadConstraints", "priorityClassName",

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from trainerctl.errors import EXIT_PREFLIGHT, TrainerctlError
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 INT32 = 2**31 - 1
 INT64 = 2**63 - 1

@@ -14,9 +14,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from trainerctl.bounded_read import Undecodable, b64decode, gunzip, load_json
 from trainerctl.cluster.client.views.field_types import INT32, Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Meta
+from trainerctl.trust.bounded_read import Undecodable, b64decode, gunzip, load_json
 
 RELEASE_TYPE = "helm.sh/release.v1"
 RECORD_PREFIX = "sh.helm.release.v1."

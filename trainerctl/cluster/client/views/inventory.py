@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from trainerctl.bounded_read import Undecodable, load_json
 from trainerctl.cluster.client.views.field_types import Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Meta
+from trainerctl.trust.bounded_read import Undecodable, load_json
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trainerctl.errors import EXIT_FAILED, EXIT_OK, EXIT_PREFLIGHT, EXIT_TIMEOUT
-from trainerctl.serialize import Reported
+from trainerctl.trust.serialize import Reported
 
 OK, WARN, FAIL, TIMEOUT, ERROR = "ok", "warn", "fail", "timeout", "error"
 _EXIT = ((FAIL, EXIT_FAILED), (TIMEOUT, EXIT_TIMEOUT), (ERROR, EXIT_PREFLIGHT))

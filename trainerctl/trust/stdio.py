@@ -6,7 +6,7 @@
   next file trainerctl opens would take descriptor 2, so an exec plugin's or git's error output
   would land in it.
 - sys.stdout and sys.stderr become `RedactingWriter`s: each complete line is passed through
-  trainerctl.redact before it reaches the real stream (errors, warnings, progress, `-o json`,
+  trainerctl.trust.redact before it reaches the real stream (errors, warnings, progress, `-o json`,
   tracebacks under TRAINERCTL_DEBUG alike). stderr also hides passwords in URLs; stdout holds
   rendered output, which must stay byte for byte what kustomize would write, so there only
   registered credentials are masked.
@@ -20,10 +20,10 @@ import io
 import os
 import sys
 
-from trainerctl import redact
-from trainerctl.bounded_read import os_problem
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_FAILED, InputError
-from trainerctl.safe_text import LINE_LIMIT, clean
+from trainerctl.trust import redact
+from trainerctl.trust.bounded_read import os_problem
+from trainerctl.trust.safe_text import LINE_LIMIT, clean
 
 
 class OutputError(InputError):

@@ -2,7 +2,7 @@
 
 Whoever reads a credential registers it here (a kubeconfig token or token file, an exec plugin's
 answer, a client key, a password in a URL, the payload of a Secret given with `-f`). Every line
-trainerctl prints passes `redact` on its way out (trainerctl.stdio wraps stdout and stderr), so a
+trainerctl prints passes `redact` on its way out (trainerctl.trust.stdio wraps stdout and stderr), so a
 credential that reaches a message by any route (a server echoing a header, a library quoting a
 value in an exception, a traceback under TRAINERCTL_DEBUG) is printed as REDACTED.
 
@@ -11,7 +11,7 @@ non-ASCII letter, a quote or a backslash, and YAML quotes or folds a long line, 
 searched for in the serialized text would be missed in exactly those forms. `scrub` walks the
 object instead: the values of anything shaped as a Secret (`kind: Secret`, its `data` and
 `stringData`) are registered and blanked, then every registered value is taken out of every
-string, keys included. Only then is the object serialized (trainerctl.serialize).
+string, keys included. Only then is the object serialized (trainerctl.trust.serialize).
 
 Passwords in URLs are shown the way kubectl shows them (Go's URL.Redacted): `user:xxxxx@host`.
 A user name alone in an http(s) URL is hidden the same way, because tokens are often passed as

@@ -6,9 +6,9 @@ each may hold a credential of this run, terminal escape sequences (ANSI colours,
 OSC 52 clipboard writes), line breaks that forge extra `error:` lines, bidirectional-override
 characters, or megabytes. `clean` is the one place such text is made printable, and `bounded`
 the one place a report's values are cut; every error line passes `clean` once more on its way
-out (trainerctl.stdio).
+out (trainerctl.trust.stdio).
 
-Each of them masks first (trainerctl.redact), before anything changes the text's layout: a
+Each of them masks first (trainerctl.trust.redact), before anything changes the text's layout: a
 credential is found whole, before whitespace is collapsed, a line is cut, or a report is escaped,
 folded (YAML) or wrapped (rich, at the terminal's width) around it.
 """
@@ -19,7 +19,7 @@ import re
 import unicodedata
 from typing import Any
 
-from trainerctl import redact
+from trainerctl.trust import redact
 
 # Every text from a server (or a tool) is cut here where it becomes a message or a report field;
 # the full text is never needed to act on an error.

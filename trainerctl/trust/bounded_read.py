@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trainerctl.errors import InputError, TrainerctlError
-from trainerctl.safe_text import clean
+from trainerctl.trust.safe_text import clean
 
 _KI, _MI, _GI = 1024, 1024 ** 2, 1024 ** 3
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from trainerctl.redact import mask, scrub
-from trainerctl.safe_text import bounded
+from trainerctl.trust.redact import mask, scrub
+from trainerctl.trust.safe_text import bounded
 
 
 def safe(data: Any, *, whole: bool = False, secrets: bool = True) -> Any:
