@@ -1,6 +1,6 @@
 """An alias budget for every YAML input trainerctl reads outside kustomize: a kilobyte "billion
 laughs" in a kubeconfig, trainerctl.yaml (`--config`), a lock file, an image overrides file or a
-`--set` value is one line, exit 2, at once (bounded_read.load_yaml: the same budget as server
+`--set` value is one line, exit 2, at once (document_bounds.load_yaml: the same budget as server
 data, counted on the parser's events before anything is built). kustomize's own inputs keep
 kustomize's bounds (tests/kustomize/test_kustomize_aliases.py).
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.support.properties import EXAMPLES, PROPERTY
 from trainerctl.cli import main
-from trainerctl.trust.bounded_read import ALIAS_SLACK
+from trainerctl.trust.document_bounds import ALIAS_SLACK
 
 BOMB_SAYS = f"aliases expand to more than {ALIAS_SLACK:,} nodes"
 

@@ -16,8 +16,12 @@ PACKAGE = Path(trainerctl.__file__).resolve().parent
 # The basics every layer may use: errors and messages, the defaults every command shares, and the
 # trust boundaries (what an outside input may be, how much of it is read, and what never reaches
 # the terminal).
-BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.defaults", "trainerctl.lazy_exports", "trainerctl.ui", "trainerctl.owner_label", "trainerctl.trust.redact",
-          "trainerctl.trust.safe_text", "trainerctl.trust.bounded_read", "trainerctl.trust.interrupts", "trainerctl.own_data",
+BASICS = {"trainerctl", "trainerctl.errors", "trainerctl.defaults", "trainerctl.lazy_exports", "trainerctl.ui",
+          "trainerctl.owner_label", "trainerctl.own_data", "trainerctl.trust.redact", "trainerctl.trust.safe_text",
+          "trainerctl.trust.interrupts",
+          # bounded input: files, the limits' table, documents' nesting and aliases, server payloads, a program's output
+          "trainerctl.trust.bounded_read", "trainerctl.trust.limits", "trainerctl.trust.document_bounds",
+          "trainerctl.trust.server_payloads", "trainerctl.trust.bounded_process",
           # every report and bundle member serialized after redaction (part of the trust layer, as redact)
           "trainerctl.trust.serialize",
           # HTTP to an untrusted server (bounded, with deadlines), shared by the API and registry clients

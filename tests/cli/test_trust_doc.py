@@ -1,5 +1,5 @@
 """docs/trust.md says what is bounded and by how much: its tables are checked against the one
-place the limits live (bounded_read.LIMITS, ALIAS_SLACK, MAX_DEPTH), so the page cannot drift
+place the limits live (limits.LIMITS, document_bounds.ALIAS_SLACK and MAX_DEPTH), so the page cannot drift
 from the code."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from trainerctl.cluster.client.client import LIST_PAGE, MAX_LIST_PAGES
 from trainerctl.cluster.client.discovery import MAX_GROUP_VERSIONS
 from trainerctl.cluster.operations.install_history import MAX_REVISION
 from trainerctl.cluster.trainer import stored_versions
-from trainerctl.trust.bounded_read import ALIAS_SLACK, LIMITS, MAX_DEPTH, human_size
+from trainerctl.trust.document_bounds import ALIAS_SLACK, MAX_DEPTH
+from trainerctl.trust.limits import LIMITS, human_size
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "trust.md"
 
@@ -91,7 +92,7 @@ _REQUEST_BOUNDS = {("trainerctl.cluster.client.client", "MAX_LIST_PAGES"),
 # Constants named as bounds that are not a bound on what comes from outside, or are documented
 # where their subject is: each with why it needs no row here.
 _NOT_HERE = {
-    ("trainerctl.trust.bounded_read", "MAX_DEPTH"): "in the tables' prose (test_the_yaml_bounds_are_the_codes)",
+    ("trainerctl.trust.document_bounds", "MAX_DEPTH"): "in the tables' prose (test_the_yaml_bounds_are_the_codes)",
     ("trainerctl.cluster.operations.install_history", "MAX_BYTES"): "a bound on what trainerctl writes (docs/history.md)",
     ("trainerctl.defaults", "HISTORY_MAX"): "a setting's default (--history-max)",
     ("trainerctl.kustomize.loader", "MAX_LINKS"): "the kustomize engine's, as kubectl's (Linux's ELOOP)",

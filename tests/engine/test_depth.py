@@ -1,4 +1,4 @@
-"""bounded_read.too_deep, the nesting bound every outside document is held to (-f files, server
+"""document_bounds.too_deep, the nesting bound every outside document is held to (-f files, server
 answers, kubeconfigs), agrees with the plain recursive definition of depth on any JSON value and
 any limit, and finds a too-deep branch wherever it sits."""
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.cli.test_properties import PROPERTY, json_values
-from trainerctl.trust.bounded_read import MAX_DEPTH, too_deep
+from trainerctl.trust.document_bounds import MAX_DEPTH, too_deep
 
 
 def _depth(value) -> int:

@@ -1,5 +1,5 @@
 """The typed views of server objects (trainerctl/cluster/client/views) and bounded decoding of
-what the server sends (trainerctl/trust/bounded_read.py).
+what the server sends (trainerctl/trust/server_payloads.py).
 
 Each example of issue 25 has a test: a Lease with an acquire time without a zone, a duration of
 "abc" or 1e400, a list as holder, a create answer without resourceVersion; a ReplicaSet revision
@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from tests.cli.test_properties import PROPERTY, json_values, keys
 from tests.support.hostile_api import gzip_bomb, helm_payload, helm_record
-from trainerctl.trust import bounded_read
-from trainerctl.trust.bounded_read import Undecodable
+from trainerctl.trust import limits, server_payloads
+from trainerctl.trust.server_payloads import Undecodable
 from trainerctl.cluster.client.views import (CRD, VIEWS, Deployment, Event, InventoryRecord, Lease, Node, Pod,
                                              ReplicaSet, Unreadable, parse_time)
 from trainerctl.cluster.manager import diagnose
@@ -229,7 +229,7 @@ def test_a_four_megabyte_gzip_never_expands_towards_four_gibibytes(monkeypatch):
 
 
 def _count_inflated(monkeypatch) -> list[int]:
-    """The bytes each decompress call of bounded_read gives back."""
+    """The bytes each decompress call of server_payloads.gunzip gives back."""
     import zlib
 
     counts: list[int] = []
@@ -254,15 +254,15 @@ def _count_inflated(monkeypatch) -> list[int]:
 def test_decoding_limits_are_raised_by_their_variables(monkeypatch):
     monkeypatch.setenv("TRAINERCTL_MAX_DECODED", "1Ki")
     with pytest.raises(Undecodable, match="larger than the 1 KiB limit"):
-        bounded_read.gunzip(gzip.compress(b"x" * 2000))
+        server_payloads.gunzip(gzip.compress(b"x" * 2000))
     with pytest.raises(Undecodable, match="larger than the 1 KiB limit"):
-        bounded_read.b64decode(base64.b64encode(b"x" * 2000))
-    assert bounded_read.gunzip(gzip.compress(b"x" * 1024)) == b"x" * 1024
+        server_payloads.b64decode(base64.b64encode(b"x" * 2000))
+    assert server_payloads.gunzip(gzip.compress(b"x" * 1024)) == b"x" * 1024
     monkeypatch.setenv("TRAINERCTL_LOG_TIMEOUT", "2m")
-    assert bounded_read.seconds_for("log-time") == 120
+    assert limits.seconds_for("log-time") == 120
     monkeypatch.setenv("TRAINERCTL_LOG_TIMEOUT", "soon")
-    with pytest.raises(bounded_read.InputError, match="TRAINERCTL_LOG_TIMEOUT: 'soon': expected a number of seconds"):
-        bounded_read.seconds_for("log-time")
+    with pytest.raises(limits.InputError, match="TRAINERCTL_LOG_TIMEOUT: 'soon': expected a number of seconds"):
+        limits.seconds_for("log-time")
 
 
 def test_the_inventory_is_read_by_its_view():
@@ -414,13 +414,13 @@ def test_any_release_inside_a_helm_record_is_read_or_named(release, kind):
 @PROPERTY
 @given(data=st.binary(max_size=400) | st.text(max_size=400).map(str.encode))
 def test_bounded_decoders_give_a_value_or_say_why(data):
-    for decode in (bounded_read.b64decode, bounded_read.gunzip, bounded_read.load_json):
+    for decode in (server_payloads.b64decode, server_payloads.gunzip, server_payloads.load_json):
         try:
             decode(data)
         except Undecodable as exc:
             assert str(exc) and "\n" not in str(exc)
     try:
-        bounded_read.load_yaml_stream(data.decode("utf-8", "replace"))
+        server_payloads.load_yaml_stream(data.decode("utf-8", "replace"))
     except Undecodable as exc:
         assert "\n" not in str(exc)
 

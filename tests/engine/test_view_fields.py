@@ -31,7 +31,7 @@ from trainerctl.cluster.client.views.field_types import Cursor
 from trainerctl.cluster.trainer.go_operator import TrainerCR
 from trainerctl.cluster.trainer.verify.runtimes import Runtime
 from trainerctl.cluster.trainer.verify.views import TrainJob, meta
-from trainerctl.trust import bounded_read
+from trainerctl.trust import server_payloads
 
 NS = "opendatahub"
 INF = json.loads("1e400")
@@ -174,7 +174,7 @@ class Recording:
         def cached(data, limit="decoded"):
             key = (bytes(data) if isinstance(data, (bytes, bytearray)) else data, limit)
             if key not in cache:
-                cache[key] = bounded_read.load_json(data, limit)
+                cache[key] = server_payloads.load_json(data, limit)
             return cache[key]
 
         for module in ("helm_record", "inventory"):

@@ -1,4 +1,4 @@
-"""A remote file is fetched whole within one total deadline (bounded_read LIMITS "remote-time",
+"""A remote file is fetched whole within one total deadline (limits.LIMITS "remote-time",
 TRAINERCTL_REMOTE_TIMEOUT), however the server drips: headers a byte at a time, a body a byte at a
 time with or without a Content-Length, or a redirect to such a server. The per-read time-out alone
 never trips on a byte every few seconds; the deadline does, with one line naming the URL."""

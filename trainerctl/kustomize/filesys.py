@@ -15,11 +15,11 @@ import os
 import posixpath
 import stat
 
-from trainerctl.trust.bounded_read import LIMITS, limit_for
+from trainerctl.trust.limits import LIMITS, limit_for
 
 # kustomize sets no limit; ours keeps a mistaken path (a disk image, /dev/zero behind a link)
 # from exhausting memory. The largest Kubernetes manifests (CRD bundles) are a few MB. One limit
-# for every file of manifests, -f's included (bounded_read.LIMITS["file"]).
+# for every file of manifests, -f's included (limits.LIMITS["file"]).
 MAX_FILE_ENV = LIMITS["file"].env
 
 FILE, DIR, LINK, OTHER = "file", "dir", "link", "other"

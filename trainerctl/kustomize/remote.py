@@ -29,7 +29,8 @@ from trainerctl.kustomize.errors import KustomizeError
 from trainerctl.kustomize.filesys import FsError, max_file_bytes, too_large
 from trainerctl.net.deadlines import watch
 from trainerctl.net.redirects import RedirectRefused, follow, git_env
-from trainerctl.trust.bounded_read import LIMITS, read_input, seconds_for
+from trainerctl.trust.bounded_read import read_input
+from trainerctl.trust.limits import LIMITS, seconds_for
 from trainerctl.trust.safe_write import write_atomic
 
 TYPE_CHECKING = False
@@ -151,7 +152,7 @@ def _read_bounded(resp) -> bytes:
 
 
 class FetchDeadline(TimeoutError):
-    """A remote file not fetched whole within its total deadline (bounded_read "remote-time")."""
+    """A remote file not fetched whole within its total deadline (limits.LIMITS "remote-time")."""
 
 
 def _opener(deadline: float, url: str):
@@ -206,7 +207,7 @@ def _opener(deadline: float, url: str):
 
 
 def _fetch_with_retry(url: str, timeout: float, attempts: int = 3) -> bytes:
-    """GET a file, whole within the "remote-time" limit (bounded_read.LIMITS: a total deadline,
+    """GET a file, whole within the "remote-time" limit (limits.LIMITS: a total deadline,
     redirects and retries included; `timeout` bounds each wait on the socket). A connection reset
     or dropped before any reply is retried: a GET is safe to repeat, and a busy server (or proxy)
     that sheds one connection should not fail a whole build. Anything else (HTTP errors, refused,
@@ -425,7 +426,7 @@ def _checkout(spec: GitSpec, work: Path, timeout: float, where: str) -> None:
 
     import time
 
-    # One total deadline for the base's fetch, both tries (bounded_read "remote-time").
+    # One total deadline for the base's fetch, both tries (limits.LIMITS "remote-time").
     deadline = time.monotonic() + seconds_for("remote-time")
     repo = git.Repo.init(work)
     repo.git.update_environment(GIT_TERMINAL_PROMPT="0")

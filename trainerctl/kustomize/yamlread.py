@@ -21,7 +21,7 @@ from collections import namedtuple
 import yaml
 
 from trainerctl.kustomize import docsplit, goyaml, roundtrip
-from trainerctl.trust.bounded_read import yaml_problem
+from trainerctl.trust.document_bounds import yaml_problem
 from trainerctl.kustomize.aliases import (NODE_BUDGET, ExcessiveAliasing, check_alias_budget,
                                           check_alias_ratio, has_anchor, node_count)
 from trainerctl.kustomize.errors import KustomizeError

@@ -5,7 +5,7 @@ The server is not trusted to behave. So every request has:
 - a connect time-out, and a deadline for the whole exchange enforced by one watchdog thread that
   shuts the socket down when it passes (a server dripping one byte every few seconds cannot keep
   a request alive, whatever the per-read time-outs say);
-- a bound on the response body (a bounded_read limit: the transport's, "api-response" unless its
+- a bound on the response body (a trust/limits.py limit: the transport's, "api-response" unless its
   maker names another, or one request's: "log");
 - no redirects: a 3xx is an answer like any other, so credentials never follow it elsewhere;
 - an abort: Ctrl-C or SIGTERM shuts down every socket in flight (trainerctl.trust.interrupts), so worker
@@ -26,7 +26,7 @@ from email.utils import parsedate_to_datetime
 from typing import Callable
 from urllib.parse import urlsplit
 
-from trainerctl.trust.bounded_read import limit_for, too_large
+from trainerctl.trust.limits import limit_for, too_large
 from trainerctl.net.deadlines import WATCHDOG as _WATCHDOG
 from trainerctl.net.deadlines import kill as _kill
 from trainerctl.errors import EXIT_PREFLIGHT, Interrupted, TrainerctlError
@@ -219,7 +219,7 @@ class Transport:
     def request(self, method: str, target: str, *, headers: list[tuple[str, str]], body: bytes | None,
                 deadline: float, limit: str | None = None) -> Response:
         """Send one request (target: path and query) and read the whole answer by `deadline`
-        (time.monotonic()), at most bounded_read's `limit` bytes of it (the transport's own limit
+        (time.monotonic()), at most `limit`'s bytes of it (trust/limits.py) (the transport's own limit
         unless the request names one). A stale keep-alive
         connection is replaced once, transparently."""
         for attempt in (0, 1):

@@ -34,7 +34,8 @@ from typing import Mapping
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.registry.names import DOCKER_HUB, DOCKER_HUB_ALIASES
 from trainerctl.trust import redact
-from trainerctl.trust.bounded_read import read_input, read_process, shown_path
+from trainerctl.trust.bounded_process import read_process
+from trainerctl.trust.bounded_read import read_input, shown_path
 from trainerctl.trust.safe_text import clean, field_name
 
 HELPER_TIMEOUT = 60.0

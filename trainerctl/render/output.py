@@ -10,7 +10,8 @@ from trainerctl.errors import InputError
 from trainerctl.kustomize.cachedwrite import dump_all as cached_dump_all
 from trainerctl.kustomize.yamlio import dump, dump_all
 from trainerctl.parsed_cache import ParsedCache
-from trainerctl.trust.bounded_read import load_yaml, os_problem, read_input, shown_path
+from trainerctl.trust.bounded_read import os_problem, read_input, shown_path
+from trainerctl.trust.document_bounds import load_yaml
 from trainerctl.trust.safe_write import LinkedFolder, linked_folder, remove_quietly, write_tree
 
 FORMATS = ("yaml", "json")

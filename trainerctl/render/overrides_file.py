@@ -8,7 +8,8 @@ import yaml
 
 from trainerctl.errors import InputError
 from trainerctl.render.image_refs import parse_image
-from trainerctl.trust.bounded_read import load_yaml, read_text, shown_path
+from trainerctl.trust.bounded_read import read_text, shown_path
+from trainerctl.trust.document_bounds import load_yaml
 from trainerctl.trust.safe_text import field_name
 from trainerctl.trust.safe_write import write_atomic
 

@@ -18,7 +18,8 @@ from trainerctl.render.image_refs import ImageRef, parse_image, related_images
 from trainerctl.render.overlay import choose_overlay
 from trainerctl.render.params_env import ParamsEnv
 from trainerctl.source.pins import Channel, channels
-from trainerctl.trust.bounded_read import load_yaml, read_text
+from trainerctl.trust.bounded_read import read_text
+from trainerctl.trust.document_bounds import load_yaml
 
 # The variable that sets the controller's image: its params.env keys and kustomize image names.
 CONTROLLER = "RELATED_IMAGE_ODH_TRAINER_IMAGE"

@@ -16,7 +16,8 @@ from typing import Any
 from trainerctl.errors import InputError
 from trainerctl.settings import CONFIG_FILE, Settings
 from trainerctl.settings.spec import specs
-from trainerctl.trust.bounded_read import load_yaml, read_text, shown_path
+from trainerctl.trust.bounded_read import read_text, shown_path
+from trainerctl.trust.document_bounds import load_yaml
 from trainerctl.trust.safe_text import field_name
 
 _SOURCE_FIELDS = ("url", "ref", "path")  # the `source:` block: a git URL and its ref, or a local checkout

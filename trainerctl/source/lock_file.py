@@ -11,7 +11,8 @@ import yaml
 
 from trainerctl.errors import InputError
 from trainerctl.source.validate import is_commit, normalize_url
-from trainerctl.trust.bounded_read import load_yaml, os_problem, read_text, shown_path
+from trainerctl.trust.bounded_read import os_problem, read_text, shown_path
+from trainerctl.trust.document_bounds import load_yaml
 from trainerctl.trust.redact import strip_userinfo
 from trainerctl.trust.safe_text import field_name
 from trainerctl.trust.safe_write import write_atomic

@@ -19,7 +19,8 @@ from trainerctl.kustomize import cachedstream
 from trainerctl.owner_label import DEFAULT_OWNER_LABEL, OwnerLabel
 from trainerctl.render.image_refs import image_origins
 from trainerctl.trust import redact
-from trainerctl.trust.bounded_read import MAX_DEPTH, read_input, shown_path, too_deep
+from trainerctl.trust.bounded_read import read_input, shown_path
+from trainerctl.trust.document_bounds import MAX_DEPTH, too_deep
 from trainerctl.trust.safe_text import field_name
 
 

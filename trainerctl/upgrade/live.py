@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 from trainerctl.cluster.client.api_shape import check_crd
 from trainerctl.cluster.client.client import ApiError
-from trainerctl.trust.bounded_read import limit_for
+from trainerctl.trust.limits import limit_for
 from trainerctl.upgrade.crd_diff import OBJECTS_UNREAD, Finding, is_crd
 from trainerctl.upgrade.usage import OBJECT_FINDINGS
 

@@ -11,7 +11,7 @@ in time and size. This module adds the API's rules on top:
 - the server's own words (Status.message, or the body) are cleaned of control characters and cut
   to a sane length before anything prints them;
 - every command has a deadline (TRAINERCTL_COMMAND_TIMEOUT, default one hour) beyond the time-out
-  of each request (bounded_read's "request-time"), and a part of a command can have its own
+  of each request (trust/limits.py's "request-time"), and a part of a command can have its own
   (`within`: each part of a support bundle); a container log is read within the "log" and
   "log-time" limits;
 - a list read in pages (`pages`) ends within MAX_LIST_PAGES pages, and a continue token the server
@@ -35,7 +35,8 @@ from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.net.proxy import proxy_for
 from trainerctl.trust import redact
 from trainerctl.trust import interrupts
-from trainerctl.trust.bounded_read import MAX_DEPTH, seconds_for, too_deep
+from trainerctl.trust.document_bounds import MAX_DEPTH, too_deep
+from trainerctl.trust.limits import seconds_for
 from trainerctl.net.transport import (RequestTimeout, Response, ResponseTooLarge, Transport, Unreachable,
                                       retry_after_seconds)
 from trainerctl.errors import InputError, TrainerctlError, WaitTimeout
@@ -177,7 +178,7 @@ class Cluster:
              items_checked: bool = True) -> tuple[int, Any]:
         """Send one request; returns (HTTP status, decoded JSON body, or the text when raw).
         `timeout`: seconds for each attempt (default: the "request-time" limit); `limit`: the
-        bounded_read limit on the answer's bytes; `items_checked=False`: see items()."""
+        trust/limits.py limit on the answer's bytes; `items_checked=False`: see items()."""
         delay = 0.1
         refreshed = False
         timeout = seconds_for("request-time") if timeout is None else timeout

@@ -31,7 +31,9 @@ from datetime import datetime, timezone
 from trainerctl.cluster.client.kubeconfig_files import Selected
 from trainerctl.errors import InputError, TrainerctlError
 from trainerctl.trust import redact
-from trainerctl.trust.bounded_read import kill_process_tree, load_yaml, read_input, read_process, shown_path
+from trainerctl.trust.bounded_process import kill_process_tree, read_process
+from trainerctl.trust.bounded_read import read_input, shown_path
+from trainerctl.trust.document_bounds import load_yaml
 from trainerctl.trust.safe_text import clean
 from trainerctl.ui import warn
 

@@ -31,7 +31,8 @@ from urllib.parse import urlsplit
 
 from trainerctl.errors import InputError
 from trainerctl.trust import redact
-from trainerctl.trust.bounded_read import load_yaml, read_text, shown_path
+from trainerctl.trust.bounded_read import read_text, shown_path
+from trainerctl.trust.document_bounds import load_yaml
 from trainerctl.trust.safe_text import clean
 
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1")

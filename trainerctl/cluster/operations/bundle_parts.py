@@ -2,7 +2,7 @@
 object through its view, each failure one line in the bundle's "could not read" list.
 
 A bundle is most wanted when the cluster is broken, so no part may cost the others: a part that
-does not answer within bounded_read's "bundle-part-time" (an endless or dripping container log,
+does not answer within trust/limits.py's "bundle-part-time" (an endless or dripping container log,
 a silent API server), that answers too much, or whose objects do not fit their views (a
 container without a name, a Node without metadata.name) is noted and skipped, and collecting
 goes on. Ctrl-C still ends the command. Generic: what to collect for a product is the caller's
@@ -17,7 +17,7 @@ from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Event, Node, Pod, by_time, condition, read_each
 from trainerctl.cluster.operations import bundle_archive
 from trainerctl.errors import Interrupted, TrainerctlError
-from trainerctl.trust.bounded_read import seconds_for
+from trainerctl.trust.limits import seconds_for
 
 T = TypeVar("T")
 

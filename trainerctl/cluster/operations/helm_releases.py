@@ -14,7 +14,7 @@ field manager `helm` (Helm 4 with server-side apply, Helm 3 with updates). Hooks
 annotations nor the label unless the chart sets them.
 
 Anyone allowed to create a Secret in a namespace can write a record, so records are read through
-their view (client/views/helm_record.py), decoded within bounded_read's limits, manifests parsed within
+their view (client/views/helm_record.py), decoded within the limits of trust/limits.py, manifests parsed within
 them too: a record that does not fit is named (its line kept), and the caller decides; install
 refuses on it (trainer/helm_handover.refuse_unreadable), since its chart is then unknown.
 """
@@ -28,7 +28,7 @@ from trainerctl.cluster.client.discovery import split_api_version
 from trainerctl.cluster.client.views import HelmRecord, HelmRelease, Unreadable
 from trainerctl.cluster.client.views import helm_record
 from trainerctl.cluster.manager.objects import Ref
-from trainerctl.trust.bounded_read import Undecodable, load_yaml_stream
+from trainerctl.trust.server_payloads import Undecodable, load_yaml_stream
 
 RELEASE_TYPE = helm_record.RELEASE_TYPE
 RECORD_PREFIX = helm_record.RECORD_PREFIX
@@ -46,7 +46,7 @@ class ReleaseDecodeError(ValueError):
 
 def decode_payload(payload: str | bytes) -> dict:
     """Helm's encoding of a release (base64 of gzip of JSON; older Helm 3 wrote it uncompressed),
-    decoded within bounded_read's limits."""
+    decoded within the limits of trust/limits.py."""
     try:
         release = helm_record.decode_payload(payload)
     except Undecodable as exc:
@@ -155,7 +155,7 @@ class Release:
 
 
 def parse_manifest(text: str) -> list[dict]:
-    """The objects of a rendered manifest, within bounded_read's limits (size, nesting, aliases).
+    """The objects of a rendered manifest, within the limits of trust/limits.py (size, nesting, aliases).
     Whether an object without a namespace is namespaced is for discovery to say (ref_in puts the
     release's namespace on those that are)."""
     try:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
 from trainerctl.cluster.operations.lock_holder import Holder
-from trainerctl.trust.bounded_read import load_json
 from trainerctl.trust.safe_text import clean
+from trainerctl.trust.server_payloads import load_json
 
 NAME = "trainerctl-lock"
 MANAGED_BY = ("app.kubernetes.io/managed-by", "trainerctl")
@@ -63,7 +63,7 @@ class LeaseState:
         description = identity.rsplit(" #", 1)[0]
         try:
             data = load_json(lease.meta.annotations.get(HOLDER_ANNOTATION) or "{}")
-        except ValueError:  # bounded_read.Undecodable
+        except ValueError:  # server_payloads.Undecodable
             data = None
         # Someone else's Lease of that name, or an edited one, does not fit: holderIdentity still says who.
         if isinstance(data, dict) and all(isinstance(data.get(k), str) for k in _HOLDER_FIELDS) \

@@ -10,7 +10,7 @@ from typing import Any, Iterable
 from trainerctl.errors import InputError
 from trainerctl.render.controller.controller_options import ManagerOptions
 from trainerctl.render.controller.validate import TOP_KEYS, bool_or_none, type_name, validate
-from trainerctl.trust.bounded_read import load_yaml
+from trainerctl.trust.document_bounds import load_yaml
 
 def _split_key(key: str) -> list[str]:
     """`a.b\\.c.d` -> ["a", "b.c", "d"]: label keys such as kubernetes.io/os contain dots."""

@@ -4,7 +4,7 @@ An API server, and anyone allowed to create a Lease, Secret or Pod in a namespac
 objects of any shape. So no command indexes the raw JSON of these kinds: each reads a view,
 built by `View.read(raw)` with the type of every field it uses checked, numbers bounded, times
 parsed by their zone rule (metav1.Time and MicroTime: RFC 3339 with a zone) and payloads decoded
-within bounded_read's limits. An object that does not fit raises `Unreadable`, one line naming
+within the limits of trust/limits.py. An object that does not fit raises `Unreadable`, one line naming
 the object, the field and what was expected:
 
     unreadable Lease ns/trainerctl-lock: spec.leaseDurationSeconds: expected an integer 1..2147483647, got 'abc'

@@ -1,5 +1,5 @@
 """The view of a Helm release record (a Secret or ConfigMap `sh.helm.release.v1.NAME.vREVISION`)
-and of the release it holds, decoded within bounded_read's limits.
+and of the release it holds, decoded within the limits of trust/limits.py.
 
 Helm 3 and 4 keep one record per revision, labelled `owner=helm`, `name=NAME`, `status=…`; its
 `release` key holds base64(gzip(JSON)) of the release (older Helm 3 wrote it uncompressed), and
@@ -16,7 +16,7 @@ from typing import Any
 
 from trainerctl.cluster.client.views.field_types import INT32, Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Meta
-from trainerctl.trust.bounded_read import Undecodable, b64decode, gunzip, load_json
+from trainerctl.trust.server_payloads import Undecodable, b64decode, gunzip, load_json
 
 RELEASE_TYPE = "helm.sh/release.v1"
 RECORD_PREFIX = "sh.helm.release.v1."

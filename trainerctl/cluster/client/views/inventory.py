@@ -1,7 +1,7 @@
 """The view of an install's inventory: the ApplySet-style parent ConfigMap the resource manager
 writes (manager/inventory_configmap.py says what it means). It lives on the server, which may answer
 anything, so it is read like any other object: every field by its type, the JSON inside its data
-within bounded_read's limits."""
+within the limits of trust/limits.py."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from trainerctl.cluster.client.views.field_types import Cursor, Unreadable
 from trainerctl.cluster.client.views.meta import Meta
-from trainerctl.trust.bounded_read import Undecodable, load_json
+from trainerctl.trust.server_payloads import Undecodable, load_json
 
 
 @dataclass
