@@ -229,7 +229,8 @@ def test_two_installs_at_once_take_turns_and_the_last_one_is_what_is_live(env, r
 def test_a_run_that_waits_too_long_changes_nothing_and_says_who_held_the_lock(env, runner):
     ci = {"GITHUB_RUN_ID": "9182", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_REPOSITORY": "org/infra"}
     holder = Lock(env.cluster, NS, holder_from_env("install", ci), field_manager=FIELD_MANAGER,
-                  ensure_namespace=lambda: create_namespace(env.cluster, NS, FIELD_MANAGER)).acquire(0)
+                  ensure_namespace=lambda: create_namespace(session(env.cluster, NS, field_manager=FIELD_MANAGER))
+                  ).acquire(0)
     try:
         who = holder.holder.describe()
         assert who.endswith("(install, GitHub Actions org/infra run 9182 attempt 2)")
