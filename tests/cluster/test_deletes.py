@@ -204,10 +204,12 @@ def test_the_lock_is_released_only_while_this_run_holds_it(api, namespace):
 def test_history_trimming_deletes_only_its_records(api, namespace):
     entries = {"apps/Deployment/ns/c": Entry("apps/v1", "deployments", True, "controllers", "h1")}
     for ref in ("v1", "v2"):
-        history.record(session(api, namespace, field_manager="t"), history.NewRevision({"ref": ref}, entries), history_max=0)
+        history.record(session(api, namespace, field_manager="t"), history.NewRevision({"ref": ref}, entries),
+                       history_max=0)
     # A record's name without its label (someone's ConfigMap of that name) is not a record.
     _configmap(api, namespace, "trainerctl-history.v9", {"other": "x"})
-    history.record(session(api, namespace, field_manager="t"), history.NewRevision({"ref": "v3"}, entries), history_max=1)
+    history.record(session(api, namespace, field_manager="t"), history.NewRevision({"ref": "v3"}, entries),
+                   history_max=1)
     names = {c["metadata"]["name"] for c in api.request("GET", object_path("", "v1", "configmaps", namespace))["items"]}
     assert {n for n in names if n.startswith("trainerctl-history")} == {"trainerctl-history.v3",
                                                                          "trainerctl-history.v9"}

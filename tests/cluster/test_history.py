@@ -45,8 +45,8 @@ def test_records_are_numbered_kept_to_the_limit_and_listed(api, test_cluster, na
     again = history.record(session(api, namespace, field_manager="trainerctl"), _new("v2.2.0"), history_max=2)
     assert again == {"revision": 3, "recorded": False, "message": "revision 3 unchanged (this install changed "
                                                                    "nothing it records)"}
-    back = history.record(session(api, namespace, field_manager="trainerctl"), _new("v2.3.0", action="rollback", description="rollback to 2",
-                                               rollback_to=2), history_max=0)
+    back = history.record(session(api, namespace, field_manager="trainerctl"),
+                          _new("v2.3.0", action="rollback", description="rollback to 2", rollback_to=2), history_max=0)
     assert back["revision"] == 4 and history.revisions(session(api, namespace)) == [2, 3, 4]
     raw = api.request("GET", _path(namespace, 4))
     assert raw["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "trainerctl", "trainerctl.io/history": "true",
@@ -165,8 +165,8 @@ def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_clu
                              "install records one; `trainerctl history` lists it)\n")
     checkout = shared_dir / "upstream" / "kubeflow-trainer" / "v2.2.0"
     recorded = {"path": str(checkout / "manifests"), "digest": "sha256:" + "0" * 64, "overlay": "overlays/manager"}
-    history.record(session(api, namespace, field_manager="t"), history.NewRevision(recorded, dict(ENTRIES), {"components": ["runtimes"]}),
-                   history_max=10)
+    history.record(session(api, namespace, field_manager="t"),
+                   history.NewRevision(recorded, dict(ENTRIES), {"components": ["runtimes"]}), history_max=10)
     code, err = rollback()
     assert (code, err) == (2, f"error: nothing to roll back to: the install history of namespace {namespace} holds "
                               "revision 1 only (name a revision to install it again)\n")
@@ -179,8 +179,8 @@ def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_clu
     code, err = rollback("1", "--source", str(checkout))
     assert code == 1 and err.startswith(f"error: rollback refused: revision 1 was rendered from tree digest "
                                         f"sha256:{'0' * 64}, but its source now renders tree digest sha256:")
-    history.record(session(api, namespace, field_manager="t"), history.NewRevision({"file": "rendered.yaml"}, dict(ENTRIES)),
-                   history_max=10)
+    history.record(session(api, namespace, field_manager="t"),
+                   history.NewRevision({"file": "rendered.yaml"}, dict(ENTRIES)), history_max=10)
     assert rollback("2") == (2, "error: revision 2 was installed from -f rendered.yaml, of which trainerctl keeps no "
                                 "copy: install that file again with `trainerctl install -f`\n")
     assert rollback("9")[0] == 2 and rollback("0")[0] == 2
