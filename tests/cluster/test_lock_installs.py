@@ -23,7 +23,7 @@ import pytest
 import yaml
 
 from tests.support.waiting import wait_until
-from trainerctl.cluster.manager import inventory
+from tests.support.actions import session
 from trainerctl.defaults import LOCK_TIMEOUT
 from trainerctl.cluster.operations.lock import Lock, create_namespace, holder_from_env, lease_path
 from trainerctl.settings import FIELD_MANAGER
@@ -174,7 +174,7 @@ def which_render(env, runner) -> str:
 
 
 def recorded_source(env) -> dict:
-    inv = inventory.read(env.cluster, NS)
+    inv = session(env.cluster, NS).resources.read_inventory()
     assert inv is not None and inv.complete
     return inv.source
 
@@ -230,7 +230,8 @@ def test_two_installs_at_once_take_turns_and_the_last_one_is_what_is_live(env, r
 def test_a_run_that_waits_too_long_changes_nothing_and_says_who_held_the_lock(env, runner):
     ci = {"GITHUB_RUN_ID": "9182", "GITHUB_RUN_ATTEMPT": "2", "GITHUB_REPOSITORY": "org/infra"}
     holder = Lock(env.cluster, NS, holder_from_env("install", ci), field_manager=FIELD_MANAGER,
-                  ensure_namespace=lambda: create_namespace(env.cluster, NS, FIELD_MANAGER)).acquire(0)
+                  ensure_namespace=lambda: create_namespace(session(env.cluster, NS, field_manager=FIELD_MANAGER))
+                  ).acquire(0)
     try:
         who = holder.holder.describe()
         assert who.endswith("(install, GitHub Actions org/infra run 9182 attempt 2)")
@@ -250,7 +251,7 @@ def test_a_run_that_waits_too_long_changes_nothing_and_says_who_held_the_lock(en
             assert lines[-1].startswith("error: timed out after ") and f"held by {who} since " in lines[-1] \
                 and lines[-1].endswith("nothing was changed (wait longer with --lock-timeout)"), run.err
             assert sum(ln.startswith("error:") for ln in lines) == 1
-        assert inventory.read(env.cluster, NS) is None  # nothing was installed
+        assert session(env.cluster, NS).resources.read_inventory() is None  # nothing was installed
         assert env.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org") is None
     finally:
         holder.release()
@@ -266,7 +267,7 @@ def test_a_killed_holder_is_taken_over_once_its_lease_expires(env, runner):
     assert _pid_of(lease) == first.proc.pid
     second = runner.install("v2.3.0")
     # Kill the holder mid-way: once it wrote its growing inventory and some objects.
-    wait_until(lambda: inventory.read(env.cluster, NS), 120, "the first run to write its inventory", interval=0.05)
+    wait_until(lambda: session(env.cluster, NS).resources.read_inventory(), 120, "the first run to write its inventory", interval=0.05)
     first.proc.send_signal(signal.SIGKILL)
     first.finish()
     assert first.code == -signal.SIGKILL

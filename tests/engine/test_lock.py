@@ -16,6 +16,7 @@ import pytest
 from tests.support.clock import FakeClock
 from tests.support.waiting import wait_until
 
+from tests.support.actions import session
 from trainerctl.cluster.operations import lock as lock_mod
 from trainerctl.cluster.client.client import connect
 from trainerctl.cluster.operations.lock import Holder, Lock, LockLost, LockTimeout, ci_identity, holder_from_env, lease_path
@@ -208,7 +209,7 @@ def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, m
     with _lock(cluster, namespace, "first").acquire(0):
         lease = cluster.request("GET", lease_path(namespace))
         assert lease["spec"]["holderIdentity"].startswith("first@host pid 1 (install) #")
-        assert lock_mod.read(cluster, namespace).description == "first@host pid 1 (install)"
+        assert lock_mod.read(session(cluster, namespace)).description == "first@host pid 1 (install)"
         clock = FakeClock()
         monkeypatch.setattr(lock_mod, "time", clock)
         started = clock.now
@@ -217,7 +218,7 @@ def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, m
         # It gave up at its deadline: not before, and not a poll (0.1 s) later.
         assert 1.5 <= clock.now - started < 1.6, clock.now - started
         monkeypatch.undo()
-        assert lock_mod.read(cluster, namespace).description == "first@host pid 1 (install)"  # still held
+        assert lock_mod.read(session(cluster, namespace)).description == "first@host pid 1 (install)"  # still held
     line = str(timed_out.value)
     assert line.startswith(f"timed out after 1.5s waiting for the install lock (Lease {namespace}/trainerctl-lock) "
                            "held by first@host pid 1 (install) since ")
@@ -227,7 +228,7 @@ def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, m
                                                "held by first@host pid 1 (install) since ")
     # Released: the Lease is gone, and nobody holds the lock.
     assert cluster.get_or_none(lease_path(namespace)) is None
-    assert lock_mod.read(cluster, namespace) is None
+    assert lock_mod.read(session(cluster, namespace)) is None
 
 
 @pytest.mark.cluster
@@ -244,7 +245,7 @@ def test_a_waiter_takes_the_lock_when_the_holder_releases_it(cluster, namespace)
     assert got and got[0].acquired.waited_for == "first@host pid 1 (install)"
     assert not got[0].acquired.took_over_from
     assert messages[-1].startswith("took the install lock after waiting ")
-    assert lock_mod.read(cluster, namespace).description == "second@host pid 1 (install)"
+    assert lock_mod.read(session(cluster, namespace)).description == "second@host pid 1 (install)"
     got[0].release()
 
 

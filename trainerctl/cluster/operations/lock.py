@@ -48,6 +48,7 @@ from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
 from trainerctl.cluster.client.views.fields import INT32
 from trainerctl.cluster.manager.delete import Proof, Target, delete
+from trainerctl.cluster.manager.session import Session
 from trainerctl.errors import TrainerctlError, WaitTimeout
 from trainerctl.safe_text import clean
 
@@ -263,10 +264,10 @@ def access_needs(namespace: str, name: str = NAME) -> list[Need]:
             Need(Permission("create", "", "namespaces"), f"{why}, on a first install")]
 
 
-def read(cluster: Cluster, namespace: str, name: str = NAME) -> LeaseState | None:
-    """The lock as it stands (for `status`); None when nobody holds it."""
+def read(session: Session, name: str = NAME) -> LeaseState | None:
+    """The lock in the session's namespace as it stands (for `status`); None when nobody holds it."""
     try:
-        lease = cluster.get_or_none(lease_path(namespace, name))
+        lease = session.cluster.get_or_none(lease_path(session.namespace, name))
     except ApiError as exc:
         if exc.status == 403:
             return None  # may not read Leases: status still reports the rest
@@ -581,9 +582,10 @@ class Lock:
         self.release()
 
 
-def create_namespace(cluster: Cluster, namespace: str, field_manager: str) -> bool:
-    """The namespace a first install's lock goes into (bare: the install labels it later); True
-    when this call created it."""
+def create_namespace(session: Session) -> bool:
+    """The session's namespace, which a first install's lock goes into (bare: the install labels it
+    later); True when this call created it."""
+    cluster, namespace, field_manager = session.cluster, session.namespace, session.field_manager
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     try:
         cluster.request("POST", object_path("", "v1", "namespaces", None), body=body,
@@ -595,9 +597,10 @@ def create_namespace(cluster: Cluster, namespace: str, field_manager: str) -> bo
         return False
 
 
-def take(cluster: Cluster, namespace: str, command: str, *, timeout: float, field_manager: str,
-         on_message: Callable[[str], None] | None = None, create_missing_namespace: bool = True) -> Lock:
-    """The install lock for one command run, taken (use it as a context manager to release it)."""
-    ensure = (lambda: create_namespace(cluster, namespace, field_manager)) if create_missing_namespace else None
-    return Lock(cluster, namespace, holder_from_env(command), on_message=on_message, ensure_namespace=ensure,
-                field_manager=field_manager).acquire(timeout)
+def take(session: Session, command: str, *, timeout: float, on_message: Callable[[str], None] | None = None,
+         create_missing_namespace: bool = True) -> Lock:
+    """The install lock of the session's namespace for one command run, taken (use it as a context
+    manager to release it)."""
+    ensure = (lambda: create_namespace(session)) if create_missing_namespace else None
+    return Lock(session.cluster, session.namespace, holder_from_env(command), on_message=on_message,
+                ensure_namespace=ensure, field_manager=session.field_manager).acquire(timeout)
