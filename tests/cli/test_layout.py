@@ -371,3 +371,47 @@ def test_the_rename_scan_finds_each_way_to_rename():
                    "from trainerctl.cluster.manager.inventory_configmap import read as read_inventory",  # a function
                    "import json as _json"):
         assert not _renamed_modules(source, modules), source
+# The session's values a function of the engine takes with the client. A ResourceManager is bound
+# to one session (cluster/manager/resource_manager.py), so a module function of the manager that
+# takes `cluster` with one of these is the engine re-threaded by hand: it is the manager's method.
+SESSION_VALUES = {"namespace", "owner_label", "field_manager"}
+# The few that read any object by its own namespace, which is no session's.
+UNBOUND = {
+    "diagnose.deployment": "diagnoses a Deployment in its own namespace (verify's, a support bundle's part client)",
+    "diagnose.service": "diagnoses a webhook Service in the namespace its webhook configuration names",
+    "diagnose.recent_log": "reads a pod's log in the pod's namespace",
+    "diagnose._begin": "the start of diagnose.deployment and diagnose.service, in the object's namespace",
+    "wait.deployment_available": "waits for a Deployment in its own namespace (a stage's objects may be anywhere)",
+    "wait.service_endpoint_ready": "waits for the Service a webhook calls, in the namespace the webhook names",
+    "listing.list_meta": "lists one type in any namespace, or every one (None), by any selector",
+}
+
+
+def _bound_values_taken_by_hand(manager: Path = PACKAGE / "cluster" / "manager") -> list[str]:
+    found = []
+    for path in sorted(manager.glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            args = node.args
+            names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+            if "cluster" in names and names & SESSION_VALUES:
+                found.append(f"{path.stem}.{node.name}")
+    return found
+
+
+def test_the_resource_manager_binds_the_session_once():
+    """No module function of cluster/manager takes the client with the session's namespace, owner
+    label or field manager: those are the ResourceManager's methods (Flux's ssa.ResourceManager),
+    but for the few that read an object in its own namespace, each with its reason."""
+    found = _bound_values_taken_by_hand()
+    assert sorted(set(found) - set(UNBOUND)) == [], "make these methods of the ResourceManager"
+    assert sorted(set(UNBOUND) - set(found)) == [], "no longer needed on the allow-list"
+
+
+def test_the_bound_values_finder_sees_a_function_that_takes_them(tmp_path):
+    """A keyword-only value counts; a method (bound already) does not."""
+    (tmp_path / "planted.py").write_text("def read(cluster, *, owner_label):\n    pass\n\n"
+                                         "def pure(namespace, field_manager):\n    pass\n\n"
+                                         "class M:\n    def read(self, cluster, namespace):\n        pass\n")
+    assert _bound_values_taken_by_hand(tmp_path) == ["planted.read"]

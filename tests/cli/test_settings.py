@@ -62,13 +62,13 @@ def test_the_engine_takes_the_field_manager_and_the_wait_budget_from_its_caller(
     """Like Flux's ResourceManager, the engine has no name and no time budget of its own."""
     import inspect
 
-    from trainerctl.cluster.manager import live_diff, prune
     from trainerctl.cluster.manager.apply import ApplyOptions
+    from trainerctl.cluster.manager.resource_manager import ResourceManager
     from trainerctl.cluster.operations import install_lock
     from trainerctl.cluster.trainer import helm_handover
 
-    for fn in (ApplyOptions, live_diff.diff, prune.prune, install_lock.Lock, install_lock.take, install_lock.create_namespace,
-               helm_handover.unmark):
+    for fn in (ApplyOptions, ResourceManager.apply_options, ResourceManager.diff, ResourceManager.prune, install_lock.Lock,
+               install_lock.take, install_lock.create_namespace, helm_handover.unmark):
         for name, param in inspect.signature(fn).parameters.items():
             if name in ("field_manager", "timeout"):
                 assert param.default is inspect.Parameter.empty, f"{fn.__qualname__}({name}=...)"

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.support.actions import install
+from tests.support.actions import session
 from tests.support.cluster import kubeflow_objects
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.cluster.status import status
@@ -89,9 +90,9 @@ def test_install_refuses_before_its_first_write_then_status_and_verify_still_war
     report = install(objects, cluster=env.cluster, namespace="kubeflow-system", source=source,
                      options=InstallOptions(wait=False, allow_breaking=True))
     assert not report.failed
-    warned = [c for c in status(cluster=env.cluster, namespace="kubeflow-system")["consumers"] if c["status"] == "warn"]
+    warned = [c for c in status(session(env.cluster, "kubeflow-system"))["consumers"] if c["status"] == "warn"]
     kueue = [c for c in warned if c["check"].startswith("Kueue")]
     assert kueue == [{"tier": "consumers", "check": "Kueue v0.17.3 (Deployment kueue-system/kueue-controller-manager)",
                       "status": "warn", "message": f"needs Trainer v2.2.0 or later, Trainer v2.1.0 is installed ({THREAD})"}]
-    assert [r.to_dict() for r in verify_consumers.check(env.cluster, "kubeflow-system")
+    assert [r.to_dict() for r in verify_consumers.check(session(env.cluster, "kubeflow-system"))
             if r.check.startswith("Kueue")] == kueue

@@ -114,15 +114,15 @@ def test_a_stored_trainjob_the_new_controller_cannot_decode_is_named_by_install_
         assert (cause["reason"], cause["message"], cause["final"]) == ("CannotDecode", line, True)
         assert cause["log"] == [DECODE]
 
-        st = status(cluster=env.cluster, namespace=NS)
+        session = Session(env.cluster, NS, DEFAULT_OWNER_LABEL, FIELD_MANAGER)
+        st = status(session)
         [dep] = [d for d in st["deployments"] if d["name"] == MANAGER]
         assert dep["causes"][0]["message"] == line and line in status_text(st)
 
-        bundle = support.collect(env.cluster, NS, status=lambda c: {})
+        bundle = support.collect(session, status=lambda c: {})
         diagnosed = [c for d in bundle.files["diagnosis.json"].data for c in d["causes"] if c["kind"] == "log"]
         assert [c["message"] for c in diagnosed] == [line]
 
-        session = Session(env.cluster, NS, DEFAULT_OWNER_LABEL, FIELD_MANAGER)
         report = Verify(timeout=10).run(session)
         first = report.first_problem
         assert (first.tier, first.check, first.status) == ("controllers", f"Deployment {NS}/{MANAGER}", "fail")

@@ -13,7 +13,6 @@ import pytest
 
 from tests.support.waiting import wait_until
 from trainerctl.cluster.client.client import connect, object_path
-from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager import prune as prune_mod
 from trainerctl.cluster.manager.delete import ATTEMPTS, REFUSED, Proof, Target, delete, delete_and_wait
 from trainerctl.cluster.manager.inventory_configmap import Entry
@@ -21,6 +20,7 @@ from trainerctl.cluster.operations import install_history
 from trainerctl.cluster.operations import install_lock, lock_holder, lock_lease
 from trainerctl.cluster.trainer.policy import STAGES
 from trainerctl.cluster.trainer.verify import owned
+from tests.support.actions import session
 
 pytestmark = pytest.mark.cluster
 
@@ -204,15 +204,17 @@ def test_the_lock_is_released_only_while_this_run_holds_it(api, namespace):
 def test_history_trimming_deletes_only_its_records(api, namespace):
     entries = {"apps/Deployment/ns/c": Entry("apps/v1", "deployments", True, "controllers", "h1")}
     for ref in ("v1", "v2"):
-        install_history.record(api, namespace, install_history.NewRevision({"ref": ref}, entries), history_max=0, field_manager="t")
+        install_history.record(session(api, namespace, field_manager="t"), install_history.NewRevision({"ref": ref}, entries),
+                       history_max=0)
     # A record's name without its label (someone's ConfigMap of that name) is not a record.
-    _configmap(api, namespace, "trainerctl-history.v9", {"other": "x"})
-    install_history.record(api, namespace, install_history.NewRevision({"ref": "v3"}, entries), history_max=1, field_manager="t")
+    _configmap(api, namespace, "trainerctl-install_history.v9", {"other": "x"})
+    install_history.record(session(api, namespace, field_manager="t"), install_history.NewRevision({"ref": "v3"}, entries),
+                   history_max=1)
     names = {c["metadata"]["name"] for c in api.request("GET", object_path("", "v1", "configmaps", namespace))["items"]}
-    assert {n for n in names if n.startswith("trainerctl-history")} == {"trainerctl-history.v3",
-                                                                         "trainerctl-history.v9"}
-    assert install_history.delete_all(api, namespace) == 1
-    assert api.get_or_none(object_path("", "v1", "configmaps", namespace, "trainerctl-history.v9")) is not None
+    assert {n for n in names if n.startswith("trainerctl-history")} == {"trainerctl-install_history.v3",
+                                                                         "trainerctl-install_history.v9"}
+    assert install_history.delete_all(session(api, namespace)) == 1
+    assert api.get_or_none(object_path("", "v1", "configmaps", namespace, "trainerctl-install_history.v9")) is not None
 
 
 def test_prune_checks_the_names_its_record_lists_before_any_url(api, namespace):
@@ -232,10 +234,10 @@ def test_prune_checks_the_names_its_record_lists_before_any_url(api, namespace):
         def __getattr__(self, name):
             return getattr(api, name)
 
-    discovery = Discovery(api)
-    discovery.refresh()
-    results = prune_mod.prune(Recording(), discovery, candidates, "owner=me",
-                              prune_mod.PruneRules(STAGES), timeout=30)
+    over = session(Recording(), namespace, owner_label="owner=me")
+    over.discovery.refresh()
+    sent.clear()  # what discovery asked: only the prune's requests are looked at
+    results = over.resources.prune(candidates, prune_mod.PruneRules(STAGES), timeout=30)
     by_name = {r.name: r for r in results}
     assert by_name["old"].action == "pruned"
     for name in ("..", "a/../../kube-system", "x"):

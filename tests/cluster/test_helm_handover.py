@@ -22,6 +22,7 @@ from tests.support.cluster import (CRDS, CTR, KF, KF_NS, FakeController, apply_o
 from tests.support.helm_records import encode_payload
 from trainerctl.cluster.operations import helm_releases
 from tests.support.actions import install
+from tests.support.actions import session
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_PREFLIGHT
 from trainerctl.ui import Progress
@@ -214,8 +215,7 @@ def test_an_interrupted_hand_over_is_finished_by_the_next_run_and_adopts_in_plac
         result = next(o for o in report.objects if (o.kind, o.namespace, o.name) ==
                       (obj["kind"], meta["namespace"], meta["name"]))
         assert result.action == "skipped" and why in result.message, result.message
-    from trainerctl.cluster.manager import inventory_configmap
-    recorded = inventory_configmap.read(env.cluster, KF_NS).entries
+    recorded = session(env.cluster, KF_NS).resources.read_inventory().entries
     assert not [k for k in recorded if k.endswith(("/users-labelled", "/users-job"))
                 or "/team-b/" in k], sorted(recorded)
     assert "helm.sh/resource-policy is keep" in results[("ConfigMap", "kept-by-policy")].message

@@ -1,6 +1,6 @@
 """The install history on a real API server: records written, numbered, kept to --history-max,
 listed by `trainerctl history`; a record edited by hand or truncated is one line; a revision that
-is not there is one line naming those that are; uninstall keeps or deletes the history."""
+is not there is one line naming those that are; uninstall keeps or deletes the install_history."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from trainerctl.cli import main
 from trainerctl.cluster.client.views import Entry, Unreadable
 from trainerctl.cluster.client.client import connect
 from trainerctl.cluster.operations import install_history
-from tests.support.actions import uninstall
+from tests.support.actions import session, uninstall
 from trainerctl.cluster.uninstall import UninstallOptions
 from trainerctl.errors import InputError
 
@@ -39,19 +39,19 @@ def api(test_cluster):
 
 def test_records_are_numbered_kept_to_the_limit_and_listed(api, test_cluster, namespace, capsys):
     for ref in ("v2.2.0", "v2.3.0", "v2.2.0"):
-        install_history.record(api, namespace, _new(ref), history_max=2, field_manager="trainerctl")
-    assert install_history.revisions(api, namespace) == [2, 3]
+        install_history.record(session(api, namespace, field_manager="trainerctl"), _new(ref), history_max=2)
+    assert install_history.revisions(session(api, namespace)) == [2, 3]
     # The same install again changes nothing it records: no revision.
-    again = install_history.record(api, namespace, _new("v2.2.0"), history_max=2, field_manager="trainerctl")
+    again = install_history.record(session(api, namespace, field_manager="trainerctl"), _new("v2.2.0"), history_max=2)
     assert again == {"revision": 3, "recorded": False, "message": "revision 3 unchanged (this install changed "
                                                                    "nothing it records)"}
-    back = install_history.record(api, namespace, _new("v2.3.0", action="rollback", description="rollback to 2",
-                                                       rollback_to=2), history_max=0, field_manager="trainerctl")
-    assert back["revision"] == 4 and install_history.revisions(api, namespace) == [2, 3, 4]
+    back = install_history.record(session(api, namespace, field_manager="trainerctl"),
+                          _new("v2.3.0", action="rollback", description="rollback to 2", rollback_to=2), history_max=0)
+    assert back["revision"] == 4 and install_history.revisions(session(api, namespace)) == [2, 3, 4]
     raw = api.request("GET", _path(namespace, 4))
     assert raw["metadata"]["labels"] == {"app.kubernetes.io/managed-by": "trainerctl", "trainerctl.io/history": "true",
                                          "trainerctl.io/revision": "4"}
-    record = install_history.read(api, namespace, 4)
+    record = install_history.read(session(api, namespace), 4)
     assert (record.action, record.rollback_to, record.source["ref"], record.object_count) == ("rollback", 2,
                                                                                               "v2.3.0", 1)
     assert record.who  # the API server's name for the user, and user@host
@@ -81,13 +81,13 @@ def test_records_are_numbered_kept_to_the_limit_and_listed(api, test_cluster, na
     (lambda d: d.update(source="{"), r"data.source: expected a JSON object"),
 ])
 def test_a_record_edited_by_hand_or_truncated_is_one_line(api, test_cluster, namespace, capsys, edit, line):
-    install_history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="trainerctl")
-    install_history.record(api, namespace, _new("v2.3.0"), history_max=10, field_manager="trainerctl")
+    install_history.record(session(api, namespace, field_manager="trainerctl"), _new("v2.2.0"), history_max=10)
+    install_history.record(session(api, namespace, field_manager="trainerctl"), _new("v2.3.0"), history_max=10)
     raw = api.request("GET", _path(namespace, 1))
     edit(raw["data"])
     api.request("PUT", _path(namespace, 1), body=raw)
-    with pytest.raises(Unreadable, match=rf"^unreadable ConfigMap {namespace}/trainerctl-history.v1: {line}"):
-        install_history.read(api, namespace, 1)
+    with pytest.raises(Unreadable, match=rf"^unreadable ConfigMap {namespace}/trainerctl-install_history.v1: {line}"):
+        install_history.read(session(api, namespace), 1)
     # history lists what it can, and says which record it left out and why, in one line.
     assert main(["history", "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace]) == 0
     out, err = capsys.readouterr()
@@ -95,38 +95,38 @@ def test_a_record_edited_by_hand_or_truncated_is_one_line(api, test_cluster, nam
     [warning] = err.splitlines()
     assert "unreadable ConfigMap" in warning and "(left out)" in warning and "Traceback" not in err
     # The next revision is still numbered after the unreadable one's.
-    assert install_history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="x")["revision"] == 3
+    assert install_history.record(session(api, namespace, field_manager="x"), _new("v2.2.0"), history_max=10)["revision"] == 3
 
 
 def test_a_revision_that_is_not_there_is_one_line(api, namespace):
     with pytest.raises(InputError, match=rf"^revision 1: not in the install history of namespace {namespace} "
                                          r"\(it holds no revisions;"):
-        install_history.read(api, namespace, 1)
-    install_history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="trainerctl")
-    install_history.record(api, namespace, _new("v2.3.0"), history_max=10, field_manager="trainerctl")
+        install_history.read(session(api, namespace), 1)
+    install_history.record(session(api, namespace, field_manager="trainerctl"), _new("v2.2.0"), history_max=10)
+    install_history.record(session(api, namespace, field_manager="trainerctl"), _new("v2.3.0"), history_max=10)
     with pytest.raises(InputError, match=r"revision 9: not in the install history .* \(it holds revisions 1..2; "):
-        install_history.read(api, namespace, 9)
+        install_history.read(session(api, namespace), 9)
 
 
 def test_a_record_over_the_bound_keeps_its_count_not_its_entries(api, namespace):
     many = {f"g/K/ns/object-{i:05d}-{'x' * 200}": Entry("g/v1", "ks", True, "s", "h" * 64, "1", "f" * 16)
             for i in range(2000)}
     new = install_history.NewRevision(SOURCE, many, {})
-    assert install_history.record(api, namespace, new, history_max=10, field_manager="t")["revision"] == 1
-    record = install_history.read(api, namespace, 1)
+    assert install_history.record(session(api, namespace, field_manager="t"), new, history_max=10)["revision"] == 1
+    record = install_history.read(session(api, namespace), 1)
     assert record.object_count == 2000 and record.entries == {}
 
 
 def test_uninstall_keeps_or_deletes_the_history_and_says_which(api, namespace):
-    install_history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="trainerctl")
+    install_history.record(session(api, namespace, field_manager="trainerctl"), _new("v2.2.0"), history_max=10)
     kept = uninstall(cluster=api, namespace=namespace, options=UninstallOptions(keep_history=True, timeout=30))
     assert kept.history["kept"] == 1 and "--keep-history" in kept.text()
-    assert install_history.revisions(api, namespace) == [1]
+    assert install_history.revisions(session(api, namespace)) == [1]
     dry = uninstall(cluster=api, namespace=namespace, options=UninstallOptions(dry_run=True, timeout=30))
-    assert "1 revision(s) would be deleted" in dry.text() and install_history.revisions(api, namespace) == [1]
+    assert "1 revision(s) would be deleted" in dry.text() and install_history.revisions(session(api, namespace)) == [1]
     gone = uninstall(cluster=api, namespace=namespace, options=UninstallOptions(timeout=30))
     assert gone.history == {"deleted": 1, "message": "1 revision(s) deleted (--keep-history keeps them)"}
-    assert install_history.revisions(api, namespace) == []
+    assert install_history.revisions(session(api, namespace)) == []
 
 
 def test_each_install_that_changes_something_records_a_revision(api, namespace):
@@ -146,12 +146,12 @@ def test_each_install_that_changes_something_records_a_revision(api, namespace):
     install(config("2"), cluster=api, namespace=namespace, source=SOURCE, options=options)
     third = install(config("3"), cluster=api, namespace=namespace, source=SOURCE, options=options)
     assert third.history["message"] == "revision 3 recorded; 1 older revision(s) removed (--history-max 2)"
-    record = install_history.read(api, namespace, 3)
+    record = install_history.read(session(api, namespace), 3)
     assert set(record.entries) == {f"/ConfigMap/{namespace}/settings", f"/Namespace//{namespace}"}
     assert record.render == {"platform": "kubernetes"} and record.source == SOURCE
     dry = install(config("4"), cluster=api, namespace=namespace, source=SOURCE,
                   options=InstallOptions(skip_preflight=True, wait=False, dry_run=True))
-    assert dry.history == {} and install_history.revisions(api, namespace) == [2, 3]
+    assert dry.history == {} and install_history.revisions(session(api, namespace)) == [2, 3]
 
 
 def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_cluster, namespace, shared_dir, capsys):
@@ -165,8 +165,8 @@ def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_clu
                              "install records one; `trainerctl history` lists it)\n")
     checkout = shared_dir / "upstream" / "kubeflow-trainer" / "v2.2.0"
     recorded = {"path": str(checkout / "manifests"), "digest": "sha256:" + "0" * 64, "overlay": "overlays/manager"}
-    install_history.record(api, namespace, install_history.NewRevision(recorded, dict(ENTRIES), {"components": ["runtimes"]}),
-                           history_max=10, field_manager="t")
+    install_history.record(session(api, namespace, field_manager="t"),
+                   install_history.NewRevision(recorded, dict(ENTRIES), {"components": ["runtimes"]}), history_max=10)
     code, err = rollback()
     assert (code, err) == (2, f"error: nothing to roll back to: the install history of namespace {namespace} holds "
                               "revision 1 only (name a revision to install it again)\n")
@@ -179,8 +179,8 @@ def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_clu
     code, err = rollback("1", "--source", str(checkout))
     assert code == 1 and err.startswith(f"error: rollback refused: revision 1 was rendered from tree digest "
                                         f"sha256:{'0' * 64}, but its source now renders tree digest sha256:")
-    install_history.record(api, namespace, install_history.NewRevision({"file": "rendered.yaml"}, dict(ENTRIES)),
-                           history_max=10, field_manager="t")
+    install_history.record(session(api, namespace, field_manager="t"),
+                   install_history.NewRevision({"file": "rendered.yaml"}, dict(ENTRIES)), history_max=10)
     assert rollback("2") == (2, "error: revision 2 was installed from -f rendered.yaml, of which trainerctl keeps no "
                                 "copy: install that file again with `trainerctl install -f`\n")
     assert rollback("9")[0] == 2 and rollback("0")[0] == 2
@@ -188,7 +188,7 @@ def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_clu
     raw["data"]["render"] = raw["data"]["render"][:5]
     api.request("PUT", _path(namespace, 1), body=raw)
     code, err = rollback()
-    assert code == 3 and err.startswith(f"error: unreadable ConfigMap {namespace}/trainerctl-history.v1: data.render: "
+    assert code == 3 and err.startswith(f"error: unreadable ConfigMap {namespace}/trainerctl-install_history.v1: data.render: "
                                         "expected a JSON object")
 
 
@@ -256,9 +256,9 @@ def test_a_record_never_chooses_a_local_folder_or_a_host(api, test_cluster, name
                                                  "manifests/ (no '..')"),
     ]
     for source, render, said in cases:
-        install_history.record(api, namespace, install_history.NewRevision(source, dict(ENTRIES), render), history_max=0,
-                               field_manager="t")
-        revision = install_history.revisions(api, namespace)[-1]
+        install_history.record(session(api, namespace, field_manager="t"), install_history.NewRevision(source, dict(ENTRIES), render),
+                       history_max=0)
+        revision = install_history.revisions(session(api, namespace))[-1]
         code = main(["rollback", str(revision), "--dry-run", "--offline", "--cache-dir", str(tmp_path / "cache"),
                      "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace])
         out, err = capsys.readouterr()
@@ -284,23 +284,23 @@ def test_hand_made_revision_numbers_never_break_an_install(api, test_cluster, na
             body["metadata"]["labels"] = labels
         api.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body)
 
-    install_history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="t")
-    plant("trainerctl-history.v9999999999", "9999999999")
-    assert install_history.revisions(api, namespace) == [1]
-    second = install_history.record(api, namespace, _new("v2.3.0"), history_max=10, field_manager="t")
+    install_history.record(session(api, namespace, field_manager="t"), _new("v2.2.0"), history_max=10)
+    plant("trainerctl-install_history.v9999999999", "9999999999")
+    assert install_history.revisions(session(api, namespace)) == [1]
+    second = install_history.record(session(api, namespace, field_manager="t"), _new("v2.3.0"), history_max=10)
     assert second["revision"] == 2 and second["recorded"]
-    assert install_history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="t")["revision"] == 3
+    assert install_history.record(session(api, namespace, field_manager="t"), _new("v2.2.0"), history_max=10)["revision"] == 3
     assert main(["history", "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace]) == 0
     out, err = capsys.readouterr()
     assert [row.split()[0] for row in out.splitlines()[1:]] == ["1", "2", "3"]
-    assert err == (f"warning: unreadable ConfigMap {namespace}/trainerctl-history.v9999999999: metadata.name: "
-                   "expected trainerctl-history.vN, N a revision 1..2147483647 (left out)\n")
-    plant("trainerctl-history.v4", "4", labels={})  # not a record: no history label
-    taken = install_history.record(api, namespace, _new("v2.3.0"), history_max=10, field_manager="t")
+    assert err == (f"warning: unreadable ConfigMap {namespace}/trainerctl-install_history.v9999999999: metadata.name: "
+                   "expected trainerctl-install_history.vN, N a revision 1..2147483647 (left out)\n")
+    plant("trainerctl-install_history.v4", "4", labels={})  # not a record: no history label
+    taken = install_history.record(session(api, namespace, field_manager="t"), _new("v2.3.0"), history_max=10)
     assert taken["recorded"] is False and taken["message"].startswith(
-        f"not recorded: ConfigMap {namespace}/trainerctl-history.v4 is already there without the label")
+        f"not recorded: ConfigMap {namespace}/trainerctl-install_history.v4 is already there without the label")
     plant(install_history.name(install_history.MAX_REVISION), str(install_history.MAX_REVISION))
-    top = install_history.record(api, namespace, _new("v2.2.0"), history_max=10, field_manager="t")
+    top = install_history.record(session(api, namespace, field_manager="t"), _new("v2.2.0"), history_max=10)
     assert top == {"revision": install_history.MAX_REVISION, "recorded": False,
                    "message": f"not recorded: revision {install_history.MAX_REVISION} is the highest the history numbers "
                               f"(ConfigMap {namespace}/{install_history.name(install_history.MAX_REVISION)} looks made by hand: "

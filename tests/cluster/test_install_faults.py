@@ -9,6 +9,7 @@ import yaml
 from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_cluster_for_odh
 from tests.support.waiting import wait_until
 from tests.support.actions import diff
+from tests.support.actions import session
 from tests.support.actions import install
 from trainerctl.cluster.install import InstallOptions, RunFailed
 
@@ -69,7 +70,6 @@ def test_api_server_outage_mid_install_then_rerun_converges(env):
         # Exactly what a clean install makes: nothing to change, nothing extra, inventory complete.
         result = diff(objects, cluster=env.cluster, namespace=ODH_NS)
         assert not result.drift and not result.errors
-    from trainerctl.cluster.manager import inventory_configmap
 
-    inv = inventory_configmap.read(env.cluster, ODH_NS)
+    inv = session(env.cluster, ODH_NS).resources.read_inventory()
     assert inv.complete and len(inv.entries) == len(objects) + 1

@@ -6,6 +6,7 @@ import pytest
 
 from tests.support.cluster import CTR, FakeController, KF_NS, ODH_NS, OWNER, kubeflow_objects, live_objects, odh_objects, prepare_cluster_for_odh, user_trainjob
 from tests.support.actions import install
+from tests.support.actions import session
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.errors import EXIT_PREFLIGHT
 
@@ -59,9 +60,8 @@ def test_odh_upgrade_prunes_only_what_it_applied_and_recreates_on_selector_chang
     live = live_objects(env, report)
     assert {k for k, v in live.items() if v is not None and not k.endswith(tuple(pruned))} == \
         {k for k in live if not k.endswith(tuple(pruned))}
-    from trainerctl.cluster.manager import inventory_configmap
 
-    inv = inventory_configmap.read(env.cluster, ODH_NS)
+    inv = session(env.cluster, ODH_NS).resources.read_inventory()
     assert inv.source == {"ref": "odh-3.5.0"} and inv.complete
     assert not any(name in k for k in inv.entries for name in pruned)
     assert {o.name for o in first.objects} - {o.name for o in report.objects if o.action != "pruned"} == set(pruned)

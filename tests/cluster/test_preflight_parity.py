@@ -28,6 +28,7 @@ from tests.support.helm_records import encode_payload
 from trainerctl.cluster.check import Check
 from trainerctl.cluster.client.client import connect
 from tests.support.actions import install
+from tests.support.actions import session
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.session import Session
@@ -186,7 +187,8 @@ def test_an_unsupported_upgrade_path_is_refused_by_both(test_cluster, objects):
     cluster = connect(str(test_cluster.admin_kubeconfig))
     ns = _namespace("path")
     cluster.request("POST", "/api/v1/namespaces", body={"metadata": {"name": ns}})
-    inventory_configmap.write(cluster, inventory_configmap.Inventory(ns, {"trainer_version": "2.1.0"}, {}, complete=True), FIELD_MANAGER)
+    session(cluster, ns, field_manager=FIELD_MANAGER).resources.write_inventory(
+        inventory_configmap.Inventory(ns, {"trainer_version": "2.1.0"}, {}, complete=True))
     refusal, report = _both(cluster, objects, ns, source={"trainer_version": "2.4.0"})
     _assert_same(refusal, report, "upgrade-path", EXIT_PREFLIGHT)
 
@@ -194,7 +196,7 @@ def test_an_unsupported_upgrade_path_is_refused_by_both(test_cluster, objects):
 def test_a_held_lock_is_refused_by_both(test_cluster, objects):
     cluster = connect(str(test_cluster.admin_kubeconfig))
     ns = _namespace("lock")
-    with install_lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
+    with install_lock.take(session(cluster, ns, field_manager=FIELD_MANAGER), "install", timeout=0):
         refusal, report = _both(cluster, objects, ns)
     _assert_same(refusal, report, "lock", EXIT_TIMEOUT)
 
@@ -219,7 +221,7 @@ def test_a_missing_image_is_refused_by_both_before_the_lock(test_cluster, object
     cluster = connect(str(test_cluster.admin_kubeconfig))
     ns = _namespace("images")
     images = _MissingImage()
-    with install_lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
+    with install_lock.take(session(cluster, ns, field_manager=FIELD_MANAGER), "install", timeout=0):
         refusal, report = _both(cluster, objects, ns, image_check=images)
     _assert_same(refusal, report, "images", EXIT_PREFLIGHT)
     assert str(refusal).startswith("--check-images: 1 image(s) missing or not checkable: missing: registry.example")
@@ -231,7 +233,7 @@ def test_a_missing_image_is_refused_by_both_before_the_lock(test_cluster, object
 def test_no_image_check_unless_asked(test_cluster, objects):
     cluster = connect(str(test_cluster.admin_kubeconfig))
     ns = _namespace("noimages")
-    with install_lock.take(cluster, ns, "install", timeout=0, field_manager=FIELD_MANAGER):
+    with install_lock.take(session(cluster, ns, field_manager=FIELD_MANAGER), "install", timeout=0):
         refusal, report = _both(cluster, objects, ns)
     assert "images" not in [f.check for f in report.findings]
     _assert_same(refusal, report, "lock", EXIT_TIMEOUT)

@@ -20,6 +20,7 @@ from trainerctl.cluster.trainer import dependencies
 from trainerctl.cluster.trainer import conditions as health
 from trainerctl.cluster.manager import inventory_configmap
 from tests.support.actions import install
+from tests.support.actions import session
 from trainerctl.cluster.install import InstallOptions
 from trainerctl.cluster.status import status, status_text
 
@@ -126,15 +127,15 @@ def test_status_reports_source_presence_drift_availability_and_gates_on_ready(en
     with FakeController(env, objects):
         install(objects, cluster=env.cluster, namespace=ODH_NS, source=source, options=InstallOptions(timeout=60))
         # An inventory from before field digests were recorded gets them on the next (no-op) install.
-        recorded = inventory_configmap.read(env.cluster, ODH_NS)
+        recorded = session(env.cluster, ODH_NS).resources.read_inventory()
         assert all(e.fields for e in recorded.entries.values())
-        inventory_configmap.write(env.cluster, dataclasses.replace(recorded, entries={
-            k: dataclasses.replace(e, fields="") for k, e in recorded.entries.items()}), "trainerctl")
+        session(env.cluster, ODH_NS, field_manager="trainerctl").resources.write_inventory(dataclasses.replace(
+            recorded, entries={k: dataclasses.replace(e, fields="") for k, e in recorded.entries.items()}))
         again = install(objects, cluster=env.cluster, namespace=ODH_NS, source=source, options=InstallOptions(timeout=60))
-        filled = inventory_configmap.read(env.cluster, ODH_NS).entries
+        filled = session(env.cluster, ODH_NS).resources.read_inventory().entries
         assert again.changed == 0 and {k: e.fields for k, e in filled.items()} == \
             {k: e.fields for k, e in recorded.entries.items()}
-    st = status(cluster=env.cluster, namespace=ODH_NS)
+    st = status(session(env.cluster, ODH_NS))
     assert st["installed"] and st["source"] == source and st["trainerVersion"] == "2.1.0"
     assert st["releases"] == source["releases"] and st["ready"]
     assert st["summary"] == {"present": len(objects) + 1}

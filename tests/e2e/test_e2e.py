@@ -262,14 +262,6 @@ def _runtime_patch(seconds: int) -> dict:
 IMMUTABLE_UPDATES = {_TGPS: (_runtime_patch(30), _runtime_patch(31))}
 
 
-@pytest.fixture
-def clean_slate(tctl, api):
-    """No Trainer before the test (whatever an earlier failure left) and none after it."""
-    h.cleanup_trainer(tctl, api)
-    yield
-    h.cleanup_trainer(tctl, api)
-
-
 def test_4_upgrade_from_v2_2_0_keeps_trainjobs_and_enforces_new_immutability_rules(clean_slate, tctl, api):
     tctl.install("v2.2.0")
     pod = h.trainer_pods(api)[0]

@@ -14,27 +14,12 @@ from __future__ import annotations
 import copy
 import json
 
-import pytest
-
 from tests.support import e2e as h
 from tests.support.e2e import JOBS_NS, KF_NS, TRAINER
 from tests.testenv.api import ApiError
 from trainerctl.render.image_refs import iter_images
 
 TRAINJOBS_CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org"
-BINARY = "testenv-binary://trainer-controller-manager@{}"
-
-
-@pytest.fixture
-def clean_slate(tctl, api):
-    h.cleanup_trainer(tctl, api)
-    yield
-    h.cleanup_trainer(tctl, api)
-
-
-def _controller_runs(api, version: str) -> bool:
-    return any((p["status"].get("containerStatuses") or [{}])[0].get("imageID") == BINARY.format(version)
-               and h.condition(p, "Ready") == "True" for p in h.trainer_pods(api))
 
 
 def _runtime_images(objects: list[dict]) -> dict[str, list[str]]:
@@ -59,7 +44,7 @@ def test_history_and_rollback_to_v2_2_0_keeps_the_trainjob(clean_slate, tctl, ap
     h.create_trainjob(api, h.trainjob("e2e-rollback-running", JOBS_NS, cpu=None, num_nodes=1))
     job = f"{TRAINER}/namespaces/{JOBS_NS}/trainjobs/e2e-rollback-running"
     tctl.install("v2.3.0")
-    h.wait_until(lambda: _controller_runs(api, "v2.3.0"), 120, "the v2.3.0 controller")
+    h.wait_until(lambda: h.controller_runs(api, "v2.3.0"), 120, "the v2.3.0 controller")
 
     listed = json.loads(tctl.run("history", "-n", KF_NS, "-o", "json").stdout)["revisions"]
     assert [(r["revision"], r["action"], r["status"]) for r in listed] == [(1, "install", "superseded"),
@@ -76,7 +61,7 @@ def test_history_and_rollback_to_v2_2_0_keeps_the_trainjob(clean_slate, tctl, ap
     dry = tctl.run("rollback", "-n", KF_NS, "--dry-run", *named)
     assert "image:" in dry.stdout  # the diff: the controller's image goes back
     assert "would be configured" in dry.stdout and "history:" not in dry.stdout
-    assert _controller_runs(api, "v2.3.0") and len(json.loads(tctl.run("history", "-n", KF_NS, "-o", "json")
+    assert h.controller_runs(api, "v2.3.0") and len(json.loads(tctl.run("history", "-n", KF_NS, "-o", "json")
                                                               .stdout)["revisions"]) == 2
 
     back = tctl.run("rollback", "-n", KF_NS, *named, "--timeout", str(h.INSTALL_TIMEOUT), "-o", "json")
@@ -86,7 +71,7 @@ def test_history_and_rollback_to_v2_2_0_keeps_the_trainjob(clean_slate, tctl, ap
     assert any(line.startswith("verify: ") and " ok" in line and "fail" not in line for line in verified), back.stderr
     assert any("reconcile" in line for line in verified), back.stderr
     assert report["summary"].get("failed", 0) == 0 and report["history"]["revision"] == 3
-    h.wait_until(lambda: _controller_runs(api, "v2.2.0"), 120, "the v2.2.0 controller to run again")
+    h.wait_until(lambda: h.controller_runs(api, "v2.2.0"), 120, "the v2.2.0 controller to run again")
     live = api.request("GET", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes")["items"]
     rendered = [o for o in tctl.render("v2.2.0") if o["kind"] == "ClusterTrainingRuntime"]
     assert _runtime_images(live) == _runtime_images(rendered)
@@ -124,5 +109,5 @@ def test_history_and_rollback_to_v2_2_0_keeps_the_trainjob(clean_slate, tctl, ap
     assert ("rollback refused: CRD trainjobs.trainer.kubeflow.org version v1alpha2 has 2 object(s) that may be "
             "stored at it (status.storedVersions: v1alpha1, v1alpha2), and revision 2 does not serve v1alpha2"
             in refused.stderr), refused.stderr
-    assert _controller_runs(api, "v2.2.0")
+    assert h.controller_runs(api, "v2.2.0")
     assert len(json.loads(tctl.run("history", "-n", KF_NS, "-o", "json").stdout)["revisions"]) == 3

@@ -21,27 +21,13 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 
 from tests.support import e2e as h
 from tests.support.e2e import JOBS_NS, KF_NS, TRAINER
 
-BINARY = "testenv-binary://trainer-controller-manager@{}"
 TRAINJOBS_CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/trainjobs.trainer.kubeflow.org"
 AUTO, OVERRIDES, CLEAN = "tj-auto", "tj-overrides", "tj-clean"
-
-
-@pytest.fixture
-def clean_slate(tctl, api):
-    h.cleanup_trainer(tctl, api)
-    yield
-    h.cleanup_trainer(tctl, api)
-
-
-def _controller_runs(api, version: str) -> bool:
-    return any((p["status"].get("containerStatuses") or [{}])[0].get("imageID") == BINARY.format(version)
-               and h.condition(p, "Ready") == "True" for p in h.trainer_pods(api))
 
 
 def _jobs() -> dict[str, dict]:
@@ -64,7 +50,7 @@ def _trainjob(name: str) -> str:
 def test_the_2_1_to_2_2_upgrade_is_blocked_where_it_breaks_and_passes_once_migrated(clean_slate, tctl, api, tmp_path):
     # 1. Trainer v2.1.0, and three TrainJobs its API takes.
     tctl.install("v2.1.0")
-    h.wait_until(lambda: _controller_runs(api, "v2.1.0"), 120, "the v2.1.0 controller")
+    h.wait_until(lambda: h.controller_runs(api, "v2.1.0"), 120, "the v2.1.0 controller")
     h.create_namespace(api, JOBS_NS)
     for body in _jobs().values():
         h.create_trainjob(api, body)
@@ -84,7 +70,7 @@ def test_the_2_1_to_2_2_upgrade_is_blocked_where_it_breaks_and_passes_once_migra
     assert last.startswith("error: upgrade blocked by 2 change(s), first: TrainJob "), refused.stderr
     assert f"{JOBS_NS}/{AUTO}: spec.trainer.numProcPerNode: 'auto'" in last, last
     assert api.request("GET", TRAINJOBS_CRD)["metadata"]["resourceVersion"] == crd_before  # nothing applied
-    assert _controller_runs(api, "v2.1.0")
+    assert h.controller_runs(api, "v2.1.0")
 
     # 3. The ground truth: through the guard, the real v2.2.0 controller cannot list TrainJobs and
     # never becomes ready; install, status and verify name the TrainJob and the field.
@@ -103,7 +89,7 @@ def test_the_2_1_to_2_2_upgrade_is_blocked_where_it_breaks_and_passes_once_migra
     back = tctl.run("rollback", "1", "-n", KF_NS, "--source", str(tctl.source("v2.1.0")), *sum(
         (["--remote-mirror", m] for m in tctl.mirrors), []), "--timeout", str(h.INSTALL_TIMEOUT), "--no-verify")
     assert "history: revision 2 recorded" in back.stdout, back.stdout
-    h.wait_until(lambda: _controller_runs(api, "v2.1.0"), 120, "the v2.1.0 controller again")
+    h.wait_until(lambda: h.controller_runs(api, "v2.1.0"), 120, "the v2.1.0 controller again")
 
     # 4. The way through: the two re-created converted, after the upgrade.
     out = tmp_path / "migrated"
@@ -117,7 +103,7 @@ def test_the_2_1_to_2_2_upgrade_is_blocked_where_it_breaks_and_passes_once_migra
         api.request("DELETE", _trainjob(name))
         h.wait_until(lambda name=name: api.get_or_none(_trainjob(name)) is None, 120, f"TrainJob {name} deleted")
     tctl.install("v2.2.0")
-    h.wait_until(lambda: _controller_runs(api, "v2.2.0"), 120, "the v2.2.0 controller")
+    h.wait_until(lambda: h.controller_runs(api, "v2.2.0"), 120, "the v2.2.0 controller")
     for name, body in migrated.items():
         h.create_trainjob(api, body)
         assert api.get_or_none(_trainjob(name)) is not None
@@ -127,4 +113,4 @@ def test_the_2_1_to_2_2_upgrade_is_blocked_where_it_breaks_and_passes_once_migra
     refused = tctl.run("rollback", "1", "-n", KF_NS, "--source", str(tctl.source("v2.1.0")), *sum(
         (["--remote-mirror", m] for m in tctl.mirrors), []), "--timeout", str(h.INSTALL_TIMEOUT), expect=3)
     assert OVERRIDES in refused.stderr and "runtimePatches" in refused.stderr, refused.stderr
-    assert _controller_runs(api, "v2.2.0")
+    assert h.controller_runs(api, "v2.2.0")

@@ -16,6 +16,7 @@ import pytest
 from tests.support.clock import FakeClock
 from tests.support.waiting import wait_until
 
+from tests.support.actions import session
 from trainerctl.cluster.operations import install_lock, lock_lease
 from trainerctl.cluster.client.client import connect
 from trainerctl.cluster.operations.install_lock import Lock, LockLost, LockTimeout
@@ -210,7 +211,7 @@ def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, m
     with _lock(cluster, namespace, "first").acquire(0):
         lease = cluster.request("GET", lease_path(namespace))
         assert lease["spec"]["holderIdentity"].startswith("first@host pid 1 (install) #")
-        assert lock_lease.read(cluster, namespace).description == "first@host pid 1 (install)"
+        assert lock_lease.read(session(cluster, namespace)).description == "first@host pid 1 (install)"
         clock = FakeClock()
         monkeypatch.setattr(install_lock, "time", clock)
         started = clock.now
@@ -219,7 +220,7 @@ def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, m
         # It gave up at its deadline: not before, and not a poll (0.1 s) later.
         assert 1.5 <= clock.now - started < 1.6, clock.now - started
         monkeypatch.undo()
-        assert lock_lease.read(cluster, namespace).description == "first@host pid 1 (install)"  # still held
+        assert lock_lease.read(session(cluster, namespace)).description == "first@host pid 1 (install)"  # still held
     line = str(timed_out.value)
     assert line.startswith(f"timed out after 1.5s waiting for the install lock (Lease {namespace}/trainerctl-lock) "
                            "held by first@host pid 1 (install) since ")
@@ -229,7 +230,7 @@ def test_second_taker_waits_names_the_holder_and_times_out(cluster, namespace, m
                                                "held by first@host pid 1 (install) since ")
     # Released: the Lease is gone, and nobody holds the lock.
     assert cluster.get_or_none(lease_path(namespace)) is None
-    assert lock_lease.read(cluster, namespace) is None
+    assert lock_lease.read(session(cluster, namespace)) is None
 
 
 @pytest.mark.cluster
@@ -246,7 +247,7 @@ def test_a_waiter_takes_the_lock_when_the_holder_releases_it(cluster, namespace)
     assert got and got[0].acquired.waited_for == "first@host pid 1 (install)"
     assert not got[0].acquired.took_over_from
     assert messages[-1].startswith("took the install lock after waiting ")
-    assert lock_lease.read(cluster, namespace).description == "second@host pid 1 (install)"
+    assert lock_lease.read(session(cluster, namespace)).description == "second@host pid 1 (install)"
     got[0].release()
 
 

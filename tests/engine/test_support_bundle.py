@@ -28,8 +28,9 @@ from hypothesis import strategies as st
 
 from tests.support.hostile_api import HOSTILE_NAME, HostileServer, strings
 from tests.support.properties import EXAMPLES, PROPERTY
-from trainerctl.cluster.operations import bundle_archive
 from trainerctl.trust import redact
+from tests.support.actions import session
+from trainerctl.cluster.operations import bundle_archive
 from trainerctl.trust.serialize import json_text, yaml_text
 
 
@@ -182,8 +183,7 @@ def test_a_collected_bundle_holds_no_planted_secret(tmp_path_factory, secrets):
     tmp = tmp_path_factory.mktemp("planted")
     with HostileServer("planted", tls=True, planted=tuple(secrets)) as server:
         cluster = connect(str(server.kubeconfig(tmp / "kubeconfig", token="hostile-test-token-0123456789")))
-        bundle = support.collect(cluster, "opendatahub",
-                                 status=lambda part: json.loads(json.dumps(status(cluster=part, namespace="opendatahub"))))
+        bundle = support.collect(session(cluster, "opendatahub"), status=lambda part: json.loads(json.dumps(status(session(part, "opendatahub")))))
         bundle.write(str(tmp / "b.tar.gz"))
     members = _members(tmp / "b.tar.gz")
     assert "objects/core/Secret/opendatahub/s1.yaml" in members and "logs/opendatahub/d1-5f7c9-x2k4q/c.log" in members
@@ -254,7 +254,7 @@ def test_a_bundle_from_a_server_with_hostile_names_extracts_inside(tmp_path):
 
     with HostileServer("bad-names", tls=True) as server:
         cluster = connect(str(server.kubeconfig(tmp_path / "kubeconfig")))
-        bundle = support.collect(cluster, "opendatahub", status=lambda part: {})
+        bundle = support.collect(session(cluster, "opendatahub"), status=lambda part: {})
         bundle.write(str(tmp_path / "b.tar.gz"))
     with tarfile.open(tmp_path / "b.tar.gz") as tar:
         names = [m.name for m in tar.getmembers()]

@@ -10,8 +10,8 @@ from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_one
 from trainerctl.cluster.manager.delete import remove_finalizer
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.client.discovery import Resource
-from trainerctl.cluster.manager.fields import take_over
 from trainerctl.cluster.manager.objects import Ref
+from trainerctl.cluster.manager.session import Session
 from trainerctl.errors import WaitTimeout
 
 TRANSIENTS = [
@@ -62,8 +62,8 @@ def _planned() -> Planned:
 WRITES = {
     "apply": lambda c, deadline: apply_one(c, _planned(), ApplyOptions(field_manager="trainerctl", timeout=30),
                                            deadline).action,
-    "managed-fields takeover": lambda c, deadline: take_over(c, "/apis/example.org/v1/things/r", META, "trainerctl",
-                                                             "v1", ("helm",), deadline),
+    "managed-fields takeover": lambda c, deadline: Session(c, "ns", "a=b", "trainerctl").resources.take_over(
+        "/apis/example.org/v1/things/r", META, "v1", ("helm",), deadline),
     "finalizer removal": lambda c, deadline: remove_finalizer(c, "/apis/example.org/v1/things/r", META, "x/legacy",
                                                               deadline),
 }

@@ -14,8 +14,8 @@ import yaml
 
 from tests.support.cluster import FakeController, ODH_NS, prepare_cluster_for_odh
 from tests.support.registry import USERS
+from tests.support.actions import session
 from trainerctl.cli import main
-from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.render import RenderOptions, render
 from trainerctl.render.image_refs import image_fields
 
@@ -88,7 +88,7 @@ def test_mirror_pin_check_and_install_exactly_the_digests(env, registry_stack, w
     (line,) = [line for line in err.splitlines() if line.startswith("error:")]
     assert code == 3 and out == "" and err.endswith(line + "\n")
     assert line.startswith(f"error: --check-images: 1 image(s) missing or not checkable: missing: {missing}: not found at ")
-    assert inventory_configmap.read(env.cluster, ODH_NS) is None  # nothing applied
+    assert session(env.cluster, ODH_NS).resources.read_inventory() is None  # nothing applied
 
     # Install from the overrides: every container runs exactly the pinned digest.
     prepare_cluster_for_odh(env.cluster)

@@ -22,6 +22,12 @@ def _fields(options) -> dict:
     return {f.name: getattr(options, f.name) for f in dataclasses.fields(options)}
 
 
+def session(cluster: Cluster, namespace: str, *, owner_label=DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER,
+            progress=None) -> Session:
+    """A session as a command builds one, for a test that calls the engine, the lock or the history."""
+    return Session(cluster, namespace, owner_label, field_manager, progress or Progress(0, enabled=False))
+
+
 def install(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label=DEFAULT_OWNER_LABEL,
             source: Any = None, options: InstallOptions | None = None, progress=None,
             field_manager: str = FIELD_MANAGER) -> Report:

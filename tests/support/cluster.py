@@ -30,6 +30,7 @@ import pytest
 from tests.support.waiting import Not, wait_until
 from trainerctl.cluster.client.client import ApiError, Cluster, connect, object_path
 from trainerctl.cluster.client.discovery import Discovery
+from tests.support.tls_listen import listen_tls
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
@@ -390,7 +391,7 @@ class FakeController:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(Path(tmp, "tls.crt"), Path(tmp, "tls.key"))
         server = http.server.ThreadingHTTPServer((ip, port), _AdmissionHandler)
-        server.socket = ctx.wrap_socket(server.socket, server_side=True)
+        listen_tls(server, ctx)
         server.calls = self._calls  # type: ignore[attr-defined]
         server.daemon_threads = True
         threading.Thread(target=server.serve_forever, daemon=True).start()

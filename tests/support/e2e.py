@@ -237,3 +237,12 @@ def runtime_copy(tctl, version: str, name: str) -> dict:
     out = copy.deepcopy(base)
     out["metadata"]["name"] = name
     return out
+
+
+CONTROLLER_BINARY = "testenv-binary://trainer-controller-manager@{}"  # the testenv image of a Trainer release
+
+
+def controller_runs(api, version: str) -> bool:
+    """A Ready Trainer controller pod runs the testenv binary of `version`."""
+    return any((p["status"].get("containerStatuses") or [{}])[0].get("imageID") == CONTROLLER_BINARY.format(version)
+               and condition(p, "Ready") == "True" for p in trainer_pods(api))

@@ -26,6 +26,7 @@ from urllib.parse import parse_qs, urlparse
 
 from tests.support.cluster import _make_certs, host_ip
 from trainerctl.cluster.client.client import ApiError, Cluster
+from tests.support.tls_listen import listen_tls
 
 NODE = "fake-node"
 MERGE = "application/merge-patch+json"
@@ -68,7 +69,7 @@ class FakeKubelet:
         context.load_cert_chain(tmp / "tls.crt", tmp / "tls.key")
         self.ip = host_ip()  # a Node's address, as an EndpointSlice's, may not be loopback
         self.server = http.server.ThreadingHTTPServer((self.ip, 0), _LogHandler)
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        listen_tls(self.server, context)
         self.server.daemon_threads = True
         self.server.logs = self.logs  # type: ignore[attr-defined]
         self.server.asked = self.asked  # type: ignore[attr-defined]

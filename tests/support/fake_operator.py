@@ -26,6 +26,7 @@ import threading
 import time
 from pathlib import Path
 
+from tests.support.actions import session
 from tests.support.waiting import Not, wait_until
 from trainerctl.cluster.client.client import ApiError, Cluster
 from trainerctl.cluster.trainer.go_operator import CLEANUP_FINALIZER, DEPLOYMENT_NAME, TRAINER_CR
@@ -194,10 +195,9 @@ class FakeOperator:
                                                 "resourceVersion": cr["metadata"]["resourceVersion"]}})
 
     def _labelled(self):
-        from trainerctl.cluster.client.discovery import Discovery
         from trainerctl.cluster.trainer.operator_inventory import labelled_objects
 
-        return labelled_objects(self.cluster, Discovery(self.cluster), self.app_namespace, "=".join(OWNER))
+        return labelled_objects(session(self.cluster, self.app_namespace, owner_label="=".join(OWNER)).resources)
 
     def _delete(self, found, why: str) -> None:
         try:
@@ -254,7 +254,7 @@ def operator_apply(cluster: Cluster, namespace: str, objects: list[dict], timeou
 
 def labelled(cluster: Cluster, namespace: str) -> dict[str, dict]:
     """Every object with the operator's label, by resource id: its metadata."""
-    from trainerctl.cluster.client.discovery import Discovery
     from trainerctl.cluster.trainer.operator_inventory import labelled_objects
 
-    return {f.ref.key: f.meta for f in labelled_objects(cluster, Discovery(cluster), namespace, "=".join(OWNER))}
+    found = labelled_objects(session(cluster, namespace, owner_label="=".join(OWNER)).resources)
+    return {f.ref.key: f.meta for f in found}

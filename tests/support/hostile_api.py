@@ -73,6 +73,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.tls_listen import listen_tls
+
 WORLD_MODES = ("bad-lease", "bad-pods", "bad-events", "bad-helm", "endless-log", "drip-log", "planted", "bad-names",
                "bad-answers", "talkative")
 MODES = ("garbage", "null", "array", "string", "number", "deep", "truncated", "drip", "drip-body", "silent",
@@ -179,7 +181,7 @@ class HostileServer:
                 (Path(tmp) / "k.pem").write_bytes(key)
                 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
                 ctx.load_cert_chain(Path(tmp) / "c.pem", Path(tmp) / "k.pem")
-            self._httpd.socket = ctx.wrap_socket(self._httpd.socket, server_side=True)
+            listen_tls(self._httpd, ctx)
         self.port = self._httpd.server_address[1]
         self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)

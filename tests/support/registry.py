@@ -37,6 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.support.waiting import wait_until
+from tests.support.tls_listen import listen_tls
 
 USERS = {"alice": "alice-s3cret-pass", "bob": "bob-t0ken-pass"}
 IDENTITY_TOKENS = {"refresh-token-for-bob-0123456789": "bob"}
@@ -110,7 +111,7 @@ def _serve(handler, pki: Pki | None, files: Path | None, bind: str = "127.0.0.1"
         files.with_suffix(".crt").write_bytes(pki.cert_pem)
         files.with_suffix(".key").write_bytes(pki.key_pem)
         context.load_cert_chain(files.with_suffix(".crt"), files.with_suffix(".key"))
-        httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
+        listen_tls(httpd, context)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return httpd
 

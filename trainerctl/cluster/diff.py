@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainerctl.cluster.manager import live_diff
 from trainerctl.cluster.manager.live_diff import DiffResult, ObjectDiff
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer.in_use import left_behind
@@ -25,12 +24,10 @@ class Diff:
     force_conflicts: bool = False
 
     def run(self, session: Session, objects: list[dict]) -> DiffResult:
-        cluster = session.cluster
-        result = live_diff.diff(objects, cluster=cluster, namespace=session.namespace,
-                                owner_label=session.owner_label, stages=STAGES, never_prune=NEVER_PRUNE,
-                                field_manager=session.field_manager, force_conflicts=self.force_conflicts)
+        result = session.resources.diff(objects, stages=STAGES, never_prune=NEVER_PRUNE,
+                                        force_conflicts=self.force_conflicts)
         reported = {d.ref.key for d in result.diffs}
-        for ref, jobs in left_behind(cluster, session.discovery, objects, session.owner_label):
+        for ref, jobs in left_behind(session.resources, objects):
             if ref.key in reported:
                 continue  # an install would prune it (its record has it): already a "prune"
             why = (f"still used by unfinished TrainJob {', '.join(jobs)}" if jobs else

@@ -7,7 +7,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from trainerctl.cluster.client.views import HistoryRecord
-from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import install_history
 from trainerctl.trust.safe_text import bounded, clean
@@ -74,10 +73,9 @@ class History:
     the history; older ones are `superseded`."""
 
     def run(self, session: Session) -> HistoryReport:
-        cluster, namespace = session.cluster, session.namespace
-        out = HistoryReport(namespace)
-        records = install_history.read_all(cluster, namespace, out.unreadable)
-        installed = inventory_configmap.read(cluster, namespace) is not None if records else False
+        out = HistoryReport(session.namespace)
+        records = install_history.read_all(session, out.unreadable)
+        installed = session.resources.read_inventory() is not None if records else False
         for i, record in enumerate(records):
             newest = i == len(records) - 1
             status = ("deployed" if installed else "uninstalled") if newest else "superseded"

@@ -31,8 +31,7 @@ class Install(InstallOptions):
         if self.dry_run:
             return installer.run()
         try:
-            held = install_lock.take(session.cluster, session.namespace, "install", timeout=self.lock_timeout,
-                             field_manager=session.field_manager, on_message=session.progress.message)
+            held = install_lock.take(session, "install", timeout=self.lock_timeout, on_message=session.progress.message)
         except TrainerctlError as exc:  # unreachable, forbidden, or another run held it all along
             if getattr(exc, "status", None) == 403 and not self.skip_preflight:
                 exc = installer.missing_permission(exc)

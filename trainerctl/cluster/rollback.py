@@ -16,7 +16,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from trainerctl.cluster.client.client import Cluster
 from trainerctl.cluster.client.views import HistoryRecord
 from trainerctl.cluster.manager.report import Report, source_dict
 from trainerctl.cluster.manager.session import Session
@@ -52,7 +51,7 @@ class Rollback:
     def run(self, session: Session) -> Report:
         """Raises RunFailed (with .report) as Install does, InputError when there is nothing to go
         back to or the record names what the user must name first."""
-        back = choose(session.cluster, session.namespace, self.revision)
+        back = choose(session, self.revision)
         rendered = render(options_from(back.target.source, back.target.render, what=back.what,
                                        namespace=session.namespace, named=self.named, cache_dir=self.cache_dir,
                                        offline=self.offline))
@@ -80,9 +79,10 @@ class Revision:
         return f"revision {self.target.revision}"
 
 
-def choose(cluster: Cluster, namespace: str, revision: int | None) -> Revision:
+def choose(session: Session, revision: int | None) -> Revision:
     """The revision asked for, or the one before the newest; one line when there is none."""
-    there = install_history.revisions(cluster, namespace)
+    namespace = session.namespace
+    there = install_history.revisions(session)
     if not there:
         raise InputError(f"nothing to roll back to: namespace {namespace} has no install history "
                          "(each install records one; `trainerctl history` lists it)")
@@ -91,7 +91,7 @@ def choose(cluster: Cluster, namespace: str, revision: int | None) -> Revision:
             raise InputError(f"nothing to roll back to: the install history of namespace {namespace} holds "
                              f"revision {there[0]} only (name a revision to install it again)")
         revision = there[-2]
-    return Revision(namespace, install_history.read(cluster, namespace, revision), there[-1])
+    return Revision(namespace, install_history.read(session, revision), there[-1])
 
 
 def check_render(rollback: Revision, source: dict) -> None:

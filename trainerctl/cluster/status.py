@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Callable
 
 from trainerctl.cluster.manager import diagnose
-from trainerctl.cluster.manager import live_diff
 from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.operations import install_history, lock_lease
 from trainerctl.cluster.manager.apply import get_meta
-from trainerctl.cluster.client.client import Cluster, object_path
+from trainerctl.cluster.client.client import object_path
 from trainerctl.cluster.client.views import Deployment, Unreadable
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.objects import Ref
@@ -30,9 +29,7 @@ from trainerctl.cluster.trainer.preflight import OPENSHIFT_GROUP
 from trainerctl.cluster.trainer.status_report import StatusReport, ready_condition, status_text
 from trainerctl.cluster.trainer.verify import consumers
 from trainerctl.errors import TrainerctlError
-from trainerctl.owner_label import DEFAULT_OWNER_LABEL
 from trainerctl.trust.safe_text import bounded
-from trainerctl.settings import FIELD_MANAGER
 
 __all__ = ["Status", "StatusReport", "status", "status_text", "wait_ready"]
 
@@ -44,16 +41,16 @@ def _text(value) -> str:
     return value if isinstance(value, str) else ""
 
 
-def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = None,
-           owner_label: str = DEFAULT_OWNER_LABEL, field_manager: str = FIELD_MANAGER, logs: bool = True) -> dict:
-    """Objects from the render when given (drift checked by server-side dry-run), else the inventory
+def status(session: Session, objects: list[dict] | None = None, *, logs: bool = True) -> dict:
+    """What is installed in the session's namespace: objects from the render when given (drift checked by server-side dry-run), else the inventory
     (drift seen in our managed fields). A Deployment that is not available carries its causes
     (manager/diagnose.py; `logs`: with a crashed container's last log lines, and the consumers of
     Trainer found on the cluster against the version each needs, verify's consumers tier; what the
     controller's log names, trainer/controller_log.py)."""
+    cluster, namespace, resources = session.cluster, session.namespace, session.resources
     discovery = Discovery(cluster)
     discovery.refresh()
-    inventory = inventory_configmap.read(cluster, namespace)
+    inventory = resources.read_inventory()
     source = inventory.source if inventory else {}
     recorded = bounded(source)  # the server's copy: each text cut, as the report shows it
     out: dict = {"namespace": namespace, "installed": inventory is not None, "ready": False, "source": recorded,
@@ -64,8 +61,7 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     unreadable: list[str] = []
     states: dict[str, str] = {}
     if objects is not None:
-        result = live_diff.diff(objects, cluster=cluster, namespace=namespace, owner_label=owner_label,
-                                stages=STAGES, never_prune=NEVER_PRUNE, field_manager=field_manager)
+        result = resources.diff(objects, stages=STAGES, never_prune=NEVER_PRUNE)
         names = {"unchanged": "present", "changed": "drifted", "create": "missing", "prune": "extra",
                  "error": "error"}
         for d in result.diffs:
@@ -80,8 +76,8 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
             meta = get_meta(cluster, object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name))
             if not meta:
                 return "missing"
-            # Someone edited or took a field we applied: it left our apply's field set (inventory_configmap.py).
-            drifted = entry.fields and inventory_configmap.fields_digest(meta.get("metadata"), field_manager) != entry.fields
+            # Someone edited or took a field we applied: it left our apply's field set (inventory.py).
+            drifted = entry.fields and inventory_configmap.fields_digest(meta.get("metadata"), session.field_manager) != entry.fields
             return "drifted" if drifted else "present"
 
         items = sorted(inventory.entries.items())
@@ -123,13 +119,13 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
         conditions.deployments(out["deployments"]))
     out["ready"] = conditions.is_ready(out["conditions"])
     try:
-        held = lock_lease.read(cluster, namespace)
+        held = lock_lease.read(session)
     except Unreadable as exc:
         unreadable.append(str(exc))
         held = None
     if held is not None:  # another run is installing or uninstalling right now
         out["lock"] = {**held.to_dict(), "since": held.since()}
-    newest = install_history.latest(cluster, namespace, unreadable) if inventory is not None else None
+    newest = install_history.latest(session, unreadable) if inventory is not None else None
     if newest is not None:
         out["revision"] = {"revision": newest.revision, "time": newest.time.strftime("%Y-%m-%dT%H:%M:%SZ"),
                            "action": newest.action, "description": newest.description,
@@ -137,21 +133,21 @@ def status(*, cluster: Cluster, namespace: str, objects: list[dict] | None = Non
     if unreadable:
         out["unreadable"] = unreadable
     if logs and out["installed"]:  # the last word, not each look of a --wait
-        out["consumers"] = [r.to_dict() for r in consumers.check(cluster, namespace)]
+        out["consumers"] = [r.to_dict() for r in consumers.check(session)]
     return out
 
 
-def wait_ready(timeout: float, on_wait=None, **kwargs) -> tuple[dict, bool]:
-    """`status(**kwargs)` until Ready or `timeout` seconds: (the last status, whether it is Ready)."""
+def wait_ready(session: Session, timeout: float, on_wait=None, objects: list[dict] | None = None) -> tuple[dict, bool]:
+    """`status(session, objects)` until Ready or `timeout` seconds: (the last status, whether it is Ready)."""
     deadline = time.monotonic() + timeout
     delay = 0.5
     while True:
-        st = status(**kwargs, logs=False)
+        st = status(session, objects, logs=False)
         now = time.monotonic()
         if st["ready"]:
             return st, True
         if now >= deadline:
-            st = status(**kwargs)  # the last word, with a crashed container's log lines
+            st = status(session, objects)  # the last word, with a crashed container's log lines
             return st, st["ready"]
         if on_wait:
             on_wait(ready_condition(st))
@@ -169,6 +165,5 @@ class Status:
     on_wait: Callable[[dict], None] | None = None
 
     def run(self, session: Session) -> StatusReport:
-        args = dict(cluster=session.cluster, namespace=session.namespace, objects=self.objects,
-                    owner_label=session.owner_label, field_manager=session.field_manager)
-        return StatusReport(status(**args) if self.wait is None else wait_ready(self.wait, self.on_wait, **args)[0])
+        return StatusReport(status(session, self.objects) if self.wait is None
+                            else wait_ready(session, self.wait, self.on_wait, self.objects)[0])

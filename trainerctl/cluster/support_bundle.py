@@ -38,7 +38,7 @@ class SupportBundle:
         def status(part) -> dict:
             return self.status.run(dataclasses.replace(session, cluster=part)).to_dict()
 
-        bundle = support.collect(session.cluster, session.namespace, status=status)
+        bundle = support.collect(session, status=status)
         path = self.output_file or f"{bundle.root}.tar.gz"
         bundle.write(path)
         return Written(path, len(bundle.files), list(bundle.unreadable))

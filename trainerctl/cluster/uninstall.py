@@ -14,13 +14,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from trainerctl import ui
-from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.operations import install_history, install_lock
 from trainerctl.cluster.client.client import ApiError, Cluster
-from trainerctl.cluster.manager.delete import GONE, REFUSED, Proof, Target, delete_and_wait
+from trainerctl.cluster.manager.delete import GONE, REFUSED, Proof, Target
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.client.views import Webhook, WebhookConfiguration
-from trainerctl.cluster.manager.listing import CRD, Found, candidate_types, count_custom_resources, find_labelled
+from trainerctl.cluster.manager.listing import CRD, Found, candidate_types, count_custom_resources
 from trainerctl.cluster.manager.objects import is_exempt, not_exempt, parse_label
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult, Report, StageResult
@@ -66,13 +65,14 @@ def _webhooks(raw: dict, kind: str) -> tuple[Webhook, ...]:
     return WebhookConfiguration.read(raw, kind, strict=True).webhooks
 
 
-def _history(cluster: Cluster, namespace: str, options: UninstallOptions) -> dict:
+def _history(session: Session, options: UninstallOptions) -> dict:
     """Keep or delete the install history, as asked; what the report says of it."""
+    namespace = session.namespace
     if options.keep_history:
-        kept = len(install_history.revisions(cluster, namespace))
+        kept = len(install_history.revisions(session))
         return {"kept": kept, "message": f"{kept} revision(s) kept (--keep-history; `trainerctl history -n "
                                          f"{namespace}` lists them, the next install continues their numbering)"}
-    deleted = install_history.delete_all(cluster, namespace, dry_run=options.dry_run)
+    deleted = install_history.delete_all(session, dry_run=options.dry_run)
     verb = "would be deleted" if options.dry_run else "deleted"
     return {"deleted": deleted, "message": f"{deleted} revision(s) {verb} (--keep-history keeps them)"}
 
@@ -88,8 +88,7 @@ class Uninstall(UninstallOptions):
         if self.dry_run:
             return _uninstall(session, self, confirm, report)
         # No namespace, no lock to take there (nobody could hold one): uninstall does not create it.
-        with install_lock.take(session.cluster, session.namespace, "uninstall", timeout=self.lock_timeout,
-                       field_manager=session.field_manager, on_message=session.progress.message,
+        with install_lock.take(session, "uninstall", timeout=self.lock_timeout, on_message=session.progress.message,
                        create_missing_namespace=False) as held:
             report.lock = {} if held.unlocked else held.acquired.to_dict()
             return _uninstall(session, self, confirm, report, held.check)
@@ -101,12 +100,13 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
     cluster, namespace, owner_label, progress = session.cluster, session.namespace, session.owner_label, session.progress
     discovery = session.discovery
     discovery.refresh()
-    inventory = inventory_configmap.read(cluster, namespace)
+    resources = session.resources
+    inventory = resources.read_inventory()
     types = [r for r in candidate_types(discovery, inventory) if (r.group, r.kind) not in KEEP_ON_UNINSTALL]
-    found = [f for f in find_labelled(cluster, namespace, owner_label, types) if not is_exempt(f.meta)]
+    found = [f for f in resources.find_labelled(types) if not is_exempt(f.meta)]
     crds: list[Found] = []
     if options.delete_crds:
-        crds = [f for f in find_labelled(cluster, namespace, owner_label, [discovery.preferred(*CRD)])
+        crds = [f for f in resources.find_labelled([discovery.preferred(*CRD)])
                 if not is_exempt(f.meta)]
         if crds:
             _confirm_crds(cluster, discovery, crds, options, confirm)
@@ -147,8 +147,8 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
         def one(f: Found, stage_name: str = name) -> ObjectResult:
             r = ObjectResult(f.ref.kind, f.ref.name, f.ref.namespace, f.ref.group, stage_name, "deleted")
             try:
-                done = delete_and_wait(cluster, Target.of(f.res, f.ref.namespace, f.ref.name), ours, deadline,
-                                       dry_run=options.dry_run, strip_finalizers=(LEGACY_FINALIZER,))
+                done = resources.delete_and_wait(Target.of(f.res, f.ref.namespace, f.ref.name), ours, deadline,
+                                                 dry_run=options.dry_run, strip_finalizers=(LEGACY_FINALIZER,))
                 if done.done == GONE:
                     r.action, r.message = "unchanged", "already gone"
                 elif done.done == REFUSED:
@@ -162,9 +162,9 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
         report.stages.append(StageResult(name, time.monotonic() - t, len(items)))
     if not options.dry_run and not report.failed:
         check_lock()
-        inventory_configmap.delete(cluster, namespace)
+        resources.delete_inventory()
     if not report.failed:
-        report.history = _history(cluster, namespace, options)
+        report.history = _history(session, options)
     progress.close(ok=not report.failed)
     report.seconds = time.monotonic() - start
     return report

@@ -271,3 +271,20 @@ def _metadata(cluster: Cluster, path: str) -> dict:
 def _raw_meta(raw: dict) -> dict:
     meta = raw.get("metadata") if isinstance(raw, dict) else None
     return meta if isinstance(meta, dict) else {}
+
+
+class DeleteMethods:
+    """The one delete, through the session's client: methods of the ResourceManager
+    (resource_manager.py). The proof is still the caller's: a session's label proves nothing of
+    what a hand-over or a record deletes."""
+
+    cluster: Cluster
+
+    def delete(self, target: Target, proof: Proof, *, dry_run: bool = False, propagation: str = "Background",
+               known: dict | None = None) -> Outcome:
+        return delete(self.cluster, target, proof, dry_run=dry_run, propagation=propagation, known=known)
+
+    def delete_and_wait(self, target: Target, proof: Proof, deadline: float, dry_run: bool = False,
+                        strip_finalizers: tuple[str, ...] = ()) -> Outcome:
+        return delete_and_wait(self.cluster, target, proof, deadline, dry_run=dry_run,
+                               strip_finalizers=strip_finalizers)

@@ -54,31 +54,40 @@ def migrated_managed_fields(managed: list[dict], field_manager: str, api_version
     return result, names
 
 
-def take_over(cluster: Cluster, path: str, live_meta: dict, field_manager: str, api_version: str,
-              legacy: tuple[str, ...], deadline: float | None = None) -> tuple[str, list[str]] | None:
-    """Patch the live object's managedFields; returns (new resourceVersion, managers) or None.
+class TakeOverMethods:
+    """The takeover: a method of the ResourceManager (resource_manager.py), whose field manager
+    the legacy managers' fields move to."""
 
-    The patch only applies to the resourceVersion it was computed from; when a controller wrote
-    in between (a status update), read again and recompute.
-    """
-    partial = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
-    for attempt in range(5):
-        migrated = migrated_managed_fields(live_meta.get("managedFields") or [], field_manager, api_version, legacy)
-        if migrated is None:
-            return None
-        fields, names = migrated
-        patch = [
-            {"op": "test", "path": "/metadata/resourceVersion", "value": live_meta.get("resourceVersion", "")},
-            {"op": "replace", "path": "/metadata/managedFields", "value": fields},
-        ]
-        try:
-            out = until_webhook_answers(
-                lambda: cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json",
-                                        query={"fieldManager": field_manager}),
-                f"taking over managed fields of {path}", deadline)
-            return out["metadata"]["resourceVersion"], names
-        except ApiError as exc:
-            if attempt == 4 or exc.status not in (400, 409, 422, 500):
-                raise
-            live_meta = cluster.request("GET", path, accept=partial)["metadata"]
-    return None
+    cluster: Cluster
+    field_manager: str
+
+    def take_over(self, path: str, live_meta: dict, api_version: str, legacy: tuple[str, ...],
+                  deadline: float | None = None) -> tuple[str, list[str]] | None:
+        """Patch the live object's managedFields; returns (new resourceVersion, managers) or None.
+
+        The patch only applies to the resourceVersion it was computed from; when a controller wrote
+        in between (a status update), read again and recompute.
+        """
+        cluster, field_manager = self.cluster, self.field_manager
+        partial = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+        for attempt in range(5):
+            migrated = migrated_managed_fields(live_meta.get("managedFields") or [], field_manager, api_version,
+                                               legacy)
+            if migrated is None:
+                return None
+            fields, names = migrated
+            patch = [
+                {"op": "test", "path": "/metadata/resourceVersion", "value": live_meta.get("resourceVersion", "")},
+                {"op": "replace", "path": "/metadata/managedFields", "value": fields},
+            ]
+            try:
+                out = until_webhook_answers(
+                    lambda: cluster.request("PATCH", path, body=patch, content_type="application/json-patch+json",
+                                            query={"fieldManager": field_manager}),
+                    f"taking over managed fields of {path}", deadline)
+                return out["metadata"]["resourceVersion"], names
+            except ApiError as exc:
+                if attempt == 4 or exc.status not in (400, 409, 422, 500):
+                    raise
+                live_meta = cluster.request("GET", path, accept=partial)["metadata"]
+        return None

@@ -92,25 +92,31 @@ def path(namespace: str) -> str:
     return object_path(*_PATH_ARGS, namespace, NAME)
 
 
-def read(cluster: Cluster, namespace: str) -> Inventory | None:
-    configmap = cluster.get_or_none(path(namespace))
-    if configmap is None:
-        return None
-    return Inventory.from_configmap(configmap)
+class InventoryMethods:
+    """The record's read, write and delete: methods of the ResourceManager (resource_manager.py),
+    in the session's namespace and written by its field manager."""
 
+    cluster: Cluster
+    namespace: str
+    field_manager: str
 
-def write(cluster: Cluster, inv: Inventory, field_manager: str, dry_run: bool = False) -> None:
-    query = {"fieldManager": field_manager, "force": "true"}
-    if dry_run:
-        query["dryRun"] = "All"
-    cluster.request("PATCH", path(inv.namespace), body=inv.to_configmap(), query=query,
-                    content_type="application/apply-patch+yaml")
+    def read_inventory(self) -> Inventory | None:
+        configmap = self.cluster.get_or_none(path(self.namespace))
+        if configmap is None:
+            return None
+        return Inventory.from_configmap(configmap)
 
+    def write_inventory(self, inv: Inventory, dry_run: bool = False) -> None:
+        query = {"fieldManager": self.field_manager, "force": "true"}
+        if dry_run:
+            query["dryRun"] = "All"
+        self.cluster.request("PATCH", path(inv.namespace), body=inv.to_configmap(), query=query,
+                             content_type="application/apply-patch+yaml")
 
-def delete(cluster: Cluster, namespace: str) -> bool:
-    """Delete the record (through the one delete: it must be ours, its ApplySet id label says so);
-    False when there was none to delete."""
-    target = Target(*_PATH_ARGS, True, namespace, NAME, "ConfigMap")
-    proof = Proof("trainerctl's inventory", label=ID_LABEL, value=applyset_id(NAME, namespace),
-                  namespace=namespace)
-    return delete_one(cluster, target, proof).deleted
+    def delete_inventory(self) -> bool:
+        """Delete the record (through the one delete: it must be ours, its ApplySet id label says so);
+        False when there was none to delete."""
+        target = Target(*_PATH_ARGS, True, self.namespace, NAME, "ConfigMap")
+        proof = Proof("trainerctl's inventory", label=ID_LABEL, value=applyset_id(NAME, self.namespace),
+                      namespace=self.namespace)
+        return delete_one(self.cluster, target, proof).deleted

@@ -79,19 +79,30 @@ def list_meta(cluster: Cluster, res: Resource, namespace: str | None, selector: 
     return items  # 404 or 405: the kind went away meanwhile, or does not list
 
 
-def find_labelled(cluster: Cluster, namespace: str | None, owner_label: str, types: list[Resource]) -> list[Found]:
-    """Objects of `types` with `owner_label`, in `namespace` (None: every namespace) and cluster-wide."""
-    def scan(res: Resource) -> list[Found]:
-        out = []
-        for item in list_meta(cluster, res, namespace, owner_label):
-            md = item.get("metadata") or {}
-            found = Found(Ref(res.group, res.kind, md.get("namespace", "") if res.namespaced else "", md["name"]),
-                          res, md)
-            if not Target.of(res, found.ref.namespace, found.ref.name).bad_name():  # no such name enters a URL
-                out.append(found)
-        return out
+class ListingMethods:
+    """The search by label: a method of the ResourceManager (resource_manager.py), for what carries
+    the session's ownership label."""
 
-    return [f for chunk in parallel_map(scan, types) for f in chunk]
+    cluster: Cluster
+    namespace: str
+    owner_label: str
+
+    def find_labelled(self, types: list[Resource], *, everywhere: bool = False) -> list[Found]:
+        """Objects of `types` with the ownership label, in the session's namespace (`everywhere`:
+        every namespace) and cluster-wide."""
+        namespace = None if everywhere else self.namespace
+
+        def scan(res: Resource) -> list[Found]:
+            out = []
+            for item in list_meta(self.cluster, res, namespace, self.owner_label):
+                md = item.get("metadata") or {}
+                found = Found(Ref(res.group, res.kind, md.get("namespace", "") if res.namespaced else "", md["name"]),
+                              res, md)
+                if not Target.of(res, found.ref.namespace, found.ref.name).bad_name():  # no such name enters a URL
+                    out.append(found)
+            return out
+
+        return [f for chunk in parallel_map(scan, types) for f in chunk]
 
 
 def candidate_types(discovery: Discovery, inventory) -> list[Resource]:

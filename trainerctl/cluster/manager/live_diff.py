@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass, field
+from typing import Callable
 
-from trainerctl.cluster.manager import inventory_configmap
+from trainerctl.cluster.manager.inventory_configmap import Inventory
 from trainerctl.cluster.manager.apply import ApplyOptions, Planned, apply_patch, conflict_message, get_meta
 from trainerctl.cluster.manager.webhook_retry import is_webhook_unavailable
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.cluster.manager.objects import Ref, is_exempt, label_selector, parse_label
+from trainerctl.cluster.manager.objects import Ref, is_exempt, parse_label
 from trainerctl.cluster.manager.plan import ensure_namespace, plan
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.prune import resolve_entry
@@ -133,54 +134,64 @@ def _one(cluster: Cluster, p: Planned, opts: ApplyOptions) -> ObjectDiff:
     return ObjectDiff(p.ref, "create" if live is None else "changed", header + unified(p.ref, before, after), note)
 
 
-def diff(objects: list[dict], *, cluster: Cluster, namespace: str, owner_label, stages: StagePlan,
-         never_prune: frozenset[tuple[str, str]] = frozenset(), field_manager: str,
-         force_conflicts: bool = False) -> DiffResult:
-    owner_label = label_selector(owner_label)
-    discovery = Discovery(cluster)
-    discovery.refresh()
-    objects = ensure_namespace(objects, namespace, owner_label)
-    discovery.add_rendered_crds(objects)
-    planned = plan(objects, discovery, namespace, field_manager, stages)
-    namespaces = sorted({p.ref.namespace for p in planned if p.ref.namespace})
-    existing = set()
-    for ns in namespaces:
-        try:
-            cluster.request("GET", object_path("", "v1", "namespaces", None, ns))
-            existing.add(ns)
-        except ApiError as exc:
-            if exc.status != 404:
-                raise
-    for p in planned:
-        p.namespace_missing = bool(p.ref.namespace) and p.ref.namespace not in existing
-    # A dry-run apply neither waits nor retries: no time budget to spend.
-    opts = ApplyOptions(field_manager=field_manager, force_conflicts=force_conflicts, dry_run=True, timeout=0)
-    result = DiffResult(parallel_map(lambda p: _one(cluster, p, opts), planned))
-    result.diffs.extend(_prunes(cluster, discovery, namespace, {p.ref.key for p in planned}, owner_label,
-                                never_prune))
-    return result
+class DiffMethods:
+    """Diff: a method of the ResourceManager (resource_manager.py), which dry-runs through the
+    session's client as its field manager and looks for what to prune by its ownership label."""
 
+    cluster: Cluster
+    namespace: str
+    owner_label: str
+    field_manager: str
 
-def _prunes(cluster: Cluster, discovery: Discovery, namespace: str, current: set[str], owner_label: str,
-            never_prune: frozenset[tuple[str, str]]) -> list[ObjectDiff]:
-    """What an install would prune: in the inventory, labelled, no longer rendered."""
-    previous = inventory_configmap.read(cluster, namespace) if namespace else None
-    if previous is None:
-        return []
-    key, value = parse_label(owner_label)
-    out = []
-    for k, entry in previous.entries.items():
-        ref = Ref.from_key(k)
-        if k in current or (ref.group, ref.kind) in never_prune:
-            continue
-        res = resolve_entry(discovery, ref, entry)
-        if res is None:
-            continue
-        path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
-        meta = get_meta(cluster, path)
-        md = (meta or {}).get("metadata") or {}
-        if meta is None or (md.get("labels") or {}).get(key) != value or is_exempt(md):
-            continue
-        live = cluster.request("GET", path)
-        out.append(ObjectDiff(ref, "prune", unified(ref, clean(live), None)))
-    return out
+    read_inventory: Callable[[], Inventory | None]  # InventoryMethods'
+
+    def diff(self, objects: list[dict], *, stages: StagePlan, never_prune: frozenset[tuple[str, str]] = frozenset(),
+             force_conflicts: bool = False) -> DiffResult:
+        cluster, namespace = self.cluster, self.namespace
+        # Its own discovery: the rendered CRDs it adds are this diff's, not the session's.
+        discovery = Discovery(cluster)
+        discovery.refresh()
+        objects = ensure_namespace(objects, namespace, self.owner_label)
+        discovery.add_rendered_crds(objects)
+        planned = plan(objects, discovery, namespace, self.field_manager, stages)
+        namespaces = sorted({p.ref.namespace for p in planned if p.ref.namespace})
+        existing = set()
+        for ns in namespaces:
+            try:
+                cluster.request("GET", object_path("", "v1", "namespaces", None, ns))
+                existing.add(ns)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+        for p in planned:
+            p.namespace_missing = bool(p.ref.namespace) and p.ref.namespace not in existing
+        # A dry-run apply neither waits nor retries: no time budget to spend.
+        opts = ApplyOptions(field_manager=self.field_manager, force_conflicts=force_conflicts, dry_run=True, timeout=0)
+        result = DiffResult(parallel_map(lambda p: _one(cluster, p, opts), planned))
+        result.diffs.extend(self._prunes(discovery, {p.ref.key for p in planned}, never_prune))
+        return result
+
+    def _prunes(self, discovery: Discovery, current: set[str],
+                never_prune: frozenset[tuple[str, str]]) -> list[ObjectDiff]:
+        """What an install would prune: in the inventory, labelled, no longer rendered."""
+        cluster = self.cluster
+        previous = self.read_inventory() if self.namespace else None
+        if previous is None:
+            return []
+        key, value = parse_label(self.owner_label)
+        out = []
+        for k, entry in previous.entries.items():
+            ref = Ref.from_key(k)
+            if k in current or (ref.group, ref.kind) in never_prune:
+                continue
+            res = resolve_entry(discovery, ref, entry)
+            if res is None:
+                continue
+            path = object_path(res.group, res.version, res.resource, ref.namespace or None, ref.name)
+            meta = get_meta(cluster, path)
+            md = (meta or {}).get("metadata") or {}
+            if meta is None or (md.get("labels") or {}).get(key) != value or is_exempt(md):
+                continue
+            live = cluster.request("GET", path)
+            out.append(ObjectDiff(ref, "prune", unified(ref, clean(live), None)))
+        return out

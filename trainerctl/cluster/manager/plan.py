@@ -63,41 +63,48 @@ def webhook_services(objects: list[dict]) -> list[tuple[str, str, int]]:
     return out
 
 
-def read_live(cluster: Cluster, planned: list[Planned], owner_label: str) -> None:
-    """Fill each planned object's `live` metadata (None when absent) and `namespace_missing`."""
-    namespaces = sorted({p.ref.namespace for p in planned if p.ref.namespace})
-    served = [p for p in planned if p.res.served]
-    # One labelled LIST per resource and namespace finds what we installed in a few round trips
-    # (most of a no-op run); what it misses (not ours yet, or gone) is looked up on its own. The
-    # namespaces are read in the same round as the lists: a list in a namespace that does not
-    # exist is only empty.
-    reads = [*(("namespace", ns) for ns in namespaces), *(("list", c) for c in _collections(served))]
-    answers = parallel_map(lambda read: get_meta(cluster, object_path("", "v1", "namespaces", None, read[1]))
-                           if read[0] == "namespace" else _list_one(cluster, read[1], owner_label), reads)
-    existing = {read[1] for read, answer in zip(reads, answers) if read[0] == "namespace" and answer}
-    found = {path: item for read, answer in zip(reads, answers) if read[0] == "list"
-             for path, item in _by_path(read[1], answer).items()}
-    readable = [p for p in served if not (p.ref.namespace and p.ref.namespace not in existing)]
-    missing = [p for p in readable if p.path not in found]
-    found.update(zip((p.path for p in missing), parallel_map(lambda p: get_meta(cluster, p.path), missing)))
-    for p in planned:
-        p.live = found.get(p.path)
-        p.namespace_missing = bool(p.ref.namespace) and p.ref.namespace not in existing
+class LiveMethods:
+    """What is live of a plan: a method of the ResourceManager (resource_manager.py), which reads
+    through the session's client and lists by its ownership label."""
+
+    cluster: Cluster
+    owner_label: str
+
+    def read_live(self, planned: list[Planned]) -> None:
+        """Fill each planned object's `live` metadata (None when absent) and `namespace_missing`."""
+        cluster = self.cluster
+        namespaces = sorted({p.ref.namespace for p in planned if p.ref.namespace})
+        served = [p for p in planned if p.res.served]
+        # One labelled LIST per resource and namespace finds what we installed in a few round trips
+        # (most of a no-op run); what it misses (not ours yet, or gone) is looked up on its own. The
+        # namespaces are read in the same round as the lists: a list in a namespace that does not
+        # exist is only empty.
+        reads = [*(("namespace", ns) for ns in namespaces), *(("list", c) for c in _collections(served))]
+        answers = parallel_map(lambda read: get_meta(cluster, object_path("", "v1", "namespaces", None, read[1]))
+                               if read[0] == "namespace" else self._list_one(read[1]), reads)
+        existing = {read[1] for read, answer in zip(reads, answers) if read[0] == "namespace" and answer}
+        found = {path: item for read, answer in zip(reads, answers) if read[0] == "list"
+                 for path, item in _by_path(read[1], answer).items()}
+        readable = [p for p in served if not (p.ref.namespace and p.ref.namespace not in existing)]
+        missing = [p for p in readable if p.path not in found]
+        found.update(zip((p.path for p in missing), parallel_map(lambda p: get_meta(cluster, p.path), missing)))
+        for p in planned:
+            p.live = found.get(p.path)
+            p.namespace_missing = bool(p.ref.namespace) and p.ref.namespace not in existing
+
+    def _list_one(self, collection: str) -> list[dict]:
+        """The labelled objects' metadata in one collection ([] when it may not be listed: the GETs cover it)."""
+        try:
+            return self.cluster.request("GET", collection, query={"labelSelector": self.owner_label},
+                                        accept=LIST_META).get("items") or []
+        except ApiError as exc:
+            if exc.status in (403, 404, 405):
+                return []
+            raise
 
 
 def _collections(planned: list[Planned]) -> list[str]:
     return sorted({p.path.rsplit("/", 1)[0] for p in planned})
-
-
-def _list_one(cluster: Cluster, collection: str, owner_label: str) -> list[dict]:
-    """The labelled objects' metadata in one collection ([] when it may not be listed: the GETs cover it)."""
-    try:
-        return cluster.request("GET", collection, query={"labelSelector": owner_label}, accept=LIST_META).get(
-            "items") or []
-    except ApiError as exc:
-        if exc.status in (403, 404, 405):
-            return []
-        raise
 
 
 def _by_path(collection: str, items: list[dict]) -> dict[str, dict]:

@@ -62,70 +62,79 @@ def resolve_entry(discovery: Discovery, ref: Ref, entry: Entry):
     return res
 
 
-def prune(cluster: Cluster, discovery: Discovery, candidates: dict[str, Entry], owner_label: str, rules: PruneRules,
-          *, dry_run: bool = False, timeout: float, on_done=None) -> list[ObjectResult]:
-    results: list[ObjectResult] = []
-    by_stage: dict[int, list[tuple[Ref, Entry]]] = {}
-    for key, entry in candidates.items():
-        ref = Ref.from_key(key)
-        if (ref.group, ref.kind) in rules.never:
-            continue
-        by_stage.setdefault(rules.stages.index(entry.stage), []).append((ref, entry))
+class PruneMethods:
+    """Prune: a method of the ResourceManager (resource_manager.py), which reads through the
+    session's client and discovery and proves what it deletes by the session's ownership label."""
 
-    def one(item: tuple[Ref, Entry]) -> ObjectResult | None:
-        ref, entry = item
-        res = resolve_entry(discovery, ref, entry)
-        if res is None:
-            return None  # the kind is gone, so is the object
-        result = ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "pruned")
-        target = Target.of(res, ref.namespace, ref.name)
-        if why := target.bad_name():  # the inventory lives on the server: its names are checked too
-            result.action, result.message = "skipped", f"not pruned: {why}"
-        elif not _prune_one(cluster, target, ref, result, owner_label, rules, dry_run=dry_run, timeout=timeout):
-            return None  # gone already
-        if on_done:
-            on_done(result)
-        return result
+    cluster: Cluster
+    discovery: Discovery
+    owner_label: str
 
-    # Reverse apply order: what a webhook admits before the controller that serves it, RBAC last.
-    for idx in sorted(by_stage, reverse=True):
-        results.extend(r for r in parallel_map(one, sorted(by_stage[idx])) if r is not None)
-    return results
+    def prune(self, candidates: dict[str, Entry], rules: PruneRules, *, dry_run: bool = False, timeout: float,
+              on_done=None) -> list[ObjectResult]:
+        results: list[ObjectResult] = []
+        by_stage: dict[int, list[tuple[Ref, Entry]]] = {}
+        for key, entry in candidates.items():
+            ref = Ref.from_key(key)
+            if (ref.group, ref.kind) in rules.never:
+                continue
+            by_stage.setdefault(rules.stages.index(entry.stage), []).append((ref, entry))
 
+        def one(item: tuple[Ref, Entry]) -> ObjectResult | None:
+            ref, entry = item
+            res = resolve_entry(self.discovery, ref, entry)
+            if res is None:
+                return None  # the kind is gone, so is the object
+            result = ObjectResult(ref.kind, ref.name, ref.namespace, ref.group, entry.stage, "pruned")
+            target = Target.of(res, ref.namespace, ref.name)
+            if why := target.bad_name():  # the inventory lives on the server: its names are checked too
+                result.action, result.message = "skipped", f"not pruned: {why}"
+            elif not self._prune_one(target, ref, result, rules, dry_run=dry_run, timeout=timeout):
+                return None  # gone already
+            if on_done:
+                on_done(result)
+            return result
 
-def _prune_one(cluster: Cluster, target: Target, ref: Ref, result: ObjectResult, owner_label: str, rules: PruneRules,
-               *, dry_run: bool, timeout: float) -> bool:
-    """Judge one object by its live metadata and prune it, filling `result`; False when it is gone."""
-    label_key, label_value = parse_label(owner_label)
-    meta = get_meta(cluster, target.path)
-    if meta is None:
-        return False
-    md = meta.get("metadata") or {}
-    uid = md.get("uid") if isinstance(md.get("uid"), str) else ""
-    claim = rules.owned(ref, md) if rules.owned is not None else None
-    whose = claim.owner if claim is not None else ""
-    if not uid:
-        result.action, result.message = "skipped", "not pruned: the server gave no uid to guard the delete with"
-    elif claim is not None and not whose:
-        result.action, result.message = "skipped", f"not pruned: {claim.refused}"
-    elif claim is None and (md.get("labels") or {}).get(label_key) != label_value:
-        result.action, result.message = "skipped", f"not pruned: no {owner_label} label"
-    elif is_exempt(md):
-        result.action, result.message = "skipped", f"not pruned: {EXEMPT}"
-    elif rules.keep and (why := rules.keep(ref, target.path, md, dry_run)):
-        result.action, result.message = "skipped", why
-    else:
-        try:
-            done = delete_and_wait(cluster, target, _proof(ref, uid, whose, owner_label, rules),
-                                   time.monotonic() + timeout, dry_run=dry_run, strip_finalizers=rules.strip_finalizers)
-            if done.done == REFUSED:
-                result.action, result.message = "skipped", f"not pruned: {done.why}"
-        except ApiError as exc:
-            if exc.status != 404:
-                result.action, result.message = "failed", f"prune: {exc}"
-        if whose and result.action == "pruned":
-            result.message = f"was {whose}'s"
-    return True
+        # Reverse apply order: what a webhook admits before the controller that serves it, RBAC last.
+        for idx in sorted(by_stage, reverse=True):
+            results.extend(r for r in parallel_map(one, sorted(by_stage[idx])) if r is not None)
+        return results
+
+    def _prune_one(self, target: Target, ref: Ref, result: ObjectResult, rules: PruneRules, *, dry_run: bool,
+                   timeout: float) -> bool:
+        """Judge one object by its live metadata and prune it, filling `result`; False when it is gone."""
+        cluster, owner_label = self.cluster, self.owner_label
+        label_key, label_value = parse_label(owner_label)
+        meta = get_meta(cluster, target.path)
+        if meta is None:
+            return False
+        md = meta.get("metadata") or {}
+        uid = md.get("uid") if isinstance(md.get("uid"), str) else ""
+        claim = rules.owned(ref, md) if rules.owned is not None else None
+        whose = claim.owner if claim is not None else ""
+        if not uid:
+            result.action, result.message = "skipped", "not pruned: the server gave no uid to guard the delete with"
+        elif claim is not None and not whose:
+            result.action, result.message = "skipped", f"not pruned: {claim.refused}"
+        elif claim is None and (md.get("labels") or {}).get(label_key) != label_value:
+            result.action, result.message = "skipped", f"not pruned: no {owner_label} label"
+        elif is_exempt(md):
+            result.action, result.message = "skipped", f"not pruned: {EXEMPT}"
+        elif rules.keep and (why := rules.keep(ref, target.path, md, dry_run)):
+            result.action, result.message = "skipped", why
+        else:
+            try:
+                done = delete_and_wait(cluster, target, _proof(ref, uid, whose, owner_label, rules),
+                                       time.monotonic() + timeout, dry_run=dry_run,
+                                       strip_finalizers=rules.strip_finalizers)
+                if done.done == REFUSED:
+                    result.action, result.message = "skipped", f"not pruned: {done.why}"
+            except ApiError as exc:
+                if exc.status != 404:
+                    result.action, result.message = "failed", f"prune: {exc}"
+            if whose and result.action == "pruned":
+                result.message = f"was {whose}'s"
+        return True
 
 
 def _proof(ref: Ref, uid: str, whose: str, owner_label: str, rules: PruneRules) -> Proof:

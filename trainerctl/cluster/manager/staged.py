@@ -15,18 +15,20 @@ import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager import diagnose, wait
 from trainerctl.cluster.manager.apply import Applied, ApplyOptions, Planned, apply_one
-from trainerctl.cluster.client.client import ApiError, Cluster
-from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.cluster.manager.fields import migrated_managed_fields, take_over
+from trainerctl.cluster.client.client import ApiError
+from trainerctl.cluster.manager.fields import migrated_managed_fields
 from trainerctl.cluster.manager.inventory_configmap import Entry, Inventory
 from trainerctl.cluster.manager.objects import is_exempt
 from trainerctl.cluster.client.pool import parallel_map
 from trainerctl.cluster.manager.report import ObjectResult, Report
+
+if TYPE_CHECKING:
+    from trainerctl.cluster.manager.resource_manager import ResourceManager
 
 
 def unchanged_since(previous: Inventory | None, p: Planned) -> bool:
@@ -53,15 +55,15 @@ class RunOptions:
 class StagedApply:
     """State of one run: what was recorded before, what this run applied, the report."""
 
-    def __init__(self, cluster: Cluster, discovery: Discovery, *, namespace: str, options: RunOptions,
-                 report: Report, progress, previous: Inventory | None = None,
-                 unrecorded: frozenset[str] = frozenset()):
-        self.cluster = cluster
-        self.discovery = discovery
-        self.namespace = namespace
+    def __init__(self, manager: "ResourceManager", *, options: RunOptions, report: Report,
+                 previous: Inventory | None = None, unrecorded: frozenset[str] = frozenset()):
+        self.manager = manager  # the session's client, discovery, namespace and progress
+        self.cluster = manager.cluster
+        self.discovery = manager.discovery
+        self.namespace = manager.namespace
+        self.progress = manager.progress
         self.options = options
         self.report = report
-        self.progress = progress
         self.previous = previous
         self.last_written = previous
         self.recorded: dict[str, Entry] = {}
@@ -75,7 +77,7 @@ class StagedApply:
 
     @property
     def field_manager(self) -> str:
-        return self.options.apply.field_manager
+        return self.manager.field_manager
 
     def verb(self, action: str) -> str:
         return f"would be {action}" if self.dry_run and action not in ("failed", "unchanged") else action
@@ -116,7 +118,7 @@ class StagedApply:
             legacy = (*legacy, *self.options.more_legacy(meta))
         if p.live is not None and not self.dry_run:
             try:
-                took = take_over(self.cluster, p.path, meta, self.field_manager, p.res.api_version, legacy, deadline)
+                took = self.manager.take_over(p.path, meta, p.res.api_version, legacy, deadline)
             except ApiError as exc:
                 took, applied = None, Applied("failed", message=f"taking over managed fields: {exc}")
             if took:
@@ -235,7 +237,7 @@ class StagedApply:
         new = Inventory(self.namespace, source, entries, complete)
         if self.last_written and new.to_configmap() == self.last_written.to_configmap():
             return
-        inventory_configmap.write(self.cluster, new, self.field_manager)
+        self.manager.write_inventory(new)
         self.last_written = new
 
 

@@ -32,8 +32,9 @@ from trainerctl import __version__
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Entry, HistoryRecord, Unreadable, read_each
 from trainerctl.cluster.client.views.field_types import INT32
-from trainerctl.cluster.manager.delete import Proof, Target, delete
+from trainerctl.cluster.manager.delete import Proof, Target
 from trainerctl.cluster.manager.listing import answers
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations.access import whoami
 from trainerctl.cluster.operations.lock_holder import holder_from_env
 from trainerctl.errors import InputError
@@ -105,9 +106,10 @@ def _path(namespace: str, revision: int | None = None) -> str:
     return object_path(*_COLLECTION, namespace, name(revision) if revision is not None else None)
 
 
-def _listed(cluster: Cluster, namespace: str, unreadable: list[str] | None = None) -> list[dict]:
+def _listed(session: Session, unreadable: list[str] | None = None) -> list[dict]:
     """Every record's raw ConfigMap (each a mapping with a name of ours), by revision; a labelled
     one whose name holds no revision in range is one line in `unreadable`, and left out."""
+    cluster, namespace = session.cluster, session.namespace
     items = answers(cluster.items(_path(namespace), query={"labelSelector": SELECTOR}), namespace, SELECTOR)
     named = []
     for item in items:
@@ -121,22 +123,23 @@ def _listed(cluster: Cluster, namespace: str, unreadable: list[str] | None = Non
     return [raw for _, raw in sorted(named, key=lambda pair: pair[0])]
 
 
-def revisions(cluster: Cluster, namespace: str) -> list[int]:
-    """Every recorded revision number, readable or not, oldest first."""
-    return [revision_of(raw["metadata"]["name"]) for raw in _listed(cluster, namespace)]
+def revisions(session: Session) -> list[int]:
+    """Every recorded revision number of the session's namespace, readable or not, oldest first."""
+    return [revision_of(raw["metadata"]["name"]) for raw in _listed(session)]
 
 
-def read_all(cluster: Cluster, namespace: str, unreadable: list[str]) -> list[HistoryRecord]:
+def read_all(session: Session, unreadable: list[str]) -> list[HistoryRecord]:
     """The records that fit their view, oldest first; one line in `unreadable` for each that does not."""
-    return read_each(HistoryRecord.read, _listed(cluster, namespace, unreadable), unreadable)
+    return read_each(HistoryRecord.read, _listed(session, unreadable), unreadable)
 
 
-def read(cluster: Cluster, namespace: str, revision: int) -> HistoryRecord:
+def read(session: Session, revision: int) -> HistoryRecord:
     """One revision; InputError (exit 2) naming the revisions there are when it is not one of them,
     views.Unreadable (exit 3) when its record does not fit."""
-    raw = cluster.get_or_none(_path(namespace, revision))
+    namespace = session.namespace
+    raw = session.cluster.get_or_none(_path(namespace, revision))
     if raw is None:
-        there = revisions(cluster, namespace)
+        there = revisions(session)
         held = f"revisions {there[0]}..{there[-1]}" if len(there) > 1 else \
             f"revision {there[0]}" if there else "no revisions"
         raise InputError(f"revision {revision}: not in the install history of namespace {namespace} (it holds "
@@ -152,14 +155,14 @@ def who(cluster: Cluster) -> str:
     return f"{user} ({local})" if isinstance(user, str) and user else local
 
 
-def record(cluster: Cluster, namespace: str, new: NewRevision, *, history_max: int, field_manager: str,
-           when: _dt.datetime | None = None) -> dict:
+def record(session: Session, new: NewRevision, *, history_max: int, when: _dt.datetime | None = None) -> dict:
     """Write the next revision, then delete the records beyond the newest `history_max` (0: keep
     all); what the report says of it. An install that changed nothing since the newest record
     (same source, render and objects) adds none: a pipeline that re-applies on every run would
     otherwise push the revisions worth going back to out of the history. Called while the
     install lock is held, so no other run numbers a record meanwhile."""
-    listed = _listed(cluster, namespace)
+    cluster, namespace = session.cluster, session.namespace
+    listed = _listed(session)
     there = [revision_of(raw["metadata"]["name"]) for raw in listed]
     newest = read_each(HistoryRecord.read, listed[-1:], [])
     if new.action == "install" and newest and _same(newest[0], new):
@@ -172,7 +175,7 @@ def record(cluster: Cluster, namespace: str, new: NewRevision, *, history_max: i
     revision = (there[-1] if there else 0) + 1
     body = to_configmap(namespace, revision, new, when=when or _dt.datetime.now(_dt.timezone.utc), who=who(cluster))
     try:
-        cluster.request("POST", _path(namespace), body=body, query={"fieldManager": field_manager})
+        cluster.request("POST", _path(namespace), body=body, query={"fieldManager": session.field_manager})
     except ApiError as exc:
         if exc.status != 409:
             raise
@@ -181,7 +184,7 @@ def record(cluster: Cluster, namespace: str, new: NewRevision, *, history_max: i
                            f"label {SELECTOR}, so it is no record of ours (delete it, and the next install records)"}
     removed = [old for old in [*there, revision][:-history_max] if history_max > 0]
     for old in removed:
-        _delete(cluster, namespace, old)
+        _delete(session, old)
     kept = f"; {len(removed)} older revision(s) removed (--history-max {history_max})" if removed else ""
     return {"revision": revision, "recorded": True, "message": f"revision {revision} recorded{kept}"}
 
@@ -192,26 +195,27 @@ def _same(old: HistoryRecord, new: NewRevision) -> bool:
             and {k: e.hash for k, e in old.entries.items()} == {k: e.hash for k, e in new.entries.items()})
 
 
-def _delete(cluster: Cluster, namespace: str, revision: int, dry_run: bool = False) -> None:
+def _delete(session: Session, revision: int, dry_run: bool = False) -> None:
     """Delete one record through the one delete: a ConfigMap of ours by its name and label, in the
     namespace (a record that is not, though listed as one, stays)."""
-    delete(cluster, Target(*_COLLECTION, True, namespace, name(revision), "ConfigMap"),
+    namespace = session.namespace
+    session.resources.delete(Target(*_COLLECTION, True, namespace, name(revision), "ConfigMap"),
            Proof("the install history", label=LABEL, value="true", name=_NAME, namespace=namespace), dry_run=dry_run)
 
 
-def delete_all(cluster: Cluster, namespace: str, dry_run: bool = False) -> int:
-    """Delete every record; how many there were."""
-    there = revisions(cluster, namespace)
+def delete_all(session: Session, dry_run: bool = False) -> int:
+    """Delete every record of the session's namespace; how many there were."""
+    there = revisions(session)
     for revision in there:
-        _delete(cluster, namespace, revision, dry_run)
+        _delete(session, revision, dry_run)
     return len(there)
 
 
-def latest(cluster: Cluster, namespace: str, unreadable: list[str]) -> HistoryRecord | None:
+def latest(session: Session, unreadable: list[str]) -> HistoryRecord | None:
     """The newest record (status shows its revision); None when there is none, or when it does
     not fit its view (then one line in `unreadable`) or may not be listed."""
     try:
-        newest = _listed(cluster, namespace)[-1:]
+        newest = _listed(session)[-1:]
     except ApiError as exc:
         if exc.status == 403:
             return None

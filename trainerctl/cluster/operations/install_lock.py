@@ -34,6 +34,7 @@ from trainerctl.cluster.manager.delete import Proof, Target, delete
 from trainerctl.cluster.operations.lock_holder import Holder, holder_from_env
 from trainerctl.cluster.operations.lock_lease import (DURATION_SECONDS, HOLDER_ANNOTATION, MANAGED_BY, NAME, LeaseState,
                                                       format_time, lease_path, shown_time, utc_now)
+from trainerctl.cluster.manager.session import Session
 from trainerctl.errors import TrainerctlError, WaitTimeout
 
 RENEW_EVERY = 5.0  # several renewals fit in a duration, so a slow API server does not lose the lock
@@ -390,9 +391,10 @@ class Lock:
         self.release()
 
 
-def create_namespace(cluster: Cluster, namespace: str, field_manager: str) -> bool:
-    """The namespace a first install's lock goes into (bare: the install labels it later); True
-    when this call created it."""
+def create_namespace(session: Session) -> bool:
+    """The session's namespace, which a first install's lock goes into (bare: the install labels it
+    later); True when this call created it."""
+    cluster, namespace, field_manager = session.cluster, session.namespace, session.field_manager
     body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
     try:
         cluster.request("POST", object_path("", "v1", "namespaces", None), body=body,
@@ -404,9 +406,10 @@ def create_namespace(cluster: Cluster, namespace: str, field_manager: str) -> bo
         return False
 
 
-def take(cluster: Cluster, namespace: str, command: str, *, timeout: float, field_manager: str,
-         on_message: Callable[[str], None] | None = None, create_missing_namespace: bool = True) -> Lock:
-    """The install lock for one command run, taken (use it as a context manager to release it)."""
-    ensure = (lambda: create_namespace(cluster, namespace, field_manager)) if create_missing_namespace else None
-    return Lock(cluster, namespace, holder_from_env(command), on_message=on_message, ensure_namespace=ensure,
-                field_manager=field_manager).acquire(timeout)
+def take(session: Session, command: str, *, timeout: float, on_message: Callable[[str], None] | None = None,
+         create_missing_namespace: bool = True) -> Lock:
+    """The install lock of the session's namespace for one command run, taken (use it as a context
+    manager to release it)."""
+    ensure = (lambda: create_namespace(session)) if create_missing_namespace else None
+    return Lock(session.cluster, session.namespace, holder_from_env(command), on_message=on_message,
+                ensure_namespace=ensure, field_manager=session.field_manager).acquire(timeout)

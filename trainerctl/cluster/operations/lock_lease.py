@@ -16,8 +16,9 @@ from __future__ import annotations
 import datetime as _dt
 from dataclasses import dataclass
 
-from trainerctl.cluster.client.client import ApiError, Cluster, object_path
+from trainerctl.cluster.client.client import ApiError, object_path
 from trainerctl.cluster.client.views import Lease, Unreadable
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations.lock_holder import Holder
 from trainerctl.trust.safe_text import clean
 from trainerctl.trust.server_payloads import load_json
@@ -118,10 +119,10 @@ def lease_path(namespace: str, name: str = NAME) -> str:
     return object_path("coordination.k8s.io", "v1", "leases", namespace, name)
 
 
-def read(cluster: Cluster, namespace: str, name: str = NAME) -> LeaseState | None:
-    """The lock as it stands (for `status`); None when nobody holds it."""
+def read(session: Session, name: str = NAME) -> LeaseState | None:
+    """The lock in the session's namespace as it stands (for `status`); None when nobody holds it."""
     try:
-        lease = cluster.get_or_none(lease_path(namespace, name))
+        lease = session.cluster.get_or_none(lease_path(session.namespace, name))
     except ApiError as exc:
         if exc.status == 403:
             return None  # may not read Leases: status still reports the rest

@@ -21,10 +21,9 @@ from typing import Any, Callable, Iterator
 from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.client.pool import parallel_map
-from trainerctl.cluster.manager import inventory_configmap
 from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.manager.inventory_configmap import Inventory
-from trainerctl.cluster.manager.plan import namespace_labels, plan, read_live
+from trainerctl.cluster.manager.plan import namespace_labels, plan
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import helm_releases, install_lock, lock_lease
 from trainerctl.cluster.manager.staged import unchanged_since
@@ -104,7 +103,7 @@ class Facts:
         return self._once("version", lambda: preflight.server_version(self.cluster))
 
     def lease(self) -> lock_lease.LeaseState | None:
-        return self._once("lease", lambda: lock_lease.read(self.cluster, self.namespace))
+        return self._once("lease", lambda: lock_lease.read(self.session))
 
     def discovered(self) -> Discovery:
         def read() -> Discovery:
@@ -122,7 +121,7 @@ class Facts:
         """The plan with each object's live state read."""
         def read() -> list[Planned]:
             planned = self.planned()
-            read_live(self.cluster, planned, self.owner_label)
+            self.session.resources.read_live(planned)
             if self.created_namespace:  # by this run, bare, just before, to hold its lock in: ours to create
                 for p in planned:
                     if (p.ref.group, p.ref.kind, p.ref.name) == ("", "Namespace", self.namespace):
@@ -136,7 +135,7 @@ class Facts:
             self.cluster, self.discovery, self.objects, openshift))
 
     def inventory(self) -> Inventory | None:
-        return self._once("inventory", lambda: inventory_configmap.read(self.cluster, self.namespace))
+        return self._once("inventory", self.session.resources.read_inventory)
 
     def operator_labelled(self) -> list:
         """With no inventory (or handing over the operator's CR), what the operator applied here
@@ -149,8 +148,8 @@ class Facts:
             if not (op.present or any(operator_inventory.managed_by_operator((p.live or {}).get("metadata"))
                                       for p in self.live())):
                 return []
-            return operator_inventory.labelled_objects(self.cluster, self.discovered(), self.namespace,
-                                                       self.owner_label)
+            self.discovered()  # the kinds it lists: discovery read first
+            return operator_inventory.labelled_objects(self.session.resources)
         return self._once("operator_labelled", read)
 
     def release(self) -> helm_handover.ReleaseObjects | None:

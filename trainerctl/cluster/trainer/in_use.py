@@ -11,9 +11,9 @@ from __future__ import annotations
 from trainerctl.cluster.manager.delete import remove_finalizer
 from trainerctl.cluster.client.client import Cluster, object_path
 from trainerctl.cluster.client.discovery import Discovery
-from trainerctl.cluster.manager.listing import find_labelled
-from trainerctl.cluster.manager.objects import Ref, label_selector, ref_of
+from trainerctl.cluster.manager.objects import Ref, ref_of
 from trainerctl.cluster.manager.prune import KeepRule
+from trainerctl.cluster.manager.resource_manager import ResourceManager
 from trainerctl.cluster.trainer.policy import GROUP, LEGACY_FINALIZER, RUNTIME_KINDS, is_runtime
 from trainerctl.cluster.trainer.verify.views import TrainJob
 
@@ -70,13 +70,14 @@ def keep_in_use(cluster: Cluster, discovery: Discovery, candidates: list[Ref]) -
     return keep
 
 
-def left_behind(cluster: Cluster, discovery: Discovery, objects: list[dict], owner_label) -> list[tuple[Ref, list[str]]]:
+def left_behind(resources: ResourceManager, objects: list[dict]) -> list[tuple[Ref, list[str]]]:
     """Runtimes with the ownership label that `objects` no longer has, each with the unfinished
     TrainJobs still using it (sorted). A GitOps engine never prunes runtimes (it cannot know what
     a TrainJob still needs), so these are what is left for someone to delete once no job uses it."""
+    cluster, discovery = resources.cluster, resources.discovery
     rendered = {runtime_key(r.kind, r.namespace, r.name) for r in map(ref_of, objects) if is_runtime(r.group, r.kind)}
     types = [res for res in (discovery.preferred(GROUP, kind) for kind in RUNTIME_KINDS) if res is not None]
-    found = [f for f in find_labelled(cluster, None, label_selector(owner_label), types)
+    found = [f for f in resources.find_labelled(types, everywhere=True)
              if runtime_key(f.ref.kind, f.ref.namespace, f.ref.name) not in rendered]
     if not found:
         return []

@@ -12,9 +12,9 @@ runtime an unfinished TrainJob references).
 
 from __future__ import annotations
 
-from trainerctl.cluster.client.discovery import Discovery
 from trainerctl.cluster.manager.inventory_configmap import Entry, Inventory
-from trainerctl.cluster.manager.listing import Found, candidate_types, find_labelled
+from trainerctl.cluster.manager.listing import Found, candidate_types
+from trainerctl.cluster.manager.resource_manager import ResourceManager
 from trainerctl.cluster.manager.stages import WebhookRules
 from trainerctl.cluster.trainer.go_operator import FIELD_MANAGERS
 from trainerctl.cluster.trainer.policy import KEEP_ON_UNINSTALL, STAGES
@@ -24,9 +24,10 @@ def managed_by_operator(meta: dict | None) -> bool:
     return any(e.get("manager") in FIELD_MANAGERS for e in (meta or {}).get("managedFields") or [])
 
 
-def labelled_objects(cluster, discovery: Discovery, namespace: str, owner_label: str) -> list[Found]:
-    """Every object with the ownership label, in `namespace` and cluster-wide (one list per type)."""
-    return find_labelled(cluster, namespace, owner_label, candidate_types(discovery, None))
+def labelled_objects(resources: ResourceManager) -> list[Found]:
+    """Every object with the session's ownership label, in its namespace and cluster-wide (one list
+    per type)."""
+    return resources.find_labelled(candidate_types(resources.discovery, None))
 
 
 def provably_operators(found: Found, namespace: str) -> bool:

@@ -10,10 +10,10 @@ import time
 from typing import Callable
 
 from trainerctl.cluster.client.client import ApiError
-from trainerctl.cluster.manager.apply import ApplyOptions, Planned
+from trainerctl.cluster.manager.apply import Planned
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.plan import ensure_namespace, webhook_services
-from trainerctl.cluster.manager.prune import PruneRules, prune, still_wanted
+from trainerctl.cluster.manager.prune import PruneRules, still_wanted
 from trainerctl.cluster.manager.report import Report, RunFailed, StageResult
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.staged import RunOptions, StagedApply
@@ -163,16 +163,15 @@ class Installer:
 
     def _applier(self, previous) -> StagedApply:
         o, s = self.options, self.session
-        apply = ApplyOptions(field_manager=s.field_manager, force_conflicts=o.force_conflicts, dry_run=o.dry_run,
-                             recreate=o.recreate, timeout=o.timeout, recreate_kinds=RECREATE_KINDS,
-                             strip_finalizers=(LEGACY_FINALIZER,))
+        apply = s.resources.apply_options(force_conflicts=o.force_conflicts, dry_run=o.dry_run, recreate=o.recreate,
+                                          timeout=o.timeout, recreate_kinds=RECREATE_KINDS,
+                                          strip_finalizers=(LEGACY_FINALIZER,))
         more = [step.more_legacy for step in self.steps if step.more_legacy is not None]
         run = RunOptions(apply, o.wait, o.legacy_managers, dict(self.report.source.get("images") or {}),
                          more_legacy=(lambda meta: tuple(m for f in more for m in f(meta))) if more else None,
                          explain_log=controller_log.explainer(s.cluster, self.facts.trainer_version()))
         unrecorded = frozenset(k for step in self.steps for k in step.unrecorded)
-        return StagedApply(s.cluster, s.discovery, namespace=s.namespace, report=self.report, progress=s.progress,
-                           options=run, previous=previous, unrecorded=unrecorded)
+        return s.resources.apply_stages(run, self.report, previous=previous, unrecorded=unrecorded)
 
     def missing_permission(self, forbidden: TrainerctlError) -> TrainerctlError:
         """The lock was forbidden: a refusal (exit 3) naming the first permission this install
@@ -235,8 +234,8 @@ class Installer:
                            keep=in_use.keep_in_use(s.cluster, s.discovery, [Ref.from_key(k) for k in gone]))
         for step in self.steps:
             rules = step.prune_rules(rules)
-        results = prune(s.cluster, s.discovery, gone, s.owner_label, rules, dry_run=self.options.dry_run,
-                        timeout=self.options.timeout, on_done=lambda r: run.done(r, add=False))
+        results = s.resources.prune(gone, rules, dry_run=self.options.dry_run, timeout=self.options.timeout,
+                                    on_done=lambda r: run.done(r, add=False))
         self.report.objects.extend(results)
         retry = still_wanted(results, rules)
         for step in self.steps:
@@ -253,8 +252,7 @@ class Installer:
         new = install_history.NewRevision(self.report.source, self.run_state.applier.last_written.entries, o.recipe, action,
                                   f"rollback to {o.rollback_to}" if o.rollback_to is not None else "install",
                                   o.rollback_to)
-        self.report.history = install_history.record(self.session.cluster, self.session.namespace, new,
-                                             history_max=o.history_max, field_manager=self.session.field_manager)
+        self.report.history = install_history.record(self.session, new, history_max=o.history_max)
 
 
 def _forbidden(error: BaseException | None) -> bool:

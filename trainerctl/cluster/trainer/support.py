@@ -36,6 +36,8 @@ from trainerctl.cluster.manager import diagnose
 from trainerctl.cluster.manager.diagnose import selector_query
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.prune import resolve_entry
+from trainerctl.cluster.manager.resource_manager import ResourceManager
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer import controller_log
 from trainerctl.cluster.trainer.floors import installed_jobset
 
@@ -68,12 +70,13 @@ Could not read ({count}):
 """
 
 
-def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dict]) -> bundle_archive.Bundle:
+def collect(session: Session, *, status: Callable[[Cluster], dict]) -> bundle_archive.Bundle:
     """Everything for one bundle, in memory; `status(cluster)` is `trainerctl status`'s data.
 
     Each part is collected under its own deadline (operations/bundle_parts.py); one that cannot be
     read in time, or whose objects do not fit their views, is listed as could-not-read and the
     rest is still collected."""
+    cluster, namespace = session.cluster, session.namespace
     created = datetime.now(timezone.utc)
     bundle = bundle_archive.Bundle(f"trainerctl-support-{bundle_archive.member_part(namespace)}-{created.strftime('%Y%m%dT%H%M%SZ')}")
     # The first contact is no part: a server that cannot be reached, or does not speak the API,
@@ -81,7 +84,7 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
     discovery = Discovery(cluster)
     discovery.refresh()
     inventory = bundle_parts.part(bundle, cluster, f"the inventory ConfigMap {namespace}/{inventory_configmap.NAME}",
-                           lambda c: _inventory(bundle, c, namespace))
+                           lambda c: _inventory(bundle, session.resources.on(c)))
     deployments = _objects(bundle, cluster, discovery, inventory)
     bundle_parts.part(bundle, cluster, "versions", lambda c: _versions(bundle, c, inventory, deployments))
     try:
@@ -120,10 +123,10 @@ def collect(cluster: Cluster, namespace: str, *, status: Callable[[Cluster], dic
     return bundle
 
 
-def _inventory(bundle: bundle_archive.Bundle, cluster: Cluster, namespace: str):
-    inventory = inventory_configmap.read(cluster, namespace)
+def _inventory(bundle: bundle_archive.Bundle, resources: ResourceManager):
+    inventory = resources.read_inventory()
     if inventory is None:
-        bundle.note(f"the inventory ConfigMap {namespace}/{inventory_configmap.NAME}", "not found (not installed by trainerctl?)")
+        bundle.note(f"the inventory ConfigMap {resources.namespace}/{inventory_configmap.NAME}", "not found (not installed by trainerctl?)")
         return None
     bundle.add_json("inventory.json", {"namespace": inventory.namespace, "complete": inventory.complete,
                                        "source": inventory.source,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 from trainerctl.cluster.manager.apply import Planned
-from trainerctl.cluster.manager.plan import read_live
 from trainerctl.cluster.manager.report import StageResult
 from trainerctl.cluster.trainer import go_operator
 from trainerctl.cluster.trainer.steps.base import Run, Step
@@ -26,4 +25,4 @@ class GoOperatorHandOver(Step):
             run.done(r)
         run.report.stages.append(StageResult("handover", time.monotonic() - t, len(results)))
         if results and not run.dry_run:
-            read_live(session.cluster, planned, session.owner_label)  # releasing the CR's objects changed resourceVersions
+            session.resources.read_live(planned)  # releasing the CR's objects changed resourceVersions

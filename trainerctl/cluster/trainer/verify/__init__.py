@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainerctl.cluster.client.client import ApiError, Cluster
+from trainerctl.cluster.client.client import ApiError
 from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.trainer.verify import admission, consumers, controllers, permissions, pods, reconcile, run
 from trainerctl.cluster.trainer.verify.owned import Owned, sweep
@@ -43,8 +43,8 @@ class Verify:
         report.cleanup.extend(sweep(cluster, self.job_namespace))
         interrupted = False
         try:
-            self._tiers(cluster, session.namespace, report, owned)
-            for result in consumers.check(cluster, session.namespace):
+            self._tiers(session, report, owned)
+            for result in consumers.check(session):
                 report.add(result)
         except KeyboardInterrupt:
             interrupted = True
@@ -54,12 +54,13 @@ class Verify:
             report.cleanup.extend(owned.cleanup(wait=not interrupted))
         return report
 
-    def _tiers(self, cluster: Cluster, installed_in: str, report: VerifyReport, owned: Owned) -> None:
+    def _tiers(self, session: Session, report: VerifyReport, owned: Owned) -> None:
+        cluster = session.cluster
         wanted = permissions.needs(self.job_namespace or owned.name("ns"), own_namespace=self.job_namespace is None,
                                    job_namespace=self.job_namespace is not None, run=self.run_job)
         if _failed(report, [permissions.check(cluster, wanted)], keep_ok=False):
             return
-        if _failed(report, controllers.unhealthy(cluster, installed_in)):
+        if _failed(report, controllers.unhealthy(session)):
             return
         unreadable: list[str] = []
         try:

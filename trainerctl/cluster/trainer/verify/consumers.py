@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import ConfigMap, Unreadable
-from trainerctl.cluster.manager import inventory_configmap
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.operations import access
 from trainerctl.cluster.trainer.consumers import below, kueue, table
 from trainerctl.cluster.trainer.floors import parse_version
@@ -18,15 +18,19 @@ from trainerctl.cluster.trainer.verify.result import OK, WARN, Result
 TIER = "consumers"
 
 
-def check(cluster: Cluster, namespace: str) -> list[Result]:
-    trainer = _trainer_version(cluster, namespace)
+def check(session: Session) -> list[Result]:
+    """The consumers of Trainer found on the cluster against the version the session's namespace
+    has installed."""
+    cluster, namespace = session.cluster, session.namespace
+    trainer = _trainer_version(session)
     return [*_kueue(cluster, trainer), _sdk(cluster, namespace, trainer)]
 
 
-def _trainer_version(cluster: Cluster, namespace: str) -> str:
+def _trainer_version(session: Session) -> str:
     """The installed Trainer's version: the inventory's, else the public ConfigMap's ("" unknown)."""
+    cluster, namespace = session.cluster, session.namespace
     try:
-        inventory = inventory_configmap.read(cluster, namespace)
+        inventory = session.resources.read_inventory()
     except Exception:  # an inventory that cannot be read: the ConfigMap may still say
         inventory = None
     version = (inventory.source.get("trainer_version") if inventory else "") or ""

@@ -11,7 +11,7 @@ import json
 from trainerctl.cluster.client.client import ApiError, Cluster, object_path
 from trainerctl.cluster.client.views import Deployment, Event, Unreadable, by_time, read_each
 from trainerctl.cluster.manager import diagnose
-from trainerctl.cluster.manager import inventory_configmap
+from trainerctl.cluster.manager.session import Session
 from trainerctl.cluster.manager.objects import Ref
 from trainerctl.cluster.manager.wait import deployment_is_available, service_endpoint_ready
 from trainerctl.cluster.trainer import controller_log
@@ -100,13 +100,14 @@ def _rolled_out(dep: Deployment) -> bool:
         return False
 
 
-def unhealthy(cluster: Cluster, namespace: str) -> list[Result]:
+def unhealthy(session: Session) -> list[Result]:
     """A failure for each controller Deployment of the install (its inventory's) that is not
     rolled out and has none of its replicas available, or whose log names why (a stored object
     it cannot decode, its configuration rejected, a permission it lacks). What verify may not
     read is skipped: the tiers still say what breaks."""
+    cluster = session.cluster
     try:
-        inventory = inventory_configmap.read(cluster, namespace)
+        inventory = session.resources.read_inventory()
     except TrainerctlError:  # forbidden, or not fitting its view: the tiers go on without it
         return []
     if inventory is None:
