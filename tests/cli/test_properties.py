@@ -135,15 +135,15 @@ def test_params_env_set_changes_only_that_value(text, key, value):
 @PROPERTY
 @given(texts, st.none() | st.sampled_from(["x", "c", ""]))
 def test_kubeconfig(data, context):
-    from trainerctl.cluster.client import kubeconfig_files as kc
+    from trainerctl.cluster.client import kubeconfig_files
 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return  # the reader refuses it before parsing (tested in test_trust_inputs)
-    config = only_trainerctl_errors(kc.parse, text, "/tmp/kc")
+    config = only_trainerctl_errors(kubeconfig_files.parse, text, "/tmp/kc")
     if config is not None:
-        selected = only_trainerctl_errors(kc.select, config, context)
+        selected = only_trainerctl_errors(kubeconfig_files.select, config, context)
         if selected is not None:
             assert selected.cluster.server.startswith(("https://", "http://"))
 
@@ -155,15 +155,15 @@ def test_kubeconfig(data, context):
                                         "client-key-data", "exec", "auth-provider", "as", "as-groups"]),
                        json_values, max_size=4))
 def test_kubeconfig_sections(cluster, user):
-    from trainerctl.cluster.client import kubeconfig_files as kc
+    from trainerctl.cluster.client import kubeconfig_files
 
     cluster.setdefault("server", "https://127.0.0.1:1")
     text = json.dumps({"clusters": [{"name": "c", "cluster": cluster}], "users": [{"name": "u", "user": user}],
                        "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
                        "current-context": "x"}, default=str)
-    config = only_trainerctl_errors(kc.parse, text, "/tmp/kc")
+    config = only_trainerctl_errors(kubeconfig_files.parse, text, "/tmp/kc")
     if config is not None:
-        only_trainerctl_errors(kc.select, config, None)
+        only_trainerctl_errors(kubeconfig_files.select, config, None)
 
 
 # -- lock and config files ---------------------------------------------------------------------------

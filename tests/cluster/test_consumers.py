@@ -18,7 +18,7 @@ from tests.support.actions import session
 from tests.support.cluster import kubeflow_objects
 from trainerctl.cluster.install import InstallOptions, RunFailed
 from trainerctl.cluster.status import status
-from trainerctl.cluster.trainer.verify import consumers as verify_consumers
+from trainerctl.cluster.trainer.verify.consumers import check as verify_consumers_tier
 from trainerctl.errors import EXIT_PREFLIGHT
 
 pytestmark = pytest.mark.cluster
@@ -94,5 +94,5 @@ def test_install_refuses_before_its_first_write_then_status_and_verify_still_war
     kueue = [c for c in warned if c["check"].startswith("Kueue")]
     assert kueue == [{"tier": "consumers", "check": "Kueue v0.17.3 (Deployment kueue-system/kueue-controller-manager)",
                       "status": "warn", "message": f"needs Trainer v2.2.0 or later, Trainer v2.1.0 is installed ({THREAD})"}]
-    assert [r.to_dict() for r in verify_consumers.check(session(env.cluster, "kubeflow-system"))
+    assert [r.to_dict() for r in verify_consumers_tier(session(env.cluster, "kubeflow-system"))
             if r.check.startswith("Kueue")] == kueue

@@ -13,7 +13,7 @@ import pytest
 
 from tests.support.waiting import wait_until
 from trainerctl.cluster.client.client import connect, object_path
-from trainerctl.cluster.manager import prune as prune_mod
+from trainerctl.cluster.manager.prune import PruneRules
 from trainerctl.cluster.manager.delete import ATTEMPTS, REFUSED, Proof, Target, delete, delete_and_wait
 from trainerctl.cluster.manager.inventory_configmap import Entry
 from trainerctl.cluster.operations import install_history
@@ -237,7 +237,7 @@ def test_prune_checks_the_names_its_record_lists_before_any_url(api, namespace):
     over = session(Recording(), namespace, owner_label="owner=me")
     over.discovery.refresh()
     sent.clear()  # what discovery asked: only the prune's requests are looked at
-    results = over.resources.prune(candidates, prune_mod.PruneRules(STAGES), timeout=30)
+    results = over.resources.prune(candidates, PruneRules(STAGES), timeout=30)
     by_name = {r.name: r for r in results}
     assert by_name["old"].action == "pruned"
     for name in ("..", "a/../../kube-system", "x"):

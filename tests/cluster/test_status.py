@@ -17,7 +17,7 @@ import yaml
 from tests.support import json_schema
 from tests.support.cluster import FakeController, ODH_NS, odh_objects, prepare_cluster_for_odh
 from trainerctl.cluster.trainer import dependencies
-from trainerctl.cluster.trainer import conditions as health
+from trainerctl.cluster.trainer import conditions
 from trainerctl.cluster.manager import inventory_configmap
 from tests.support.actions import install
 from tests.support.actions import session
@@ -36,8 +36,8 @@ def _status_doc(**over) -> dict:
     deps = dependencies.DependencyState(dependencies.AVAILABLE, "all required dependencies are available", "cluster")
     objects = [{"kind": "ConfigMap", "group": "", "namespace": "ns", "name": "c", "state": "present"}]
     deployments = [{"namespace": "ns", "name": DEPLOY, "available": True}]
-    conds = health.conditions(deps, health.provisioning(True, True, "ns", objects), health.deployments(deployments))
-    doc = {"namespace": "ns", "installed": True, "ready": health.is_ready(conds),
+    conds = conditions.conditions(deps, conditions.provisioning(True, True, "ns", objects), conditions.deployments(deployments))
+    doc = {"namespace": "ns", "installed": True, "ready": conditions.is_ready(conds),
            "source": {"path": "/src/trainer/manifests", "digest": "sha256:0", "overlay": "rhoai",
                       "trainer_version": "2.1.0", "releases": [{"name": "Kubeflow Trainer", "version": "2.1.0"}]},
            "trainerVersion": "2.1.0", "channel": "", "releases": [{"name": "Kubeflow Trainer", "version": "2.1.0"}],
@@ -62,18 +62,18 @@ def test_every_reason_the_code_can_give_is_in_the_schema():
     assert set(dependencies.REASONS) <= reasons
     objects = [{"kind": "K", "group": "", "namespace": "", "name": n, "state": s}
                for n, s in (("a", "missing"), ("b", "drifted"), ("c", "error"))]
-    given = {health.provisioning(False, True, "ns", [])["reason"], health.provisioning(True, False, "ns", [])["reason"],
-             health.provisioning(True, True, "ns", [])["reason"], health.deployments([])["reason"],
-             health.deployments([{"namespace": "n", "name": "d", "available": True}])["reason"]}
+    given = {conditions.provisioning(False, True, "ns", [])["reason"], conditions.provisioning(True, False, "ns", [])["reason"],
+             conditions.provisioning(True, True, "ns", [])["reason"], conditions.deployments([])["reason"],
+             conditions.deployments([{"namespace": "n", "name": "d", "available": True}])["reason"]}
     for i in range(3):
-        given.add(health.provisioning(True, True, "ns", objects[i:])["reason"])
+        given.add(conditions.provisioning(True, True, "ns", objects[i:])["reason"])
     assert given <= reasons
 
 
 def test_ready_follows_the_first_unhealthy_dependent_like_the_operator():
     missing = dependencies.DependencyState(dependencies.OPERATOR_DEGRADED, "JobSetOperator cluster is degraded: x")
     deployments = [{"namespace": "ns", "name": DEPLOY, "available": False, "reason": "Available=False (x)"}]
-    conds = health.conditions(missing, health.provisioning(True, True, "ns", []), health.deployments(deployments))
+    conds = conditions.conditions(missing, conditions.provisioning(True, True, "ns", []), conditions.deployments(deployments))
     by_type = {c["type"]: c for c in conds}
     assert [c["type"] for c in conds] == ["Ready", "DependenciesAvailable", "DeploymentsAvailable",
                                           "ProvisioningSucceeded", "Degraded"]

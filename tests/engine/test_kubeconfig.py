@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.hostile_api import HostileServer, self_signed
-from trainerctl.cluster.client import kubeconfig_files as kc
+from trainerctl.cluster.client import kubeconfig_files
 from trainerctl.cluster.client.credentials import Credentials
 from trainerctl.errors import InputError
 from trainerctl.trust import redact
@@ -57,10 +57,10 @@ def test_kubeconfig_lists_merge_first_file_wins(tmp_path, monkeypatch):
               users=[("u", {"token": "from-b-file"})],
               contexts=[("x", {"cluster": "c2", "user": "u"}), ("y", {"cluster": "c2", "user": "u"})], current="y")
     monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'missing'}::{a}:{b}:{a}")
-    sel = kc.load(None, None)
+    sel = kubeconfig_files.load(None, None)
     # current-context from the first file that sets it (b), context y from b, cluster c2 from b
     assert (sel.context, sel.cluster.server, sel.user.token) == ("y", "https://b:2", "from-a-file")
-    sel = kc.load(None, "x")  # the whole context x comes from a, the first to define it
+    sel = kubeconfig_files.load(None, "x")  # the whole context x comes from a, the first to define it
     assert (sel.cluster.server, sel.user.token) == ("https://a:1", "from-a-file")
 
 
@@ -70,23 +70,23 @@ def test_relative_paths_are_relative_to_the_file_that_holds_them(tmp_path, monke
               users=[("u", {"tokenFile": "tok", "exec": None})], contexts=[("x", {"cluster": "c", "user": "u"})],
               current="x")
     monkeypatch.chdir(tmp_path)
-    sel = kc.load(str(Path("d") / "kc"), None)
+    sel = kubeconfig_files.load(str(Path("d") / "kc"), None)
     assert sel.cluster.certificate_authority == str(tmp_path / "d" / "ca.pem")
     assert sel.user.token_file == str(tmp_path / "d" / "tok")
 
 
 def test_an_explicit_file_must_exist_but_list_entries_may_be_missing(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="--kubeconfig .*: file not found"):
-        kc.load(str(tmp_path / "nope"), None)
+        kubeconfig_files.load(str(tmp_path / "nope"), None)
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nope"))
     with pytest.raises(InputError, match="no kubeconfig found"):
-        kc.load(None, None)
+        kubeconfig_files.load(None, None)
 
 
 def test_a_name_twice_in_one_file_is_refused(tmp_path):
     f = write(tmp_path / "kc", clusters=[("c", {"server": "https://h:1"}), ("c", {"server": "https://h:2"})])
     with pytest.raises(InputError, match="clusters: the name 'c' appears twice"):
-        kc.read(str(f))
+        kubeconfig_files.read(str(f))
 
 
 @pytest.mark.parametrize("user, says", [
@@ -110,7 +110,7 @@ def test_auth_kubectl_refuses_is_refused_before_anything_runs(tmp_path, user, sa
     f = write(tmp_path / "kc", clusters=[("c", {"server": "https://h:1"})], users=[("u", user)],
               contexts=[("x", {"cluster": "c", "user": "u"})], current="x")
     with pytest.raises(InputError, match=says):
-        kc.load(str(f), None)
+        kubeconfig_files.load(str(f), None)
     assert not marker.exists()
 
 
@@ -118,14 +118,14 @@ def test_beta_exec_defaults_to_if_available(tmp_path):
     f = write(tmp_path / "kc", clusters=[("c", {"server": "https://h:1"})],
               users=[("u", {"exec": {"command": "x", "apiVersion": "client.authentication.k8s.io/v1beta1"}})],
               contexts=[("x", {"cluster": "c", "user": "u"})], current="x")
-    assert kc.load(str(f), None).user.exec.interactive_mode == "IfAvailable"
+    assert kubeconfig_files.load(str(f), None).user.exec.interactive_mode == "IfAvailable"
 
 
 # --- credentials ---------------------------------------------------------------------------------
 def _selected(tmp_path, user: dict, server="https://h:1", cluster: dict | None = None):
     f = write(tmp_path / "kc", clusters=[("c", {"server": server, **(cluster or {})})], users=[("u", user)],
               contexts=[("x", {"cluster": "c", "user": "u"})], current="x")
-    return kc.load(str(f), None)
+    return kubeconfig_files.load(str(f), None)
 
 
 @pytest.mark.parametrize("where", ["token", "tokenFile"])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.hostile_api import HostileServer
-from trainerctl.cluster.client import client as client_mod
+from trainerctl.cluster.client import client
 from trainerctl.cluster.client.client import BadResponse, connect
 from trainerctl.cluster.client.discovery import MAX_GROUP_VERSIONS, Discovery, Resource
 from trainerctl.cluster.manager.listing import list_meta
@@ -23,7 +23,7 @@ def _cluster(server: HostileServer, tmp_path):
 
 
 def test_a_list_that_never_ends_is_read_to_the_bound(tmp_path, monkeypatch):
-    monkeypatch.setattr(client_mod, "MAX_LIST_PAGES", 20)
+    monkeypatch.setattr(client, "MAX_LIST_PAGES", 20)
     with HostileServer("endless-list") as server:
         with pytest.raises(BadResponse, match=r"the list of .* did not end within 20 pages of 500; trainerctl reads "
                                               "no more of it"):

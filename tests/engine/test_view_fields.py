@@ -26,7 +26,7 @@ import pytest
 import trainerctl
 from tests.engine.test_server_views import SAMPLES
 from trainerctl.cluster.client.views import VIEWS, Lease, Unreadable, WebhookConfiguration
-from trainerctl.cluster.client.views import field_types as fields_mod
+from trainerctl.cluster.client.views import field_types
 from trainerctl.cluster.client.views.field_types import Cursor
 from trainerctl.cluster.trainer.go_operator import TrainerCR
 from trainerctl.cluster.trainer.verify.runtimes import Runtime
@@ -281,7 +281,7 @@ def test_every_field_a_view_reads_refuses_every_wrong_type(kind, monkeypatch):
             target.data[target.key] = copy.deepcopy(bad)
             problem = _refused(kind, raw, read.where)
             if problem:
-                problems.append(f"{kind} {read.where} ({read.how}) = {fields_mod.shown_value(bad)}: {problem}")
+                problems.append(f"{kind} {read.where} ({read.how}) = {field_types.shown_value(bad)}: {problem}")
     assert not problems, "\n".join(problems[:40])
 
 
