@@ -207,14 +207,14 @@ def test_history_trimming_deletes_only_its_records(api, namespace):
         install_history.record(session(api, namespace, field_manager="t"), install_history.NewRevision({"ref": ref}, entries),
                        history_max=0)
     # A record's name without its label (someone's ConfigMap of that name) is not a record.
-    _configmap(api, namespace, "trainerctl-install_history.v9", {"other": "x"})
+    _configmap(api, namespace, "trainerctl-history.v9", {"other": "x"})
     install_history.record(session(api, namespace, field_manager="t"), install_history.NewRevision({"ref": "v3"}, entries),
                    history_max=1)
     names = {c["metadata"]["name"] for c in api.request("GET", object_path("", "v1", "configmaps", namespace))["items"]}
-    assert {n for n in names if n.startswith("trainerctl-history")} == {"trainerctl-install_history.v3",
-                                                                         "trainerctl-install_history.v9"}
+    assert {n for n in names if n.startswith("trainerctl-history")} == {"trainerctl-history.v3",
+                                                                         "trainerctl-history.v9"}
     assert install_history.delete_all(session(api, namespace)) == 1
-    assert api.get_or_none(object_path("", "v1", "configmaps", namespace, "trainerctl-install_history.v9")) is not None
+    assert api.get_or_none(object_path("", "v1", "configmaps", namespace, "trainerctl-history.v9")) is not None
 
 
 def test_prune_checks_the_names_its_record_lists_before_any_url(api, namespace):

@@ -86,7 +86,7 @@ def test_a_record_edited_by_hand_or_truncated_is_one_line(api, test_cluster, nam
     raw = api.request("GET", _path(namespace, 1))
     edit(raw["data"])
     api.request("PUT", _path(namespace, 1), body=raw)
-    with pytest.raises(Unreadable, match=rf"^unreadable ConfigMap {namespace}/trainerctl-install_history.v1: {line}"):
+    with pytest.raises(Unreadable, match=rf"^unreadable ConfigMap {namespace}/trainerctl-history.v1: {line}"):
         install_history.read(session(api, namespace), 1)
     # history lists what it can, and says which record it left out and why, in one line.
     assert main(["history", "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace]) == 0
@@ -188,7 +188,7 @@ def test_rollback_refuses_what_it_cannot_install_again_in_one_line(api, test_clu
     raw["data"]["render"] = raw["data"]["render"][:5]
     api.request("PUT", _path(namespace, 1), body=raw)
     code, err = rollback()
-    assert code == 3 and err.startswith(f"error: unreadable ConfigMap {namespace}/trainerctl-install_history.v1: data.render: "
+    assert code == 3 and err.startswith(f"error: unreadable ConfigMap {namespace}/trainerctl-history.v1: data.render: "
                                         "expected a JSON object")
 
 
@@ -285,7 +285,7 @@ def test_hand_made_revision_numbers_never_break_an_install(api, test_cluster, na
         api.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", body=body)
 
     install_history.record(session(api, namespace, field_manager="t"), _new("v2.2.0"), history_max=10)
-    plant("trainerctl-install_history.v9999999999", "9999999999")
+    plant("trainerctl-history.v9999999999", "9999999999")
     assert install_history.revisions(session(api, namespace)) == [1]
     second = install_history.record(session(api, namespace, field_manager="t"), _new("v2.3.0"), history_max=10)
     assert second["revision"] == 2 and second["recorded"]
@@ -293,12 +293,12 @@ def test_hand_made_revision_numbers_never_break_an_install(api, test_cluster, na
     assert main(["history", "--kubeconfig", str(test_cluster.admin_kubeconfig), "-n", namespace]) == 0
     out, err = capsys.readouterr()
     assert [row.split()[0] for row in out.splitlines()[1:]] == ["1", "2", "3"]
-    assert err == (f"warning: unreadable ConfigMap {namespace}/trainerctl-install_history.v9999999999: metadata.name: "
-                   "expected trainerctl-install_history.vN, N a revision 1..2147483647 (left out)\n")
-    plant("trainerctl-install_history.v4", "4", labels={})  # not a record: no history label
+    assert err == (f"warning: unreadable ConfigMap {namespace}/trainerctl-history.v9999999999: metadata.name: "
+                   "expected trainerctl-history.vN, N a revision 1..2147483647 (left out)\n")
+    plant("trainerctl-history.v4", "4", labels={})  # not a record: no history label
     taken = install_history.record(session(api, namespace, field_manager="t"), _new("v2.3.0"), history_max=10)
     assert taken["recorded"] is False and taken["message"].startswith(
-        f"not recorded: ConfigMap {namespace}/trainerctl-install_history.v4 is already there without the label")
+        f"not recorded: ConfigMap {namespace}/trainerctl-history.v4 is already there without the label")
     plant(install_history.name(install_history.MAX_REVISION), str(install_history.MAX_REVISION))
     top = install_history.record(session(api, namespace, field_manager="t"), _new("v2.2.0"), history_max=10)
     assert top == {"revision": install_history.MAX_REVISION, "recorded": False,
