@@ -12,6 +12,7 @@ from trainerctl.cluster.install import InstallOptions
 from trainerctl.cluster.trainer.policy import LEGACY_FINALIZER
 from tests.support.actions import uninstall
 from trainerctl.cluster.uninstall import UninstallOptions
+from trainerctl.cluster.client.client import ApiError
 from trainerctl.errors import InputError
 
 def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):
@@ -35,9 +36,9 @@ def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):
     assert kept == {f"/Namespace//{ODH_NS}", *(k for k in live if "/CustomResourceDefinition/" in k)}
     assert env.get(f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ODH_NS}/trainjobs/users-job") is not None
     assert env.get(f"/api/v1/namespaces/{ODH_NS}/configmaps/trainerctl-inventory") is None
-    # Runtimes went first (the webhook and controller were still there to see them go).
+    # Our webhooks went first, then the runtimes (whose finalizer strip they would have judged).
     order = [o.stage for o in result.objects]
-    assert order[0] == "admitted" and order.index("webhooks") > order.index("admitted")
+    assert order[0] == "webhooks" and order.index("admitted") > order.index("webhooks")
 
     again = uninstall(cluster=env.cluster, namespace=ODH_NS)
     assert again.objects == [] and not again.failed
@@ -58,4 +59,24 @@ def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):
     for name in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
         assert env.get(f"{CRDS}/{name}.trainer.kubeflow.org") is None
     assert env.get(f"{CRDS}/jobsets.jobset.x-k8s.io") is not None  # not ours
+
+
+def test_uninstall_does_not_need_the_webhooks_backend(env):
+    """The controller is broken (its webhook server does not answer) and a runtime holds the legacy
+    finalizer: stripping it is an UPDATE our validating webhook judges with failurePolicy Fail, so
+    uninstall must remove the webhook configurations before it writes anything they admit."""
+    prepare_cluster_for_odh(env.cluster)
+    objects = odh_objects()
+    with FakeController(env, objects):
+        report = install(objects, cluster=env.cluster, namespace=ODH_NS, options=InstallOptions(timeout=60))
+        env.cluster.request("PATCH", f"{CTR}/torch-distributed", body={"metadata": {"finalizers": [LEGACY_FINALIZER]}},
+                            content_type="application/merge-patch+json")
+    # The backend is gone now: the API server refuses what the webhook judges.
+    with pytest.raises(ApiError, match="failed calling webhook"):
+        env.cluster.request("PATCH", f"{CTR}/torch-distributed", body={"metadata": {"labels": {"probe": "x"}}},
+                            content_type="application/merge-patch+json")
+    result = uninstall(cluster=env.cluster, namespace=ODH_NS, options=UninstallOptions(timeout=60))
+    assert not result.failed, [(o.display, o.message) for o in result.objects if o.action == "failed"]
+    kept = {k for k, v in live_objects(env, report).items() if v is not None}
+    assert kept == {f"/Namespace//{ODH_NS}", *(k for k in kept if "/CustomResourceDefinition/" in k)}
     assert env.get(f"/api/v1/namespaces/{ODH_NS}") is not None

@@ -47,7 +47,7 @@ def install_cmd(s: Settings) -> None:
 def uninstall_cmd(s: Settings) -> None:
     """Delete what trainerctl installed; keep CRDs and TrainJobs.
 
-    Delete everything labelled as ours (runtimes first); keep CRDs, TrainJobs and the namespace;
+    Delete everything labelled as ours (webhooks first); keep CRDs, TrainJobs and the namespace;
     delete the install history unless --keep-history."""
     from trainerctl.cli.options import session, uninstall_options
     from trainerctl.cli.output import check_output, emit

@@ -1,4 +1,4 @@
-"""`uninstall`: delete what carries our ownership label, runtimes first, waiting for each step.
+"""`uninstall`: delete what carries our ownership label, admission webhooks first, waiting for each step.
 
 CRDs stay unless asked (deleting a CRD deletes every custom resource of it, i.e. users'
 TrainJobs); the namespace always stays. Without an inventory (a Go-operator install, or a second
@@ -131,8 +131,13 @@ def _uninstall(session: Session, options: UninstallOptions, confirm: Callable[[s
     progress.name_stages(STAGES.titles("delete "))
     label_key, label_value = parse_label(owner_label)
     ours = Proof(owner_label, label=label_key, value=label_value, namespace=namespace, rule=not_exempt)
-    # Runtimes (admitted) first, then everything else in reverse apply order; CRDs go last.
-    order = sorted(groups, key=lambda s: (s == "crds", -STAGES.index(s)))
+    # Our admission webhooks first: every later step may write what they admit (the finalizer
+    # strips are UPDATEs), and their backend is what uninstall tears down, or the broken part the
+    # user is uninstalling to get rid of. Then runtimes and the rest in reverse apply order; CRDs last.
+    def admission_first(s: str) -> tuple[bool, bool, int]:
+        return s == "crds", not any(f.ref.kind in WEBHOOK_KINDS for f in groups[s]), -STAGES.index(s)
+
+    order = sorted(groups, key=admission_first)
     for name in order:
         check_lock()
         t = time.monotonic()
