@@ -59,6 +59,7 @@ def test_uninstall_keeps_crds_and_trainjobs_then_delete_crds(env, capsys):
     for name in ("trainjobs", "trainingruntimes", "clustertrainingruntimes"):
         assert env.get(f"{CRDS}/{name}.trainer.kubeflow.org") is None
     assert env.get(f"{CRDS}/jobsets.jobset.x-k8s.io") is not None  # not ours
+    assert env.get(f"/api/v1/namespaces/{ODH_NS}") is not None
 
 
 def test_uninstall_does_not_need_the_webhooks_backend(env):
@@ -79,4 +80,3 @@ def test_uninstall_does_not_need_the_webhooks_backend(env):
     assert not result.failed, [(o.display, o.message) for o in result.objects if o.action == "failed"]
     kept = {k for k, v in live_objects(env, report).items() if v is not None}
     assert kept == {f"/Namespace//{ODH_NS}", *(k for k in kept if "/CustomResourceDefinition/" in k)}
-    assert env.get(f"/api/v1/namespaces/{ODH_NS}") is not None

@@ -33,8 +33,8 @@ KUBERNETES_VERSION = "v1.37.2"
 ETCD_VERSION = "v3.7.0"
 GOMOD_DIR = Path(__file__).resolve().parent / "gomod"
 BINARIES = ("kube-apiserver", "etcd", "pki")
-# Bump when the go build command line changes in a way the hashed files do not show.
-BUILD_RECIPE = "2"  # 2: GC_FLAGS
+# Bump when the go build command line changes in a way the hashed files and flags do not show.
+BUILD_RECIPE = "1"
 
 # The e2e parts. kube-controller-manager and kube-scheduler come from the same wrapper module as
 # kube-apiserver (shared compile work). The rest are built with `go install pkg@version`, so each
@@ -45,7 +45,7 @@ KWOK_VERSION = "v0.8.0"
 HELM_VERSION = "v4.3.2"
 HELM_LDFLAGS = f"-X helm.sh/helm/v4/internal/version.version={HELM_VERSION}"
 WRAPPER_E2E_BINARIES = ("kube-controller-manager", "kube-scheduler")
-E2E_RECIPE = "2"  # 2: GC_FLAGS
+E2E_RECIPE = "1"
 
 # The wrapper module's `go` line; an older go (>= 1.21) fetches this toolchain from the module proxy.
 MIN_GO = (1, 26)
@@ -70,6 +70,7 @@ def cache_root() -> Path:
 
 def cache_key() -> str:
     digest = hashlib.sha256(BUILD_RECIPE.encode())
+    digest.update(GC_FLAGS.encode())
     for rel in ("go.mod", "go.sum", "etcd/main.go", "pki/main.go"):
         digest.update(rel.encode())
         digest.update((GOMOD_DIR / rel).read_bytes())
@@ -264,7 +265,7 @@ def _build_e2e(go: str, out: Path, log) -> None:
 # them to the e2e entry would rebuild every e2e part.
 FLUX_CONTROLLERS = (("source-controller", "github.com/fluxcd/source-controller", "v1.7.3"),
                     ("kustomize-controller", "github.com/fluxcd/kustomize-controller", "v1.7.3"))
-FLUX_RECIPE = "3"  # 2: compiled with TEST_ONLY_GCFLAGS; 3: which now also drops DWARF
+FLUX_RECIPE = "2"
 
 
 def flux_binaries() -> tuple[str, ...]:
@@ -273,6 +274,7 @@ def flux_binaries() -> tuple[str, ...]:
 
 def flux_cache_key() -> str:
     digest = hashlib.sha256(FLUX_RECIPE.encode())
+    digest.update(TEST_ONLY_GCFLAGS.encode())
     digest.update(repr(FLUX_CONTROLLERS).encode())
     return f"flux-{'_'.join(f'{n}-{v}' for n, _, v in FLUX_CONTROLLERS)}_{digest.hexdigest()[:10]}"
 
@@ -328,7 +330,7 @@ CRANE_MODULE, CRANE_VERSION = "github.com/google/go-containerregistry", "v0.22.1
 DISTRIBUTION_MODULE, DISTRIBUTION_VERSION = "github.com/distribution/distribution/v3", "v3.0.0"
 REGISTRY_MAINS = Path(__file__).resolve().parent / "registry"
 REGISTRY_PROGRAMS = ("registry", "htpasswd")  # folders of REGISTRY_MAINS, built in distribution's module
-REGISTRY_RECIPE = "2"  # 2: GC_FLAGS
+REGISTRY_RECIPE = "1"
 
 
 def registry_binaries() -> tuple[str, ...]:
@@ -337,6 +339,7 @@ def registry_binaries() -> tuple[str, ...]:
 
 def registry_cache_key() -> str:
     digest = hashlib.sha256(REGISTRY_RECIPE.encode())
+    digest.update(GC_FLAGS.encode())
     for name in REGISTRY_PROGRAMS:
         digest.update(name.encode())
         digest.update((REGISTRY_MAINS / name / "main.go").read_bytes())
